@@ -1,0 +1,132 @@
+"""The `loadgate` command line: binaries, stack, run, bench, report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from . import __version__
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+console = Console(stderr=True)
+stdout = Console()
+
+
+class UsageError(ValueError):
+    """Bad input from the command line: the message names the flag and what is allowed."""
+
+
+def _base_port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer port, got {value!r}") from None
+    if not 1024 <= port <= 65528:
+        raise argparse.ArgumentTypeError(f"must be between 1024 and 65528, got {port}")
+    return port
+
+
+def _add_stack_flags(p: argparse.ArgumentParser) -> None:
+    from .stack.profile import PROFILES
+
+    p.add_argument(
+        "--profile",
+        default="charm-default",
+        choices=sorted(PROFILES),
+        help="collector/Loki profile of the stack (default: charm-default)",
+    )
+    p.add_argument("--queue-size", type=int, help="collector sending queue size (default 1000)")
+    p.add_argument(
+        "--base-port",
+        type=_base_port,
+        help="move every port of the stack to base, base+1, ... (default: standard ports)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import binaries
+    from .run_cli import add_run_flags
+
+    parser = argparse.ArgumentParser(
+        prog="loadgate",
+        description="Load gates for the Canonical observability stack.",
+    )
+    parser.add_argument("--version", action="version", version=f"loadgate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_bin = sub.add_parser("binaries", help="build the pinned upstream binaries into the cache")
+    p_bin.add_argument(
+        "--only", nargs="+", choices=binaries.PART_NAMES, help="build only these parts"
+    )
+    p_bin.add_argument("--force", action="store_true", help="rebuild even if current")
+
+    p_stack = sub.add_parser("stack", help="the local stack of real binaries under Pebble")
+    stack_sub = p_stack.add_subparsers(dest="action", required=True)
+    p_up = stack_sub.add_parser("up", help="start otelcol, Loki (TLS) and Prometheus")
+    _add_stack_flags(p_up)
+    p_up.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for health")
+    stack_sub.add_parser("down", help="stop every process of the stack")
+    stack_sub.add_parser("status", help="each service, its port and health")
+
+    p_run = sub.add_parser("run", help="run a load scenario and judge it (the main job)")
+    add_run_flags(p_run)
+    _add_stack_flags(p_run)
+
+    p_bench = sub.add_parser("bench", help="benchmarks that print figures")
+    bench_sub = p_bench.add_subparsers(dest="bench", required=True)
+    p_gen = bench_sub.add_parser(
+        "generator", help="k6 log records per minute per k6 CPU core, against a nop collector"
+    )
+    p_gen.add_argument("--duration", default="30s", help="k6 duration (default 30s)")
+    p_gen.add_argument("--vus", type=int, default=4, help="constant VUs (default 4)")
+    p_gen.add_argument("--logs-per-request", type=int, default=5)
+    p_gen.add_argument("--base-port", type=_base_port, default=24400)
+
+    p_report = sub.add_parser("report", help="table and plots of the result rows per revision")
+    p_report.add_argument("--results", help="results folder (default ./results)")
+    p_report.add_argument("--out", help="where to write report.md and PNGs (default results/)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "binaries":
+            from .commands import cmd_binaries
+
+            return cmd_binaries(args)
+        if args.command == "stack":
+            from .commands import cmd_stack
+
+            return cmd_stack(args)
+        if args.command == "run":
+            from .run_cli import cmd_run
+
+            return cmd_run(args)
+        if args.command == "bench":
+            from .bench import cmd_bench
+
+            return cmd_bench(args)
+        if args.command == "report":
+            from .report import cmd_report
+
+            return cmd_report(args)
+    except UsageError as exc:
+        console.print(f"[red]loadgate {args.command}: {exc}[/red]")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]")
+        return 130
+    parser.error(f"unknown command {args.command}")
+    return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

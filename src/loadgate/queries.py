@@ -1,0 +1,142 @@
+"""PromQL and LogQL of a run, and small clients for the Prometheus and Loki HTTP APIs.
+
+The query text is built by pure functions, shared by the local and the Juju targets; only the
+base URL and TLS trust differ. Every figure a query yields carries a `source` string that names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+# Collector self-metrics (Prometheus reader with without_units: true).
+COLLECTOR_ACCEPTED = "otelcol_receiver_accepted_log_records_total"
+COLLECTOR_REFUSED = "otelcol_receiver_refused_log_records_total"
+COLLECTOR_EXPORTED = "otelcol_exporter_sent_log_records_total"
+COLLECTOR_FAILED = "otelcol_exporter_send_failed_log_records_total"
+COLLECTOR_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_log_records_total"
+COLLECTOR_QUEUE_SIZE = "otelcol_exporter_queue_size"
+COLLECTOR_CPU = "otelcol_process_cpu_seconds_total"
+COLLECTOR_RSS = "otelcol_process_memory_rss"
+# Loki's own metrics.
+LOKI_RECEIVED = "loki_distributor_lines_received_total"
+LOKI_DISCARDED = "loki_discarded_samples_total"
+# k6 remote write (native histogram of http_req_duration, in seconds).
+K6_DURATION = "k6_http_req_duration_seconds"
+
+
+def _selector(matchers: Mapping[str, str]) -> str:
+    if not matchers:
+        return ""
+    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(matchers.items()))
+    return "{" + inner + "}"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def counter_total(metric: str, matchers: Mapping[str, str] | None = None) -> str:
+    """Sum of a counter over all its series (a run takes the difference of two instants)."""
+    return f"sum({metric}{_selector(matchers or {})})"
+
+
+def loki_exporters_only(metric: str, matchers: Mapping[str, str] | None = None) -> str:
+    """A collector exporter metric restricted to its Loki exporters."""
+    sel = dict(matchers or {})
+    inner = _selector(sel)[1:-1]
+    inner = (inner + "," if inner else "") + 'exporter=~"loki.*"'
+    return f"sum({metric}{{{inner}}})"
+
+
+def max_over(expr: str, window_s: int) -> str:
+    return f"max_over_time(({expr})[{window_s}s:])"
+
+
+def avg_over(expr: str, window_s: int) -> str:
+    return f"avg_over_time(({expr})[{window_s}s:])"
+
+
+def cpu_cores(matchers: Mapping[str, str] | None = None, rate_window: str = "10s") -> str:
+    return f"sum(rate({COLLECTOR_CPU}{_selector(matchers or {})}[{rate_window}]))"
+
+
+def k6_p99_seconds(run_id: str, window_s: int) -> str:
+    """p99 of request duration across every k6 process of the run, from native histograms."""
+    sel = _selector({"run_id": run_id})
+    return f"histogram_quantile(0.99, sum(increase({K6_DURATION}{sel}[{window_s}s])))"
+
+
+def run_marker(run_id: str) -> str:
+    """Text every log body of the run starts with (see k6/lib/payload.js)."""
+    return f"run={run_id} "
+
+
+def logql_run_count(run_id: str, window_s: int, job: str = "loadgate-k6") -> str:
+    """LogQL: how many of the run's records Loki holds, over a window ending at query time."""
+    marker = run_marker(run_id).replace("\\", "\\\\").replace('"', '\\"')
+    return f'sum(count_over_time({{job="{job}"}} |= "{marker}" [{window_s}s]))'
+
+
+class QueryError(RuntimeError):
+    """An API answered with an error or could not be reached."""
+
+
+@dataclass
+class PrometheusAPI:
+    base_url: str
+    client: httpx.Client
+
+    def instant(self, query: str, at: float | None = None) -> float | None:
+        """The scalar value of an instant query (None when the result is empty)."""
+        params: dict[str, Any] = {"query": query}
+        if at is not None:
+            params["time"] = f"{at:.3f}"
+        data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
+        return scalar_of(data)
+
+
+@dataclass
+class LokiAPI:
+    base_url: str
+    client: httpx.Client
+
+    def instant(self, query: str, at: float) -> float | None:
+        params = {"query": query, "time": str(int(at * 1e9))}
+        data = _get_json(self.client, f"{self.base_url}/loki/api/v1/query", params)
+        return scalar_of(data)
+
+    def count_run(self, run_id: str, start: float, end: float, job: str = "loadgate-k6") -> int:
+        window = max(1, int(end - start) + 1)
+        value = self.instant(logql_run_count(run_id, window, job), at=end)
+        return int(value or 0)
+
+
+def _get_json(client: httpx.Client, url: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        resp = client.get(url, params=params)
+    except httpx.HTTPError as exc:
+        raise QueryError(f"{url}: {type(exc).__name__}: {exc}") from exc
+    if resp.status_code != 200:
+        raise QueryError(f"{url} answered HTTP {resp.status_code}: {resp.text[:300]}")
+    data = resp.json()
+    if data.get("status") != "success":
+        raise QueryError(f"{url}: {data.get('errorType')}: {data.get('error')}")
+    return data
+
+
+def scalar_of(answer: Mapping[str, Any]) -> float | None:
+    """The single value of an instant-query answer (vector of one sample, or scalar)."""
+    data = answer.get("data") or {}
+    result = data.get("result")
+    if data.get("resultType") == "scalar" and isinstance(result, list):
+        return float(result[1])
+    if not result:
+        return None
+    if len(result) != 1:
+        raise QueryError(f"expected one series, got {len(result)}")
+    value = float(result[0]["value"][1])
+    return None if value != value else value  # NaN: no data in the window

@@ -1,0 +1,100 @@
+"""RunResult: everything a run measured and judged, written as results/<run_id>/result.json."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .core.gates import Gate
+from .core.spec import RunSpec
+from .core.summary import ClientFigures
+from .ledger import Ledger
+from .pipeline import PipelineFigures
+
+RESULT_FILE = "result.json"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Records read back from Loki, after waiting for the collector's queue to drain."""
+
+    records: int | None
+    query: str
+    drained: bool
+    drain_seconds: float
+    source: str = "Loki LogQL instant query"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "query": self.query,
+            "drained": self.drained,
+            "drain_seconds": round(self.drain_seconds, 1),
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    target: str
+    spec: RunSpec
+    started_at: float
+    ended_at: float
+    client: ClientFigures
+    pipeline: PipelineFigures | None
+    delivered: Delivery | None
+    ledger: Ledger
+    gates: list[Gate]
+    verdict: str
+    environment: dict[str, Any] = field(default_factory=dict[str, Any])
+    notes: list[str] = field(default_factory=list[str])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "loadgate-result/1",
+            "run_id": self.run_id,
+            "target": self.target,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "labels": dict(self.spec.labels),
+            "spec": self.spec.to_dict(),
+            "client": self.client.to_dict(),
+            "pipeline": self.pipeline.to_dict() if self.pipeline else None,
+            "delivered": self.delivered.to_dict() if self.delivered else None,
+            "ledger": self.ledger.to_dict(),
+            "gates": [g.to_dict() for g in self.gates],
+            "verdict": self.verdict,
+            "environment": self.environment,
+            "notes": list(self.notes),
+        }
+
+
+def run_dir(results_root: Path, run_id: str) -> Path:
+    return results_root / run_id
+
+
+def write(result: RunResult, results_root: Path) -> Path:
+    folder = run_dir(results_root, result.run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / RESULT_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=False) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def load_rows(results_root: Path) -> list[dict[str, Any]]:
+    """Every result.json under the folder, oldest first."""
+    rows: list[dict[str, Any]] = []
+    for path in sorted(results_root.glob(f"*/{RESULT_FILE}")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(data, dict) and data.get("format") == "loadgate-result/1":
+            rows.append(data)
+    rows.sort(key=lambda r: r.get("started_at") or 0)
+    return rows

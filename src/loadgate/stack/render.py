@@ -1,0 +1,258 @@
+"""Pure renderers of the local stack's configuration: collector, Loki, Prometheus, Pebble layer.
+
+The collector config follows what the otelcol charm renders for a unit related to Loki: an OTLP
+receiver, `loki` exporters with a persistent sending queue and retries, the charm's Loki hint
+processors, health_check and file_storage extensions, and self-metrics on a Prometheus reader.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from .layout import Layout
+from .ports import HOST, Ports
+from .profile import Profile
+
+LOKI_EXPORTER = "loki/send-loki-logs/0"
+LOKI_TLS_SERVER_NAME = "localhost"
+# Log attributes the charm promotes to Loki labels (set by its loki_push_api scrape configs).
+CHARM_LOKI_ATTRIBUTE_LABELS = (
+    "container, job, filename, juju_application, juju_charm, juju_model, juju_model_uuid, "
+    "juju_unit, snap_name, path, pebble_service"
+)
+SCRAPE_INTERVAL = "2s"
+
+
+def loki_push_url(ports: Ports) -> str:
+    return f"https://{LOKI_TLS_SERVER_NAME}:{ports.loki_http}/loki/api/v1/push"
+
+
+def loki_base_url(ports: Ports) -> str:
+    return f"https://{LOKI_TLS_SERVER_NAME}:{ports.loki_http}"
+
+
+def prometheus_base_url(ports: Ports) -> str:
+    return f"http://{HOST}:{ports.prometheus}"
+
+
+def otlp_http_url(ports: Ports) -> str:
+    return f"http://{HOST}:{ports.otlp_http}"
+
+
+def collector_config(profile: Profile, ports: Ports, layout: Layout) -> dict[str, Any]:
+    extensions: dict[str, Any] = {"health_check": {"endpoint": f"{HOST}:{ports.otelcol_health}"}}
+    if profile.queue_storage and profile.sending_queue:
+        extensions["file_storage"] = {"directory": str(layout.collector_storage)}
+
+    processors: dict[str, Any] = {name: (cfg or {}) for name, cfg in profile.processors.items()}
+    pipeline_processors = list(profile.processors)
+    exporters: dict[str, Any]
+
+    if profile.exporter == "loki":
+        processors["resource/send-loki-logs"] = {
+            "attributes": [{"action": "insert", "key": "loki.format", "value": "raw"}]
+        }
+        processors["attributes/send-loki-logs"] = {
+            "actions": [
+                {
+                    "action": "upsert",
+                    "key": "loki.attribute.labels",
+                    "value": CHARM_LOKI_ATTRIBUTE_LABELS,
+                }
+            ]
+        }
+        pipeline_processors += ["resource/send-loki-logs", "attributes/send-loki-logs"]
+        loki: dict[str, Any] = {
+            "endpoint": loki_push_url(ports),
+            "default_labels_enabled": {"exporter": False, "job": True},
+            "tls": {"ca_file": str(layout.ca_cert), "server_name_override": LOKI_TLS_SERVER_NAME},
+            "retry_on_failure": {"max_elapsed_time": profile.retry_max_elapsed},
+        }
+        queue: dict[str, Any] = {"enabled": profile.sending_queue, "queue_size": profile.queue_size}
+        if profile.queue_storage and profile.sending_queue:
+            queue["storage"] = "file_storage"
+        loki["sending_queue"] = queue
+        exporters = {LOKI_EXPORTER: loki}
+    elif profile.exporter == "debug":
+        exporters = {"debug": {"verbosity": "basic"}}
+    else:
+        exporters = {"nop": {}}
+
+    return {
+        "extensions": extensions,
+        "receivers": {
+            "otlp": {
+                "protocols": {
+                    "grpc": {"endpoint": f"{HOST}:{ports.otlp_grpc}"},
+                    "http": {"endpoint": f"{HOST}:{ports.otlp_http}"},
+                }
+            }
+        },
+        "processors": processors,
+        "exporters": exporters,
+        "service": {
+            "extensions": list(extensions),
+            "telemetry": {
+                "logs": {"level": "info"},
+                "metrics": {
+                    "level": "normal",
+                    "readers": [
+                        {
+                            "pull": {
+                                "exporter": {
+                                    "prometheus": {
+                                        "host": HOST,
+                                        "port": ports.otelcol_metrics,
+                                        "without_units": True,
+                                    }
+                                }
+                            }
+                        }
+                    ],
+                },
+            },
+            "pipelines": {
+                "logs": {
+                    "receivers": ["otlp"],
+                    "processors": pipeline_processors,
+                    "exporters": list(exporters),
+                }
+            },
+        },
+    }
+
+
+def loki_config(profile: Profile, ports: Ports, layout: Layout) -> dict[str, Any]:
+    data = layout.loki_data
+    return {
+        "auth_enabled": False,
+        "target": "all",
+        "server": {
+            "http_listen_address": HOST,
+            "http_listen_port": ports.loki_http,
+            "grpc_listen_address": HOST,
+            "grpc_listen_port": ports.loki_grpc,
+            "http_tls_config": {
+                "cert_file": str(layout.server_cert),
+                "key_file": str(layout.server_key),
+            },
+            "log_level": "warn",
+        },
+        "common": {
+            "path_prefix": str(data),
+            "replication_factor": 1,
+            "instance_addr": HOST,
+            "ring": {"instance_addr": HOST, "kvstore": {"store": "inmemory"}},
+            "storage": {
+                "filesystem": {
+                    "chunks_directory": str(data / "chunks"),
+                    "rules_directory": str(data / "rules"),
+                }
+            },
+        },
+        # Ready in seconds rather than tens of seconds: no settling delays, frequent ring polls.
+        "ingester": {
+            "lifecycler": {"min_ready_duration": "0s", "join_after": "0s", "final_sleep": "0s"},
+        },
+        "frontend": {"scheduler_dns_lookup_period": "1s"},
+        "frontend_worker": {"dns_lookup_duration": "1s"},
+        "schema_config": {
+            "configs": [
+                {
+                    "from": "2024-01-01",
+                    "store": "tsdb",
+                    "object_store": "filesystem",
+                    "schema": "v13",
+                    "index": {"prefix": "index_", "period": "24h"},
+                }
+            ]
+        },
+        "limits_config": {
+            "ingestion_rate_mb": profile.loki_ingestion_rate_mb,
+            "ingestion_burst_size_mb": profile.loki_ingestion_burst_size_mb,
+        },
+        "compactor": {"working_directory": str(data / "compactor")},
+        "analytics": {"reporting_enabled": False},
+        "tracing": {"enabled": False},
+    }
+
+
+def prometheus_config(ports: Ports, layout: Layout) -> dict[str, Any]:
+    return {
+        "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL},
+        "scrape_configs": [
+            {
+                "job_name": "otelcol",
+                "static_configs": [{"targets": [f"{HOST}:{ports.otelcol_metrics}"]}],
+            },
+            {
+                "job_name": "loki",
+                "scheme": "https",
+                "tls_config": {
+                    "ca_file": str(layout.ca_cert),
+                    "server_name": LOKI_TLS_SERVER_NAME,
+                },
+                "static_configs": [{"targets": [f"{HOST}:{ports.loki_http}"]}],
+            },
+            {
+                "job_name": "prometheus",
+                "static_configs": [{"targets": [f"{HOST}:{ports.prometheus}"]}],
+            },
+        ],
+    }
+
+
+def service_argv(bin_dir: Path, ports: Ports, layout: Layout) -> dict[str, list[str]]:
+    """The argv of each service. Pebble takes a command line, rendered from these by shlex.join."""
+    return {
+        "otelcol": [str(bin_dir / "otelcol"), f"--config={layout.collector_config}"],
+        "loki": [str(bin_dir / "loki"), f"-config.file={layout.loki_config}"],
+        "prometheus": [
+            str(bin_dir / "prometheus"),
+            f"--config.file={layout.prometheus_config}",
+            f"--storage.tsdb.path={layout.prometheus_data}",
+            f"--web.listen-address={HOST}:{ports.prometheus}",
+            "--web.enable-remote-write-receiver",
+            "--storage.tsdb.retention.time=7d",
+            "--log.level=warn",
+        ],
+    }
+
+
+def health_urls(ports: Ports) -> dict[str, str]:
+    """Readiness endpoint of each service; Loki's is HTTPS, verified against the stack's CA."""
+    return {
+        "otelcol": f"http://{HOST}:{ports.otelcol_health}/",
+        "loki": f"{loki_base_url(ports)}/ready",
+        "prometheus": f"{prometheus_base_url(ports)}/-/ready",
+    }
+
+
+def pebble_layer(bin_dir: Path, ports: Ports, layout: Layout) -> dict[str, Any]:
+    argv = service_argv(bin_dir, ports, layout)
+    services = {
+        name: {
+            "override": "replace",
+            "summary": f"{name} of the loadgate local stack",
+            "command": shlex.join(cmd),
+            "startup": "enabled",
+            "working-dir": str(layout.root),
+            "on-failure": "restart",
+            "backoff-delay": "1s",
+        }
+        for name, cmd in argv.items()
+    }
+    checks = {
+        f"{name}-ready": {
+            "override": "replace",
+            "level": "ready",
+            "period": "2s",
+            "timeout": "2s",
+            "threshold": 3,
+            "http": {"url": url},
+        }
+        for name, url in health_urls(ports).items()
+    }
+    return {"summary": "loadgate local stack", "services": services, "checks": checks}

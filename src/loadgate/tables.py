@@ -1,0 +1,85 @@
+"""Rich tables people read at the end of a run: the verdict (gates) and the loss ledger."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from .core.gates import PASS, Gate, format_value
+from .ledger import Ledger
+from .results import RunResult
+
+UNITS = {"error_rate": "%", "p99_ms": "ms"}
+
+
+def _value(gate: Gate) -> str:
+    if gate.value is None:
+        return "not measured"
+    return format_value(gate.value, UNITS.get(gate.name, ""))
+
+
+def verdict_table(result: RunResult) -> Table:
+    title = f"verdict {result.verdict} — run {result.run_id} ({result.target})"
+    table = Table(title=title, title_style="bold green" if result.verdict == PASS else "bold red")
+    table.add_column("gate")
+    table.add_column("threshold", justify="right")
+    table.add_column("measured", justify="right")
+    table.add_column("result")
+    table.add_column("source", style="dim")
+    for g in result.gates:
+        mark = Text("PASS", style="green") if g.passed else Text("FAIL", style="bold red")
+        table.add_row(g.name, g.threshold, _value(g), mark, g.source)
+    return table
+
+
+def ledger_table(ledger: Ledger) -> Table:
+    state = "balanced" if ledger.balanced else "NOT balanced"
+    table = Table(title=f"loss ledger ({state})")
+    table.add_column("step")
+    table.add_column("records", justify="right")
+    table.add_column("lost vs previous", justify="right")
+    table.add_column("source", style="dim")
+    table.add_column("explanation")
+    for step in ledger.steps:
+        count = "unknown" if step.count is None else f"{step.count:,}"
+        if step.lost is None:
+            lost = "" if step is ledger.steps[0] else "unknown"
+        else:
+            lost = Text(f"{step.lost:,}", style="red" if step.lost else "green")
+        table.add_row(step.name, count, lost, step.source, step.note)
+    return table
+
+
+def figures_table(result: RunResult) -> Table:
+    """Other measured figures: throughput, latency, collector resources, Loki."""
+    c, p = result.client, result.pipeline
+    table = Table(title="figures")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("source", style="dim")
+    table.add_row("requests (failed)", f"{c.requests:,} ({c.failed:,})", "k6")
+    table.add_row("log records per minute accepted", f"{c.records_per_minute:,.0f}", "k6")
+    p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f} ms"
+    table.add_row("p99 request duration", p99, c.p99_source)
+    if c.dropped_iterations:
+        table.add_row("dropped iterations (never sent)", f"{c.dropped_iterations:,}", "k6")
+    p99_prom = result.environment.get("p99_ms_prometheus")
+    if isinstance(p99_prom, float | int):
+        table.add_row("p99 (k6 native histogram)", f"{p99_prom:.2f} ms", "Prometheus")
+    if p is not None:
+        if p.collector_cpu_max is not None and p.collector_cpu_mean is not None:
+            cpu = f"{p.collector_cpu_max:.2f} / {p.collector_cpu_mean:.2f} cores"
+            table.add_row("collector CPU max / mean", cpu, "Prometheus")
+        if p.collector_rss_max_mib is not None and p.collector_rss_mean_mib is not None:
+            rss = f"{p.collector_rss_max_mib:.0f} / {p.collector_rss_mean_mib:.0f} MiB"
+            table.add_row("collector RSS max / mean", rss, "Prometheus")
+        if p.queue_size_max is not None:
+            table.add_row("collector queue size max", f"{p.queue_size_max:.0f}", "Prometheus")
+        table.add_row("collector refused", f"{p.collector_refused:,}", "Prometheus")
+        table.add_row("Loki lines received", f"{p.loki_received:,}", "Prometheus")
+        table.add_row("Loki lines discarded", f"{p.loki_discarded:,}", "Prometheus")
+    if result.delivered is not None:
+        d = result.delivered
+        drained = "drained" if d.drained else "NOT drained"
+        table.add_row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
+    return table

@@ -1,0 +1,141 @@
+"""The local target: a k6 process against the local stack's collector on loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .. import binaries, paths
+from ..core import k6args
+from ..core.spec import RunSpec
+from ..core.summary import ClientFigures, SummaryError, read_summary
+from ..queries import LokiAPI, PrometheusAPI
+from ..runner import Progress, RunError
+from ..stack.local import StackInfo
+
+SUMMARY_FILE = "k6-summary.json"
+K6_LOG = "k6.log"
+K6_THRESHOLDS_FAILED = 99
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def log_tail(path: Path, lines: int = 8) -> str:
+    if not path.is_file():
+        return "(no output)"
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+class LocalTarget:
+    name = "local"
+
+    def __init__(self, stack: StackInfo, *, remote_write: bool = True):
+        self.stack = stack
+        self.remote_write = remote_write
+        self._http = httpx.Client(verify=str(stack.ca_file), timeout=30.0)
+        self._api = httpx.Client(timeout=2.0)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._out_dir: Path | None = None
+        self._api_port = 0
+        self._started = 0.0
+        self._duration = 0.0
+
+    def prometheus(self) -> PrometheusAPI:
+        return PrometheusAPI(self.stack.prometheus_url, self._http)
+
+    def loki(self) -> LokiAPI:
+        return LokiAPI(self.stack.loki_url, self._http)
+
+    def command(self, spec: RunSpec, out_dir: Path) -> k6args.K6Command:
+        self._api_port = free_port()
+        rw = f"{self.stack.prometheus_url}/api/v1/write" if self.remote_write else None
+        return k6args.build_command(
+            spec,
+            k6_bin=binaries.binary_path("k6", self.stack.bin_dir),
+            scripts_dir=paths.k6_dir(),
+            target=spec.target or self.stack.otlp_http_url,
+            summary_path=out_dir / SUMMARY_FILE,
+            instance="local",
+            remote_write_url=rw,
+            ca_file=self.stack.ca_file,
+            api_address=f"127.0.0.1:{self._api_port}",
+        )
+
+    def start(self, spec: RunSpec, out_dir: Path) -> None:
+        cmd = self.command(spec, out_dir)
+        self._out_dir = out_dir
+        self._duration = spec.duration_s
+        (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
+        log = (out_dir / K6_LOG).open("wb")
+        self._started = time.monotonic()
+        self._proc = subprocess.Popen(
+            cmd.argv,
+            env={**os.environ, **cmd.env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=out_dir,
+        )
+        log.close()
+
+    def _metric(self, name: str) -> dict[str, Any]:
+        resp = self._api.get(f"http://127.0.0.1:{self._api_port}/v1/metrics/{name}")
+        if resp.status_code != 200:
+            return {}
+        return resp.json()["data"]["attributes"]["sample"]
+
+    def poll(self) -> Progress | None:
+        assert self._proc is not None
+        if self._proc.poll() is not None:
+            return None
+        elapsed = time.monotonic() - self._started
+        try:
+            sent = int(self._metric("log_records_sent").get("count", 0))
+            accepted = int(self._metric("log_records_accepted").get("count", 0))
+            errors = float(self._metric("errors").get("rate", 0.0))
+        except (httpx.HTTPError, KeyError, ValueError):
+            sent = accepted = 0
+            errors = 0.0
+        return Progress(elapsed, self._duration, sent, accepted, errors)
+
+    def finish(self) -> ClientFigures:
+        assert self._proc is not None and self._out_dir is not None
+        code = self._proc.wait()
+        log = self._out_dir / K6_LOG
+        if code not in (0, K6_THRESHOLDS_FAILED):
+            raise RunError(f"k6 exited with code {code}:\n{log_tail(log)}\n(full log {log})")
+        try:
+            return read_summary(self._out_dir / SUMMARY_FILE)
+        except SummaryError as exc:
+            raise RunError(f"{exc}; k6 exited {code}:\n{log_tail(log)}") from None
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def environment(self) -> dict[str, Any]:
+        return {
+            "profile": self.stack.profile.to_dict(),
+            "versions": {p.name: p.version for p in binaries.PARTS},
+            "stack_dir": str(self.stack.root),
+        }
+
+    def close(self) -> None:
+        self.stop()
+        self._http.close()
+        self._api.close()

@@ -1,0 +1,119 @@
+"""TLS material for the local stack: a fresh CA per stack and a server certificate for loopback."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+DEFAULT_HOSTNAMES = ("localhost",)
+DEFAULT_IPS = ("127.0.0.1", "::1")
+
+
+@dataclass(frozen=True)
+class TLSMaterial:
+    ca_cert_pem: bytes
+    server_cert_pem: bytes
+    server_key_pem: bytes
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "loadgate local stack"),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+        ]
+    )
+
+
+def generate(
+    hostnames: tuple[str, ...] = DEFAULT_HOSTNAMES,
+    ips: tuple[str, ...] = DEFAULT_IPS,
+    days: int = 30,
+    now: dt.datetime | None = None,
+) -> TLSMaterial:
+    """A new CA and a server certificate it signs for the given hostnames and IP addresses."""
+    start = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(minutes=5)
+    end = start + dt.timedelta(days=days)
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = _name("loadgate local CA")
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False)
+        .sign(ca_key, hashes.SHA256())
+    )
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    sans: list[x509.GeneralName] = [x509.DNSName(h) for h in hostnames]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
+    server_cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name(hostnames[0] if hostnames else ips[0]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+
+    return TLSMaterial(
+        ca_cert_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
+        server_cert_pem=server_cert.public_bytes(serialization.Encoding.PEM),
+        server_key_pem=key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class TLSPaths:
+    ca_cert: Path
+    server_cert: Path
+    server_key: Path
+
+
+def write(material: TLSMaterial, folder: Path) -> TLSPaths:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = TLSPaths(folder / "ca.crt", folder / "server.crt", folder / "server.key")
+    out.ca_cert.write_bytes(material.ca_cert_pem)
+    out.server_cert.write_bytes(material.server_cert_pem)
+    out.server_key.touch(mode=0o600)
+    out.server_key.write_bytes(material.server_key_pem)
+    return out
