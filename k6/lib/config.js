@@ -45,6 +45,7 @@ export function readConfig(env) {
     rate: int(env, 'LOAD_RATE', 60000, 1),
     duration: env.LOAD_DURATION || '60s',
     logsPerRequest: int(env, 'LOAD_LOGS_PER_REQUEST', 5, 1),
+    requestsPerIteration: int(env, 'LOAD_REQUESTS_PER_ITERATION', 1, 1),
     bodyMin: int(env, 'LOAD_BODY_MIN', 256, 1),
     bodyMax: int(env, 'LOAD_BODY_MAX', 2048, 1),
     p99Ms: num(env, 'LOAD_P99_MS', 100),
@@ -56,12 +57,16 @@ export function readConfig(env) {
     labels: parseLabels(env.LOAD_LABELS),
     summaryPath: env.LOAD_SUMMARY || 'summary.json',
     serviceName: env.LOAD_SERVICE_NAME || 'loadgate-k6',
+    // Duration histogram counters, for combining several k6 instances' p99 (see histogram.js).
+    histogram: env.LOAD_HISTOGRAM === '1',
   };
   if (cfg.bodyMin > cfg.bodyMax) {
     throw new Error(`LOAD_BODY_MIN (${cfg.bodyMin}) must not exceed LOAD_BODY_MAX (${cfg.bodyMax})`);
   }
-  cfg.requestsPerMinute = Math.max(1, Math.round(cfg.rate / cfg.logsPerRequest));
-  if (!cfg.maxVus) cfg.maxVus = Math.max(cfg.vus * 10, Math.ceil(cfg.requestsPerMinute / 60), cfg.vus);
+  // Arrival rates count iterations; each iteration sends requestsPerIteration requests.
+  const recordsPerIteration = cfg.logsPerRequest * cfg.requestsPerIteration;
+  cfg.iterationsPerMinute = Math.max(1, Math.round(cfg.rate / recordsPerIteration));
+  if (!cfg.maxVus) cfg.maxVus = Math.max(cfg.vus * 10, Math.ceil(cfg.iterationsPerMinute / 60), cfg.vus);
   return cfg;
 }
 
@@ -73,7 +78,7 @@ export function scenarioFor(cfg) {
   if (cfg.executor === 'constant-arrival-rate') {
     return Object.assign({
       executor: 'constant-arrival-rate',
-      rate: cfg.requestsPerMinute,
+      rate: cfg.iterationsPerMinute,
       timeUnit: '1m',
       duration: cfg.duration,
       preAllocatedVUs: cfg.vus,
@@ -85,7 +90,7 @@ export function scenarioFor(cfg) {
     executor: 'ramping-arrival-rate',
     startRate: 0,
     timeUnit: '1m',
-    stages: [{ target: cfg.requestsPerMinute, duration: cfg.duration }],
+    stages: [{ target: cfg.iterationsPerMinute, duration: cfg.duration }],
     preAllocatedVUs: cfg.vus,
     maxVUs: cfg.maxVus,
   }, common);

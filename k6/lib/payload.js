@@ -33,8 +33,15 @@ function attr(key, value) {
   return `{"key":${JSON.stringify(key)},"value":{"stringValue":${JSON.stringify(String(value))}}}`;
 }
 
-// Everything of a request that does not change between iterations of one VU.
-export function requestParts(cfg, vu) {
+const RECORD_PIECES = 7;
+// String.prototype.concat sizes its result once; Array.prototype.join grows it piece by piece.
+const CONCAT = String.prototype.concat;
+
+// Everything of a request that does not change between iterations of one VU, laid out as the
+// pieces of one request body. Fixed pieces are set once; an iteration only fills in the
+// timestamps, the iteration number and a ready-made tail (body text and record end) per record,
+// then concatenates the pieces once.
+export function requestParts(cfg, vu, texts) {
   const stream = `s${(vu - 1 + cfg.streams) % cfg.streams}`;
   const resourceAttrs = [
     attr('service.name', cfg.serviceName),
@@ -45,36 +52,46 @@ export function requestParts(cfg, vu) {
   const head =
     `{"resourceLogs":[{"resource":{"attributes":[${resourceAttrs.join(',')}]},` +
     `"scopeLogs":[{"scope":{"name":"loadgate.k6"},"logRecords":[`;
-  const recordAttrs = `[{"key":"vu","value":{"intValue":"${vu}"}},${attr('stream_id', stream)}]`;
+  const recordEnd = `"},"attributes":[{"key":"vu","value":{"intValue":"${vu}"}},${attr('stream_id', stream)}]}`;
+  // Every body starts with this marker: LogQL counts a run's records by it, and with the
+  // record index and iteration number it makes every line unique, so Loki never deduplicates.
+  const marker = `run=${cfg.runId} i=${cfg.instance} vu=${vu}`;
   // Nanosecond suffixes keep timestamps of one VU's records distinct within a millisecond.
   const slot = vu % 1000;
-  const nanos = [];
-  for (let k = 0; k < cfg.logsPerRequest; k++) nanos.push(String(slot * 1000 + k).padStart(6, '0'));
-  return {
-    head,
-    tail: ']}]}]}',
-    recordAttrs,
-    nanos,
-    // Every body starts with this marker: LogQL counts a run's records by it, and it makes
-    // every line unique so that Loki never deduplicates two records.
-    prefix: `run=${cfg.runId} i=${cfg.instance} vu=${vu} it=`,
-  };
+  const n = cfg.logsPerRequest;
+  const pieces = [head];
+  for (let k = 0; k < n; k++) {
+    const nanos = String(slot * 1000 + k).padStart(6, '0');
+    pieces.push(
+      (k === 0 ? '' : ',') + '{"timeUnixNano":"',
+      '', // milliseconds
+      nanos + '","observedTimeUnixNano":"',
+      '', // milliseconds
+      nanos + '","severityNumber":9,"severityText":"INFO","body":{"stringValue":"' + marker + ` n=${k} it=`,
+      '', // iteration
+      '', // tail: " <text>" and the record's end
+    );
+  }
+  pieces.push(']}]}]}');
+  const tails = texts.map((text) => ' ' + text + recordEnd);
+  return { pieces, n, tails, next: Math.floor(Math.random() * tails.length) };
 }
 
-// One request body holding `parts.nanos.length` log records.
-export function buildRequest(parts, pool, iteration, nowMs, random) {
+// One request body of `parts.n` log records. Reuses the VU's pieces array; tails are taken in
+// turn from a random start, so body lengths stay uniform over the pool.
+export function buildRequest(parts, iteration, nowMs) {
   const ms = String(nowMs);
-  const n = parts.nanos.length;
-  let body = parts.head;
-  for (let k = 0; k < n; k++) {
-    const ts = ms + parts.nanos[k];
-    const text = pool[Math.floor(random() * pool.length)];
-    body +=
-      (k === 0 ? '{"timeUnixNano":"' : ',{"timeUnixNano":"') + ts +
-      '","observedTimeUnixNano":"' + ts +
-      '","severityNumber":9,"severityText":"INFO","body":{"stringValue":"' +
-      parts.prefix + iteration + ' n=' + k + ' ' + text +
-      '"},"attributes":' + parts.recordAttrs + '}';
+  const it = String(iteration);
+  const pieces = parts.pieces;
+  const tails = parts.tails;
+  let next = parts.next;
+  for (let k = 0, base = 1; k < parts.n; k++, base += RECORD_PIECES) {
+    pieces[base + 1] = ms;
+    pieces[base + 3] = ms;
+    pieces[base + 5] = it;
+    pieces[base + 6] = tails[next];
+    next = next + 1 === tails.length ? 0 : next + 1;
   }
-  return body + parts.tail;
+  parts.next = next;
+  return CONCAT.apply('', pieces);
 }

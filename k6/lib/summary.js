@@ -48,6 +48,7 @@ export function summarize(data, cfg) {
     executor: cfg.executor,
     target: cfg.target,
     logs_per_request: cfg.logsPerRequest,
+    requests_per_iteration: cfg.requestsPerIteration,
     duration_s: durationS,
     requests: reqs,
     failed: errors.passes || 0,

@@ -6,7 +6,14 @@ import argparse
 import time
 from collections.abc import Sequence
 
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from . import binaries, paths
@@ -39,7 +46,7 @@ def build_missing(names: Sequence[str], *, force: bool = False) -> int:
         console=console,
     ) as progress:
         overall = progress.add_task("all parts", total=len(names))
-        current: dict[str, int] = {}
+        current: dict[str, TaskID] = {}
 
         def on_start(p: binaries.Part, will_build: bool) -> None:
             label = f"{p.name} {p.version}" + ("" if will_build else " (current)")
@@ -109,5 +116,7 @@ def cmd_stack(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     stdout.print(_status_table(st))
     if st.info is not None:
-        stdout.print(f"run dir {st.info.root}  profile {st.info.profile.name}  CA {st.info.ca_file}")
+        stdout.print(
+            f"run dir {st.info.root}  profile {st.info.profile.name}  CA {st.info.ca_file}"
+        )
     return EXIT_OK if st.healthy else EXIT_BAD_INPUT

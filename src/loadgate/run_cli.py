@@ -10,6 +10,7 @@ from .cli import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, UsageError, console,
 from .commands import build_missing, start_stack
 from .core.gates import PASS
 from .core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
+from .pipeline import Scope
 from .queries import QueryError
 from .results import RunResult
 from .runner import Progress, Target
@@ -23,14 +24,29 @@ DEFAULTS = RunSpec()
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", choices=SCENARIOS, help=f"default {DEFAULTS.scenario}")
-    p.add_argument("--executor", help=f"one of {', '.join(EXECUTORS)} (default {DEFAULTS.executor})")
-    p.add_argument("--vus", help=f"VUs (constant-vus) or pre-allocated VUs (default {DEFAULTS.vus})")
+    p.add_argument(
+        "--executor", help=f"one of {', '.join(EXECUTORS)} (default {DEFAULTS.executor})"
+    )
+    p.add_argument(
+        "--vus", help=f"VUs (constant-vus) or pre-allocated VUs (default {DEFAULTS.vus})"
+    )
     p.add_argument("--rate", help=f"log records per minute (default {DEFAULTS.rate})")
     p.add_argument("--duration", help=f"k6 duration, e.g. 60s, 10m (default {DEFAULTS.duration})")
     p.add_argument("--logs-per-request", help=f"default {DEFAULTS.logs_per_request}")
-    p.add_argument("--body-min", help=f"shortest log body in characters (default {DEFAULTS.body_min})")
-    p.add_argument("--body-max", help=f"longest log body in characters (default {DEFAULTS.body_max})")
-    p.add_argument("--p99-ms", help=f"gate: p99 request duration below (default {DEFAULTS.p99_ms:g})")
+    p.add_argument(
+        "--requests-per-iteration",
+        help="requests each k6 iteration sends in parallel with http.batch "
+        f"(default {DEFAULTS.requests_per_iteration}; more spends less k6 CPU per request)",
+    )
+    p.add_argument(
+        "--body-min", help=f"shortest log body in characters (default {DEFAULTS.body_min})"
+    )
+    p.add_argument(
+        "--body-max", help=f"longest log body in characters (default {DEFAULTS.body_max})"
+    )
+    p.add_argument(
+        "--p99-ms", help=f"gate: p99 request duration below (default {DEFAULTS.p99_ms:g})"
+    )
     p.add_argument(
         "--max-error-rate", help=f"gate: error rate at most (default {DEFAULTS.max_error_rate})"
     )
@@ -50,7 +66,8 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
 
 
 SPEC_FLAGS = (
-    "scenario", "executor", "vus", "rate", "duration", "logs_per_request", "body_min",
+    "scenario", "executor", "vus", "rate", "duration", "logs_per_request",
+    "requests_per_iteration", "body_min",
     "body_max", "p99_ms", "max_error_rate", "min_logs_per_minute", "labels", "run_id",
 )  # fmt: skip
 
@@ -85,7 +102,14 @@ def report_result(result: RunResult, results_root: Path) -> None:
     stdout.print(f"result: {results.run_dir(results_root, result.run_id) / results.RESULT_FILE}")
 
 
-def run_with(target: Target, spec: RunSpec, args: argparse.Namespace) -> int:
+def run_with(
+    target: Target,
+    spec: RunSpec,
+    args: argparse.Namespace,
+    *,
+    scope: Scope | None = None,
+    scrape_timeout: float = 30.0,
+) -> int:
     results_root = paths.results_dir()
     with console.status("starting") as status:
 
@@ -103,6 +127,8 @@ def run_with(target: Target, spec: RunSpec, args: argparse.Namespace) -> int:
             drain_timeout=args.drain_timeout,
             on_progress=on_progress,
             on_phase=on_phase,
+            scope=scope,
+            scrape_timeout=scrape_timeout,
         )
     report_result(result, results_root)
     return EXIT_OK if result.verdict == PASS else EXIT_GATE_FAILED

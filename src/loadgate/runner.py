@@ -92,6 +92,9 @@ def drain(
     load_ended: float,
     timeout: float,
     on_wait: Callable[[dict[str, int], float], None] | None = None,
+    *,
+    scope: pipe.Scope | None = None,
+    scrape_timeout: float = 30.0,
 ) -> DrainOutcome:
     """Wait (bounded) until everything the collector accepted has left its queue.
 
@@ -101,10 +104,10 @@ def drain(
     start = time.monotonic()
     since = load_ended
     while True:
-        wait_fresh_scrape(prom, since)
+        wait_fresh_scrape(prom, since, scrape_timeout)
         since = time.time()
-        counts = pipe.delta(before, pipe.read_counters(prom))
-        queue = prom.instant(pipe.QUEUE_SIZE)
+        counts = pipe.delta(before, pipe.read_counters(prom, scope=scope))
+        queue = prom.instant((scope or pipe.Scope()).queue_size())
         left = (
             counts["collector_exported"]
             + counts["collector_failed"]
@@ -128,7 +131,13 @@ def execute(
     drain_timeout: float = 60.0,
     on_progress: Callable[[Progress], None] | None = None,
     on_phase: Callable[[str], None] | None = None,
+    scope: pipe.Scope | None = None,
+    scrape_timeout: float = 30.0,
 ) -> results.RunResult:
+    """`scope` selects the series of the pipeline under test (default: every Loki exporter and
+    Loki); `scrape_timeout` bounds each wait for a fresh scrape (the collector charm scrapes
+    itself once a minute)."""
+
     def phase(text: str) -> None:
         if on_phase:
             on_phase(text)
@@ -138,8 +147,8 @@ def execute(
     prom, loki = target.prometheus(), target.loki()
 
     phase("baseline: waiting for a fresh Prometheus scrape")
-    wait_fresh_scrape(prom, time.time())
-    before = pipe.read_counters(prom)
+    wait_fresh_scrape(prom, time.time(), scrape_timeout)
+    before = pipe.read_counters(prom, scope=scope)
 
     phase(f"load: {spec.scenario} {spec.executor} for {spec.duration}")
     started = time.time()
@@ -156,7 +165,7 @@ def execute(
     client = target.finish()
 
     phase("drain: waiting for the collector's queue to empty")
-    outcome = drain(prom, before, ended, drain_timeout)
+    outcome = drain(prom, before, ended, drain_timeout, scope=scope, scrape_timeout=scrape_timeout)
     notes: list[str] = []
     if not outcome.drained:
         notes.append(
@@ -173,7 +182,7 @@ def execute(
         drained=outcome.drained,
         drain_seconds=outcome.seconds,
     )
-    figures = pipe.collect(prom, outcome.counts, started, ended, outcome.queue_end)
+    figures = pipe.collect(prom, outcome.counts, started, ended, outcome.queue_end, scope)
     env = dict(target.environment())
     p99_s = prom.instant(q.k6_p99_seconds(spec.run_id, int(collected_at - started) + 5))
     if p99_s is not None:

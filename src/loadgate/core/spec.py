@@ -1,4 +1,4 @@
-"""RunSpec: one definition and one validation of a load run, for the CLI, the charm and the tests."""
+"""RunSpec: the one definition and validation of a load run (CLI, charm actions, tests)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ RESERVED_LABELS: tuple[str, ...] = ("run_id", "scenario", "instance", "executor"
 
 MAX_DURATION_S = 24 * 3600
 MAX_LOGS_PER_REQUEST = 1000
+MAX_REQUESTS_PER_ITERATION = 100
 MAX_BODY = 1_048_576
 MAX_VUS = 10_000
 MAX_RATE = 1_000_000_000
@@ -54,7 +55,7 @@ def parse_duration(value: str) -> float:
 def format_duration(seconds: float) -> str:
     if seconds == int(seconds):
         return f"{int(seconds)}s"
-    return f"{int(round(seconds * 1000))}ms"
+    return f"{round(seconds * 1000)}ms"
 
 
 def parse_labels(value: str | Mapping[str, str]) -> dict[str, str]:
@@ -99,6 +100,7 @@ class RunSpec:
     rate: int = 60_000  # log records per minute (arrival-rate executors)
     duration: str = "60s"
     logs_per_request: int = 5
+    requests_per_iteration: int = 1  # >1: http.batch of that many requests per iteration
     body_min: int = 256
     body_max: int = 2048
     p99_ms: float = 100.0
@@ -115,21 +117,25 @@ class RunSpec:
         return parse_duration(self.duration)
 
     @property
-    def requests_per_minute(self) -> int:
-        """Arrival rate in requests per minute: the records rate divided by records per request."""
-        return max(1, round(self.rate / self.logs_per_request))
+    def records_per_iteration(self) -> int:
+        return self.logs_per_request * self.requests_per_iteration
+
+    @property
+    def iterations_per_minute(self) -> int:
+        """Arrival rate k6 is given: the records rate divided by the records per iteration."""
+        return max(1, round(self.rate / self.records_per_iteration))
 
     @property
     def offered_logs_per_minute(self) -> int | None:
-        """Records per minute the arrival-rate executor offers (after rounding to requests)."""
+        """Records per minute an arrival-rate executor offers (after rounding to iterations)."""
         if self.executor not in ARRIVAL_EXECUTORS:
             return None
-        return self.requests_per_minute * self.logs_per_request
+        return self.iterations_per_minute * self.records_per_iteration
 
     @property
     def max_vus(self) -> int:
-        """VU ceiling of arrival-rate executors: room for one second of requests, at least 10x."""
-        per_second = math.ceil(self.requests_per_minute / 60)
+        """VU ceiling of arrival-rate executors: room for one second of iterations, at least 10x."""
+        per_second = math.ceil(self.iterations_per_minute / 60)
         return min(MAX_VUS, max(self.vus * 10, per_second, self.vus))
 
     @property
@@ -137,13 +143,38 @@ class RunSpec:
         if self.min_logs_per_minute is not None:
             return self.min_logs_per_minute
         if self.executor == "constant-arrival-rate":
-            return math.floor(0.95 * self.requests_per_minute * self.logs_per_request)
+            return math.floor(0.95 * self.iterations_per_minute * self.records_per_iteration)
         return 0
+
+    def to_params(self) -> dict[str, Any]:
+        """Parameters (kebab case) that `from_params` turns back into this very spec."""
+        params: dict[str, Any] = {
+            "scenario": self.scenario,
+            "executor": self.executor,
+            "vus": self.vus,
+            "duration": self.duration,
+            "logs-per-request": self.logs_per_request,
+            "requests-per-iteration": self.requests_per_iteration,
+            "body-min": self.body_min,
+            "body-max": self.body_max,
+            "p99-ms": self.p99_ms,
+            "max-error-rate": self.max_error_rate,
+            "labels": ",".join(f"{k}={v}" for k, v in sorted(self.labels.items())),
+            "run-id": self.run_id,
+            "streams": self.streams,
+        }
+        if self.executor in ARRIVAL_EXECUTORS:
+            params["rate"] = self.rate
+        if self.min_logs_per_minute is not None:
+            params["min-logs-per-minute"] = self.min_logs_per_minute
+        if self.target:
+            params["target"] = self.target
+        return params
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["duration_s"] = self.duration_s
-        d["requests_per_minute"] = self.requests_per_minute
+        d["iterations_per_minute"] = self.iterations_per_minute
         d["effective_min_logs_per_minute"] = self.effective_min_logs_per_minute
         return d
 
@@ -165,7 +196,7 @@ class RunSpec:
         known = {
             "scenario", "executor", "vus", "rate", "duration", "logs-per-request", "body-min",
             "body-max", "p99-ms", "max-error-rate", "min-logs-per-minute", "labels", "target",
-            "run-id", "streams",
+            "run-id", "streams", "requests-per-iteration",
         }  # fmt: skip
         for k in sorted(set(norm) - known):
             problems.append((k, f"unknown parameter; allowed: {', '.join(sorted(known))}"))
@@ -216,6 +247,9 @@ class RunSpec:
         integer("vus", defaults.vus, 1, MAX_VUS)
         integer("rate", defaults.rate, 1, MAX_RATE)
         integer("logs-per-request", defaults.logs_per_request, 1, MAX_LOGS_PER_REQUEST)
+        integer(
+            "requests-per-iteration", defaults.requests_per_iteration, 1, MAX_REQUESTS_PER_ITERATION
+        )
         integer("body-min", defaults.body_min, 1, MAX_BODY)
         integer("body-max", defaults.body_max, 1, MAX_BODY)
         number("p99-ms", defaults.p99_ms, 0, 3_600_000, lo_open=True)
@@ -258,11 +292,20 @@ class RunSpec:
             problems.append(("body-min", f"must not exceed body-max ({bmax}); got {bmin}"))
         executor = values.get("executor")
         rate, lpr = values.get("rate"), values.get("logs_per_request")
-        if executor in ARRIVAL_EXECUTORS and isinstance(rate, int) and isinstance(lpr, int):
-            if rate < lpr:
-                problems.append(
-                    ("rate", f"must be at least logs-per-request ({lpr}) records per minute; got {rate}")
+        rpi = values.get("requests_per_iteration")
+        if (
+            executor in ARRIVAL_EXECUTORS
+            and isinstance(rate, int)
+            and isinstance(lpr, int)
+            and isinstance(rpi, int)
+            and rate < lpr * rpi
+        ):
+            problems.append(
+                (
+                    "rate",
+                    f"must be at least one iteration ({lpr * rpi} records) per minute; got {rate}",
                 )
+            )
         if executor == "constant-vus" and "rate" in norm:
             problems.append(("rate", "applies to arrival-rate executors, not constant-vus"))
         if problems:
@@ -277,7 +320,10 @@ def _check_target(target: str, loopback_only: bool) -> str | None:
     if parts.path not in ("", "/"):
         return f"must be the receiver's base URL without a path (/v1/logs is added); got {target!r}"
     if loopback_only and not _is_loopback(parts.hostname):
-        return f"local runs send traffic only to loopback (127.0.0.0/8, ::1, localhost); got {parts.hostname!r}"
+        return (
+            "local runs send traffic only to loopback (127.0.0.0/8, ::1, localhost); "
+            f"got {parts.hostname!r}"
+        )
     return None
 
 
@@ -285,5 +331,8 @@ def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     if host.startswith("127."):
-        return all(p.isdigit() and 0 <= int(p) <= 255 for p in host.split(".")) and host.count(".") == 3
+        return (
+            all(p.isdigit() and 0 <= int(p) <= 255 for p in host.split("."))
+            and host.count(".") == 3
+        )
     return host in ("::1", "[::1]")

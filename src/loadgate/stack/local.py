@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -300,10 +301,8 @@ def _processes_under(root: Path) -> list[int]:
 def _wait_gone(pid: int, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
         if not _pid_alive(pid):
             return True
         time.sleep(0.1)
@@ -352,12 +351,16 @@ def status(root: Path | None = None) -> StackStatus:
     pebble_state: dict[str, str] = {}
     try:
         for svc in pebble_client(info).get_services(list(SERVICES)):
-            pebble_state[svc.name] = str(svc.current.value)
+            current = svc.current
+            state = current.value if isinstance(current, ops.pebble.ServiceStatus) else current
+            pebble_state[svc.name] = str(state)
     except (ops.pebble.Error, OSError):
         pass
     out: list[ServiceStatus] = []
     with _http_client(info) as client:
         for name, url in render.health_urls(info.ports).items():
             ok, detail = _probe(client, url)
-            out.append(ServiceStatus(name, port_of[name], pebble_state.get(name, "unknown"), ok, detail))
+            out.append(
+                ServiceStatus(name, port_of[name], pebble_state.get(name, "unknown"), ok, detail)
+            )
     return StackStatus(running=True, info=info, services=out)

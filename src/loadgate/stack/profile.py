@@ -36,11 +36,15 @@ PROFILES: dict[str, Profile] = {
     "charm-default": Profile(),
     "batch": Profile(
         name="batch",
-        processors={"batch": {"timeout": "5s", "send_batch_size": 1024, "send_batch_max_size": 2048}},
+        processors={
+            "batch": {"timeout": "5s", "send_batch_size": 1024, "send_batch_max_size": 2048}
+        },
     ),
     "memory-limiter": Profile(
         name="memory-limiter",
-        processors={"memory_limiter": {"check_interval": "1s", "limit_mib": 1000, "spike_limit_mib": 200}},
+        processors={
+            "memory_limiter": {"check_interval": "1s", "limit_mib": 1000, "spike_limit_mib": 200}
+        },
     ),
     "batch-memory-limiter": Profile(
         name="batch-memory-limiter",

@@ -95,8 +95,7 @@ class LocalTarget:
         return resp.json()["data"]["attributes"]["sample"]
 
     def poll(self) -> Progress | None:
-        assert self._proc is not None
-        if self._proc.poll() is not None:
+        if self._proc is None or self._proc.poll() is not None:
             return None
         elapsed = time.monotonic() - self._started
         try:
@@ -109,7 +108,8 @@ class LocalTarget:
         return Progress(elapsed, self._duration, sent, accepted, errors)
 
     def finish(self) -> ClientFigures:
-        assert self._proc is not None and self._out_dir is not None
+        if self._proc is None or self._out_dir is None:
+            raise RunError("k6 was not started")
         code = self._proc.wait()
         log = self._out_dir / K6_LOG
         if code not in (0, K6_THRESHOLDS_FAILED):

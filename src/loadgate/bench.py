@@ -1,0 +1,182 @@
+"""`loadgate bench generator`: how many log records per minute one k6 core generates.
+
+k6 runs the otlp-logs scenario (constant VUs, no remote write) against a collector whose only
+exporter is `nop`, so the collector does as little as possible. k6's own CPU time comes from
+the kernel's accounting of the k6 process (wait4 rusage), not from wall-clock time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import yaml
+from rich.table import Table
+
+from . import paths
+from .cli import EXIT_BAD_INPUT, EXIT_OK, UsageError, console, stdout
+from .commands import build_missing
+from .core import k6args
+from .core.spec import RunSpec, SpecError
+from .core.summary import read_summary
+from .stack import render
+from .stack.layout import Layout
+from .stack.ports import Ports, busy_ports
+from .stack.profile import PROFILES
+
+TARGET_PER_CORE = 2_000_000  # log records per minute per k6 core (issue target)
+
+
+@dataclass(frozen=True)
+class GeneratorFigures:
+    records_accepted: int
+    wall_s: float
+    k6_cpu_s: float
+    collector_cpu_s: float
+
+    @property
+    def records_per_minute(self) -> float:
+        return self.records_accepted * 60 / self.wall_s if self.wall_s else 0.0
+
+    @property
+    def records_per_cpu_second(self) -> float:
+        return self.records_accepted / self.k6_cpu_s if self.k6_cpu_s else 0.0
+
+    @property
+    def records_per_minute_per_core(self) -> float:
+        return self.records_per_cpu_second * 60
+
+
+def _proc_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime + stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the collector exited with code {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the collector was not healthy after {timeout:.0f}s")
+
+
+def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFigures:
+    bdir = paths.bin_dir()
+    layout = Layout(work)
+    for folder in layout.folders():
+        folder.mkdir(parents=True, exist_ok=True)
+    config = render.collector_config(PROFILES["nop"], ports, layout)
+    layout.collector_config.write_text(yaml.safe_dump(config, sort_keys=False))
+    collector_log = (layout.logs / "otelcol.log").open("wb")
+    collector = subprocess.Popen(
+        [str(bdir / "otelcol"), f"--config={layout.collector_config}"],
+        stdout=collector_log,
+        stderr=subprocess.STDOUT,
+    )
+    collector_log.close()
+    try:
+        _wait_ready(render.health_urls(ports)["otelcol"], collector)
+        cpu_before = _proc_cpu_seconds(collector.pid)
+        summary_path = work / "k6-summary.json"
+        cmd = k6args.build_command(
+            spec,
+            k6_bin=bdir / "k6",
+            scripts_dir=paths.k6_dir(),
+            target=render.otlp_http_url(ports),
+            summary_path=summary_path,
+            instance="bench",
+        )
+        started = time.monotonic()
+        with (work / "k6.log").open("wb") as k6_log:
+            k6 = subprocess.Popen(
+                cmd.argv, env={**os.environ, **cmd.env}, stdout=k6_log, stderr=subprocess.STDOUT
+            )
+            _, status, usage = os.wait4(k6.pid, 0)
+            k6.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - started
+        collector_cpu = _proc_cpu_seconds(collector.pid) - cpu_before
+        if k6.returncode not in (0, 99):
+            raise RuntimeError(f"k6 exited with code {k6.returncode}; see {work / 'k6.log'}")
+        client = read_summary(summary_path)
+        return GeneratorFigures(
+            records_accepted=client.records_accepted,
+            wall_s=client.duration_s or wall,
+            k6_cpu_s=usage.ru_utime + usage.ru_stime,
+            collector_cpu_s=collector_cpu,
+        )
+    finally:
+        collector.terminate()
+        try:
+            collector.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            collector.kill()
+            collector.wait()
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    try:
+        spec = RunSpec.from_params(
+            {
+                "executor": "constant-vus",
+                "vus": args.vus,
+                "duration": args.duration,
+                "logs-per-request": args.logs_per_request,
+                "requests-per-iteration": args.requests_per_iteration,
+                "body-min": 256,
+                "body-max": 2048,
+                "p99-ms": 3_600_000,
+                "max-error-rate": 1,
+                "run-id": "bench-generator",
+            }
+        )
+    except SpecError as exc:
+        raise UsageError("; ".join(f"--{n}: {m}" for n, m in exc.problems)) from None
+    if build_missing(("k6", "otelcol")) != EXIT_OK:
+        return EXIT_BAD_INPUT
+    ports = Ports.from_base(args.base_port)
+    busy = busy_ports(ports)
+    if busy:
+        listed = ", ".join(f"{n} {p}" for n, p in busy)
+        raise UsageError(f"--base-port: ports in use ({listed}); pick another base")
+    with (
+        tempfile.TemporaryDirectory(prefix="loadgate-bench-") as tmp,
+        console.status(
+            f"k6 {spec.vus} VUs for {spec.duration} against a nop collector "
+            f"({spec.logs_per_request} records per request, {spec.requests_per_iteration} "
+            "requests per iteration, bodies 256-2048 chars)"
+        ),
+    ):
+        figures = run_generator_bench(spec, ports, Path(tmp))
+    table = Table(title="bench generator: k6 otlp-logs against a nop collector")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row(
+        "setup",
+        f"{spec.vus} VUs, {spec.logs_per_request} records/request, "
+        f"{spec.requests_per_iteration} requests/iteration, GOGC={k6args.K6_GOGC}",
+    )
+    table.add_row("log records accepted", f"{figures.records_accepted:,}")
+    table.add_row("wall time", f"{figures.wall_s:.1f} s")
+    table.add_row("log records per minute", f"{figures.records_per_minute:,.0f}")
+    table.add_row("k6 CPU time (user+sys)", f"{figures.k6_cpu_s:.2f} s")
+    table.add_row("log records per k6 CPU-second", f"{figures.records_per_cpu_second:,.0f}")
+    table.add_row(
+        "log records per minute per k6 core",
+        f"{figures.records_per_minute_per_core:,.0f} (target {TARGET_PER_CORE:,})",
+    )
+    table.add_row("collector CPU time", f"{figures.collector_cpu_s:.2f} s")
+    stdout.print(table)
+    return EXIT_OK
