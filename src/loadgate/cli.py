@@ -86,7 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
     p_gen.add_argument("--duration", default="30s", help="k6 duration (default 30s)")
     p_gen.add_argument("--vus", type=int, default=4, help="constant VUs (default 4)")
     p_gen.add_argument("--logs-per-request", type=int, default=5)
+    p_gen.add_argument(
+        "--requests-per-iteration",
+        type=int,
+        default=4,
+        help="requests per k6 iteration, sent with http.batch (default 4)",
+    )
     p_gen.add_argument("--base-port", type=_base_port, default=24400)
+
+    p_check = sub.add_parser(
+        "check-bundle", help="check the Juju bundle and overlays against the charms' endpoints"
+    )
+    from .bundle_check import add_flags as add_check_bundle_flags
+
+    add_check_bundle_flags(p_check)
 
     p_report = sub.add_parser("report", help="table and plots of the result rows per revision")
     p_report.add_argument("--results", help="results folder (default ./results)")
@@ -114,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .bench import cmd_bench
 
             return cmd_bench(args)
+        if args.command == "check-bundle":
+            from .bundle_check import cmd_check_bundle
+
+            return cmd_check_bundle(args)
         if args.command == "report":
             from .report import cmd_report
 

@@ -3,7 +3,8 @@ between the instant before the load and the instant after the queue drained."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import queries as q
@@ -11,27 +12,52 @@ from .queries import PrometheusAPI
 
 MIB = 1024 * 1024
 
-# name -> PromQL of a cumulative counter summed over its series
-COUNTERS: dict[str, str] = {
-    "collector_accepted": q.counter_total(q.COLLECTOR_ACCEPTED),
-    "collector_refused": q.counter_total(q.COLLECTOR_REFUSED),
-    "collector_exported": q.loki_exporters_only(q.COLLECTOR_EXPORTED),
-    "collector_failed": q.loki_exporters_only(q.COLLECTOR_FAILED),
-    "collector_enqueue_failed": q.loki_exporters_only(q.COLLECTOR_ENQUEUE_FAILED),
-    "loki_received": q.counter_total(q.LOKI_RECEIVED),
-    "loki_discarded": q.counter_total(q.LOKI_DISCARDED),
-}
-QUEUE_SIZE = q.loki_exporters_only(q.COLLECTOR_QUEUE_SIZE)
+
+@dataclass(frozen=True)
+class Scope:
+    """Which series are the pipeline under test: the collector's Loki exporters (a regex over
+    their `exporter` label) and the Loki whose metrics count (label matchers).
+
+    The default takes every Loki exporter and every Loki. A collector related to several Loki
+    units sends each a full copy through its own exporter; a scope then follows one copy.
+    """
+
+    exporter: str = "loki.*"
+    loki: Mapping[str, str] = field(default_factory=dict[str, str])
+
+    def counters(self) -> dict[str, str]:
+        """Name -> PromQL of a cumulative counter summed over its series."""
+        return {
+            "collector_accepted": q.counter_total(q.COLLECTOR_ACCEPTED),
+            "collector_refused": q.counter_total(q.COLLECTOR_REFUSED),
+            "collector_exported": q.loki_exporters_only(q.COLLECTOR_EXPORTED, None, self.exporter),
+            "collector_failed": q.loki_exporters_only(q.COLLECTOR_FAILED, None, self.exporter),
+            "collector_enqueue_failed": q.loki_exporters_only(
+                q.COLLECTOR_ENQUEUE_FAILED, None, self.exporter
+            ),
+            "loki_received": q.counter_total(q.LOKI_RECEIVED, self.loki),
+            "loki_discarded": q.counter_total(q.LOKI_DISCARDED, self.loki),
+        }
+
+    def queue_size(self) -> str:
+        return q.loki_exporters_only(q.COLLECTOR_QUEUE_SIZE, None, self.exporter)
+
+
+COUNTERS: dict[str, str] = Scope().counters()
+QUEUE_SIZE = Scope().queue_size()
 RSS = q.counter_total(q.COLLECTOR_RSS)
 
 
-def read_counters(prom: PrometheusAPI, at: float | None = None) -> dict[str, float]:
+def read_counters(
+    prom: PrometheusAPI, at: float | None = None, scope: Scope | None = None
+) -> dict[str, float]:
     """Every counter at one instant (a counter with no series yet counts as 0)."""
-    return {name: prom.instant(expr, at) or 0.0 for name, expr in COUNTERS.items()}
+    counters = scope.counters() if scope else COUNTERS
+    return {name: prom.instant(expr, at) or 0.0 for name, expr in counters.items()}
 
 
 def delta(before: dict[str, float], after: dict[str, float]) -> dict[str, int]:
-    return {name: int(round(after[name] - before.get(name, 0.0))) for name in after}
+    return {name: round(after[name] - before.get(name, 0.0)) for name in after}
 
 
 @dataclass(frozen=True)
@@ -63,6 +89,7 @@ def collect(
     start: float,
     end: float,
     queue_end: float | None,
+    scope: Scope | None = None,
 ) -> PipelineFigures:
     """Gauges over [start, end] plus the counter differences already taken."""
     window = max(1, int(end - start))
@@ -74,7 +101,7 @@ def collect(
         collector_exported=counts["collector_exported"],
         collector_failed=counts["collector_failed"],
         collector_enqueue_failed=counts["collector_enqueue_failed"],
-        queue_size_max=prom.instant(q.max_over(QUEUE_SIZE, window), end),
+        queue_size_max=prom.instant(q.max_over((scope or Scope()).queue_size(), window), end),
         queue_size_end=queue_end,
         collector_cpu_max=prom.instant(q.max_over(q.cpu_cores(), window), end),
         collector_cpu_mean=prom.instant(q.avg_over(q.cpu_cores(), window), end),

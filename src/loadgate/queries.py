@@ -44,11 +44,13 @@ def counter_total(metric: str, matchers: Mapping[str, str] | None = None) -> str
     return f"sum({metric}{_selector(matchers or {})})"
 
 
-def loki_exporters_only(metric: str, matchers: Mapping[str, str] | None = None) -> str:
-    """A collector exporter metric restricted to its Loki exporters."""
+def loki_exporters_only(
+    metric: str, matchers: Mapping[str, str] | None = None, exporter: str = "loki.*"
+) -> str:
+    """A collector exporter metric restricted to its Loki exporters (`exporter`: a regex)."""
     sel = dict(matchers or {})
     inner = _selector(sel)[1:-1]
-    inner = (inner + "," if inner else "") + 'exporter=~"loki.*"'
+    inner = (inner + "," if inner else "") + f'exporter=~"{_escape(exporter)}"'
     return f"sum({metric}{{{inner}}})"
 
 

@@ -1,0 +1,225 @@
+"""The k6 charm's action results, parsed into loadgate's figures.
+
+Juju returns action results as nested mappings of strings whose keys use hyphens
+(`client.error-rate` arrives as {"client": {"error-rate": "0.0"}}). These functions accept
+hyphens or underscores, strings or numbers, and a JSON string where a mapping is expected, and
+raise ActionResultError naming the field when something is missing or malformed.
+
+Shapes read (the k6 charm's charmcraft.yaml and src/report.py, actions start-load and
+get-results):
+- start-load: `run-id`.
+- get-results: `run-id`, `status` (running, passed, failed, error, stopped), `client`
+  (requests, failed, error-rate, p99-ms, records-sent, records-accepted, records-per-minute,
+  duration-s, dropped-iterations, p99-source, instances; optionally histogram), `gates`,
+  `verdict`, `units` (unit -> its status; or unit -> its figures), `stderr-tail` / `detail`.
+  On the leader of several units the figures are the combined ones.
+  A `summary` field holding the k6 summary JSON (loadgate-k6-summary/1) is read as such.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.spec import RunSpec
+from ..core.summary import ClientFigures, Histogram, SummaryError, parse_summary
+
+STATUSES = ("running", "passed", "failed", "error", "stopped")
+FINISHED_OK = ("passed", "failed")  # k6 ran to its end; gates decided the verdict
+
+
+class ActionResultError(ValueError):
+    """An action's results miss a field or hold a malformed one (the message names it)."""
+
+
+def _norm(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {str(k).replace("_", "-"): v for k, v in data.items()}
+
+
+def as_mapping(value: Any, name: str, *, normalize: bool = True) -> dict[str, Any]:
+    """A mapping field: a mapping, or a JSON object in a string (keys kebab-cased)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise ActionResultError(
+                f"{name}: expected a mapping or JSON object, got {value[:80]!r}"
+            ) from None
+    if not isinstance(value, Mapping):
+        raise ActionResultError(f"{name}: expected a mapping, got {type(value).__name__}")
+    return _norm(value) if normalize else dict(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def number(data: Mapping[str, Any], key: str, where: str, default: float | None = None) -> float:
+    value = data.get(key)
+    if value is None or value == "":
+        if default is not None:
+            return default
+        raise ActionResultError(f"{where}.{key}: missing")
+    if isinstance(value, bool):
+        raise ActionResultError(f"{where}.{key}: expected a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ActionResultError(f"{where}.{key}: expected a number, got {value!r}") from None
+
+
+def whole(data: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int:
+    value = number(data, key, where, None if default is None else float(default))
+    if not value.is_integer():
+        raise ActionResultError(f"{where}.{key}: expected a whole number, got {value!r}")
+    return int(value)
+
+
+def parse_histogram(value: Any, where: str) -> Histogram:
+    data = as_mapping(value, where)
+    counts_raw = as_mapping(data.get("counts") or {}, f"{where}.counts")
+    try:
+        counts = {int(b): int(n) for b, n in counts_raw.items()}
+    except (TypeError, ValueError):
+        raise ActionResultError(
+            f"{where}.counts: bucket numbers and counts must be integers"
+        ) from None
+    return Histogram(
+        base_ms=number(data, "base-ms", where, 0.05),
+        per_octave=whole(data, "per-octave", where, 8),
+        counts=counts,
+    )
+
+
+def parse_client(value: Any, where: str = "client") -> ClientFigures:
+    """ClientFigures from the `client` figures of get-results."""
+    data = as_mapping(value, where)
+    p99 = data.get("p99-ms")
+    thresholds_raw = as_mapping(data.get("thresholds") or {}, f"{where}.thresholds")
+    return ClientFigures(
+        requests=whole(data, "requests", where),
+        failed=whole(data, "failed", where),
+        error_rate=number(data, "error-rate", where),
+        p99_ms=None if p99 in (None, "", "null", "None") else number(data, "p99-ms", where),
+        records_sent=whole(data, "records-sent", where),
+        records_accepted=whole(data, "records-accepted", where),
+        records_per_minute=number(data, "records-per-minute", where),
+        duration_s=number(data, "duration-s", where, 0.0),
+        dropped_iterations=whole(data, "dropped-iterations", where, 0),
+        p99_source=str(data.get("p99-source") or "k6 charm get-results"),
+        instances=whole(data, "instances", where, 1),
+        thresholds={str(k): _truthy(v) for k, v in thresholds_raw.items()},
+        histogram=parse_histogram(data["histogram"], f"{where}.histogram")
+        if data.get("histogram")
+        else Histogram(),
+    )
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).lower() in ("true", "1", "yes", "ok", "pass")
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """What get-results said about one run."""
+
+    run_id: str
+    status: str
+    client: ClientFigures | None
+    verdict: str | None = None
+    units: dict[str, ClientFigures] = field(default_factory=dict[str, ClientFigures])
+    unit_status: dict[str, str] = field(default_factory=dict[str, str])
+    error: str = ""
+    raw: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    @property
+    def finished(self) -> bool:
+        return self.status != "running"
+
+
+def parse_start(results: Mapping[str, Any]) -> str:
+    run_id = _norm(results).get("run-id")
+    if not isinstance(run_id, str) or not run_id:
+        raise ActionResultError("start-load: results have no run-id")
+    return run_id
+
+
+def parse_results(results: Mapping[str, Any]) -> RunStatus:
+    """A RunStatus from get-results. While running, client figures may be partial or absent."""
+    data = _norm(results)
+    status = str(data.get("status") or "")
+    if status not in STATUSES:
+        raise ActionResultError(
+            f"get-results.status: must be one of {', '.join(STATUSES)}, got {status!r}"
+        )
+    run_id = str(data.get("run-id") or "")
+    if not run_id:
+        raise ActionResultError("get-results.run-id: missing")
+    client: ClientFigures | None = None
+    if data.get("summary"):
+        try:
+            summary = as_mapping(data["summary"], "get-results.summary", normalize=False)
+            client = parse_summary(summary)
+        except SummaryError as exc:
+            raise ActionResultError(f"get-results.summary: {exc}") from None
+    elif data.get("client"):
+        try:
+            client = parse_client(data["client"], "get-results.client")
+        except ActionResultError:
+            if status in FINISHED_OK:
+                raise
+            client = None  # partial figures of a running or broken run
+    elif status in FINISHED_OK:
+        raise ActionResultError(f"get-results.client: missing for a {status} run")
+    units: dict[str, ClientFigures] = {}
+    unit_status: dict[str, str] = {}
+    for key, value in as_mapping(data.get("units") or {}, "get-results.units").items():
+        if isinstance(value, str) and not value.lstrip().startswith("{"):
+            unit_status[unit_name(key)] = value
+        else:
+            units[unit_name(key)] = parse_client(value, f"get-results.units.{key}")
+    verdict = data.get("verdict")
+    error = next(
+        (str(data[k]) for k in ("stderr-tail", "error", "detail", "message") if data.get(k)), ""
+    )
+    return RunStatus(
+        run_id=run_id,
+        status=status,
+        client=client,
+        verdict=str(verdict) if verdict else None,
+        units=units,
+        unit_status=unit_status,
+        error=error,
+        raw=dict(results),
+    )
+
+
+def unit_name(key: str) -> str:
+    """`k6-1` (action result keys cannot hold '/') -> `k6/1`; `k6/1` stays."""
+    if "/" in key:
+        return key
+    app, sep, num = key.rpartition("-")
+    return f"{app}/{num}" if sep and num.isdigit() else key
+
+
+# start-load parameters of the k6 charm (charms/k6-k8s/charmcraft.yaml), plus `run-id`: the
+# run id must be loadgate's, as the LogQL read-back and the results folder are keyed by it.
+START_LOAD_PARAMS = frozenset(
+    {"scenario", "executor", "vus", "rate", "duration", "logs-per-request", "body-min",
+     "body-max", "p99-ms", "max-error-rate", "min-logs-per-minute", "labels", "target",
+     "requests-per-iteration", "run-id"}
+)  # fmt: skip
+
+
+def start_load_params(spec: RunSpec) -> dict[str, Any]:
+    """The start-load parameters of a spec. Raises ActionResultError for what the charm cannot
+    take (e.g. a stream count other than the scenario's default)."""
+    params = spec.to_params()
+    streams = params.pop("streams", RunSpec().streams)
+    if streams != RunSpec().streams:
+        raise ActionResultError(
+            f"streams: the k6 charm runs the scenario's default {RunSpec().streams} streams; "
+            f"got {streams}"
+        )
+    unknown = sorted(set(params) - START_LOAD_PARAMS)
+    if unknown:
+        raise ActionResultError(f"start-load has no parameter(s) {', '.join(unknown)}")
+    return {k: v for k, v in params.items() if v not in (None, "")}

@@ -1,0 +1,237 @@
+"""The Juju target: the k6 charm's actions drive the load; the model's Prometheus and Loki
+answer for the pipeline, over TLS verified with the CA of the model's `ca` application."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import jubilant
+
+from ..core.spec import RunSpec
+from ..core.summary import ClientFigures
+from ..juju import actions, endpoints
+from ..juju.endpoints import UnitEndpoint
+from ..juju.model import ActionError, run_action
+from ..pipeline import Scope
+from ..queries import LokiAPI, PrometheusAPI
+from ..runner import Progress, RunError
+
+# The collector charm scrapes its own metrics once a minute; Prometheus scrapes Loki about as
+# often. A fresh sample can take that long plus the remote-write delay.
+SCRAPE_TIMEOUT = 150.0
+POLL_EVERY = 5.0
+# How long past its duration a run may go on before the target gives up on it.
+OVERRUN = 10 * 60.0
+
+
+class JujuTarget:
+    name = "juju"
+
+    def __init__(
+        self,
+        juju: jubilant.Juju,
+        *,
+        k6_app: str = "k6",
+        ca_app: str = "ca",
+        prometheus_app: str = "prometheus",
+        loki_app: str = "loki",
+        otelcol_app: str = "otelcol",
+        workdir: Path | None = None,
+        poll_every: float = POLL_EVERY,
+    ):
+        self.juju = juju
+        self.k6_app, self.otelcol_app = k6_app, otelcol_app
+        self.model = endpoints.model_name(juju.model)
+        self.poll_every = poll_every
+        status = juju.status()
+        folder = workdir or Path(tempfile.mkdtemp(prefix="loadgate-juju-"))
+        self.ca_file = endpoints.write_ca(endpoints.fetch_ca(juju, ca_app), folder)
+        self.prometheus_unit = endpoints.unit_endpoints(status, prometheus_app, self.model)[0]
+        self.loki_units = endpoints.unit_endpoints(status, loki_app, self.model)
+        self.loki_unit = self.loki_units[0]
+        self.scope = self._scope(status)
+        self._prom = endpoints.prometheus_api(self.prometheus_unit, self.ca_file)
+        self._loki = endpoints.loki_api(self.loki_unit, self.ca_file)
+        self._run_id = ""
+        self._out_dir: Path | None = None
+        self._started = 0.0
+        self._total = 0.0
+        self._last_poll = 0.0
+        self._last: Progress | None = None
+        self._final: actions.RunStatus | None = None
+
+    # ---- where the figures come from ------------------------------------------------------
+
+    def _scope(self, status: jubilant.Status) -> Scope:
+        """The pipeline copy the figures follow: the collector's exporter to `loki_unit` and
+        that unit's own metrics. With one Loki unit there is one copy and one exporter."""
+        loki_matchers = {"juju_unit": self.loki_unit.unit}
+        if len(self.loki_units) == 1:
+            return Scope(loki=loki_matchers)
+        names = {
+            endpoints.exporter_for(
+                endpoints.loki_exporters(endpoints.read_collector_config(self.juju, unit.unit)),
+                self.loki_unit,
+            )
+            for unit in endpoints.unit_endpoints(status, self.otelcol_app, self.model)
+        }
+        if len(names) != 1:
+            raise endpoints.EndpointError(
+                f"the collector units push to {self.loki_unit.unit} through differently named "
+                f"exporters ({sorted(names)}); scale {self.otelcol_app} to one unit"
+            )
+        return Scope(exporter=names.pop(), loki=loki_matchers)
+
+    def prometheus(self) -> PrometheusAPI:
+        return self._prom
+
+    def loki(self) -> LokiAPI:
+        return self._loki
+
+    def loki_apis(self) -> dict[str, LokiAPI]:
+        """A client per Loki unit: each unit holds its own full copy of the logs."""
+        return {u.unit: endpoints.loki_api(u, self.ca_file) for u in self.loki_units}
+
+    # ---- the load -------------------------------------------------------------------------
+
+    def leader(self) -> str:
+        return endpoints.leader(self.juju.status(), self.k6_app)
+
+    def start(self, spec: RunSpec, out_dir: Path) -> None:
+        try:
+            params = actions.start_load_params(spec)
+        except actions.ActionResultError as exc:
+            raise RunError(str(exc)) from None
+        results = run_action(self.juju, self.leader(), "start-load", params)
+        _save(out_dir / "start-load.json", results)
+        run_id = actions.parse_start(results)
+        if run_id != spec.run_id:
+            raise RunError(
+                f"the k6 charm started run {run_id!r}, not {spec.run_id!r}: its start-load must "
+                "take `run-id` so that Loki's read-back and the results folder match the run"
+            )
+        self._run_id, self._out_dir = run_id, out_dir
+        self._started = self._last_poll = time.monotonic()
+        self._total = spec.duration_s
+        self._final = None
+        self._last = Progress(0.0, self._total, 0, 0, 0.0, "started")
+
+    @property
+    def final(self) -> actions.RunStatus | None:
+        """get-results of the last run once it ended (with per-unit figures when several)."""
+        return self._final
+
+    def get_results(self) -> actions.RunStatus:
+        results = run_action(self.juju, self.leader(), "get-results", {"run-id": self._run_id})
+        return actions.parse_results(results)
+
+    def poll(self) -> Progress | None:
+        if self._final is not None or not self._run_id:
+            return None
+        now = time.monotonic()
+        elapsed = now - self._started
+        if now - self._last_poll < self.poll_every and self._last is not None:
+            return Progress(elapsed, self._total, *_counts(self._last), self._last.detail)
+        self._last_poll = now
+        state = self.get_results()
+        if state.finished:
+            self._final = state
+            return None
+        if elapsed > self._total + OVERRUN:
+            raise RunError(
+                f"run {self._run_id} still running {elapsed:.0f}s after it started "
+                f"(duration {self._total:.0f}s)"
+            )
+        client = state.client
+        self._last = Progress(
+            elapsed,
+            self._total,
+            client.records_sent if client else 0,
+            client.records_accepted if client else 0,
+            client.error_rate if client else 0.0,
+            f"{self.k6_app}: {state.status}",
+        )
+        return self._last
+
+    def finish(self) -> ClientFigures:
+        while self._final is None:
+            if self.poll() is not None:
+                time.sleep(self.poll_every)
+        final = self._final
+        if self._out_dir is not None:
+            _save(self._out_dir / "get-results.json", final.raw)
+        if final.status == "error":
+            raise RunError(f"k6 run {final.run_id} ended in error: {final.error or '(no detail)'}")
+        if final.status == "stopped":
+            raise RunError(f"k6 run {final.run_id} was stopped before its end")
+        if final.client is None:
+            raise RunError(f"k6 run {final.run_id} is {final.status} but has no client figures")
+        return final.client
+
+    def stop(self) -> None:
+        if self._run_id and self._final is None:
+            run_action(self.juju, self.leader(), "stop-load")
+
+    def environment(self) -> dict[str, Any]:
+        status = self.juju.status()
+        charms = {
+            name: {
+                "charm": app.charm_name,
+                "channel": app.charm_channel,
+                "revision": app.charm_rev,
+                "units": len(app.units),
+            }
+            for name, app in status.apps.items()
+        }
+        return {
+            "model": self.model,
+            "charms": charms,
+            "prometheus": _where(self.prometheus_unit),
+            "loki": _where(self.loki_unit),
+            "scope": {"exporter": self.scope.exporter, "loki": dict(self.scope.loki)},
+        }
+
+    def close(self) -> None:
+        self._prom.client.close()
+        self._loki.client.close()
+
+
+def _counts(p: Progress) -> tuple[int, int, float]:
+    return p.records_sent, p.records_accepted, p.error_rate
+
+
+def _where(unit: UnitEndpoint) -> dict[str, str]:
+    return {"unit": unit.unit, "address": unit.address, "tls_name": unit.hostname}
+
+
+def _save(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
+    """`loadgate run --target juju --model M`: the run through the model's k6 charm."""
+    from ..cli import EXIT_BAD_INPUT, UsageError, console
+    from ..queries import QueryError
+    from ..run_cli import run_with
+
+    if not args.model:
+        raise UsageError("--model: required with --target juju (the model holding the bundle)")
+    juju = jubilant.Juju(model=args.model)
+    try:
+        target = JujuTarget(juju)
+    except (endpoints.EndpointError, ActionError, jubilant.CLIError) as exc:
+        console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]")
+        return EXIT_BAD_INPUT
+    try:
+        return run_with(target, spec, args, scope=target.scope, scrape_timeout=SCRAPE_TIMEOUT)
+    except (RunError, QueryError, ActionError, actions.ActionResultError) as exc:
+        console.print(f"[red]loadgate run: {exc}[/red]")
+        return EXIT_BAD_INPUT
+    finally:
+        target.close()

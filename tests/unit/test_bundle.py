@@ -1,0 +1,361 @@
+"""Static checks of bundles/bundle.yaml and its overlays, and of the checker itself."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from loadgate import bundle_check as bc
+from loadgate import charm_catalog
+from loadgate.cli import main
+from loadgate.stack.profile import PROFILES
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLE = ROOT / "bundles" / "bundle.yaml"
+OVERLAYS = ROOT / "bundles" / "overlays"
+LOCAL_K6 = OVERLAYS / "local-k6.yaml"
+UPSTREAM = ROOT / "tests" / "data" / "upstream-charms.yaml"
+
+
+@pytest.fixture(scope="module")
+def catalog() -> charm_catalog.Catalog:
+    return charm_catalog.build(UPSTREAM, [ROOT / "charms" / "k6-k8s" / "charmcraft.yaml"])
+
+
+def _bundle() -> dict[str, Any]:
+    return yaml.safe_load(BUNDLE.read_text())
+
+
+def _problems_of(
+    catalog: charm_catalog.Catalog,
+    tmp_path: Path,
+    change: Callable[[dict[str, Any]], None],
+    overlays: tuple[Path, ...] = (LOCAL_K6,),
+) -> list[str]:
+    """Problems of a broken copy of the real bundle (deployed with the local k6 overlay)."""
+    doc = copy.deepcopy(_bundle())
+    change(doc)
+    path = tmp_path / "bundle.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return [str(p) for p in bc.check_files(path, overlays, catalog)]
+
+
+def _relation(doc: dict[str, Any], old: list[str], new: list[str]) -> None:
+    index = doc["relations"].index(old)
+    doc["relations"][index] = new
+
+
+# ---- the real files ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "overlays",
+    bc.default_combinations(BUNDLE),
+    ids=lambda combo: "+".join(p.stem for p in combo),
+)
+def test_bundle_with_each_overlay_is_valid(
+    catalog: charm_catalog.Catalog, overlays: list[Path]
+) -> None:
+    assert [str(p) for p in bc.check_files(BUNDLE, overlays, catalog)] == []
+
+
+def test_every_overlay_is_checked() -> None:
+    checked = {p for combo in bc.default_combinations(BUNDLE) for p in combo}
+    assert checked == set(OVERLAYS.glob("*.yaml"))
+    assert len(checked) >= 6
+
+
+def test_base_bundle_alone_refuses_charmhub_k6(catalog: charm_catalog.Catalog) -> None:
+    problems = [str(p) for p in bc.check_files(BUNDLE, [], catalog)]
+    assert len(problems) == 1
+    assert problems[0].startswith("k6: charm k6-k8s has no `channel`")
+    assert "overlays/local-k6.yaml" in problems[0]
+
+
+def test_bundle_has_the_pipeline_the_issue_asks_for() -> None:
+    doc, _ = bc.load(BUNDLE, [LOCAL_K6])
+    apps = doc["applications"]
+    assert apps["loki"]["scale"] == 2
+    assert bc.track_of(apps["otelcol"]["channel"]) in ("dev", "0.130")  # has receive-otlp
+    assert bc.track_of(apps["loki"]["channel"]) == "3.7"
+    for name, app in apps.items():
+        assert "/" in app.get("channel", "x/local"), f"{name}: channel not pinned to a track"
+    relations = {frozenset(r) for r in doc["relations"]}
+    wanted = [
+        ["k6:send-otlp", "otelcol:receive-otlp"],
+        ["k6:receive-ca-cert", "ca:send-ca-cert"],
+        ["k6:send-remote-write", "prometheus:receive-remote-write"],
+        ["otelcol:send-loki-logs", "loki:logging"],
+        ["otelcol:send-remote-write", "prometheus:receive-remote-write"],
+        ["otelcol:receive-ca-cert", "ca:send-ca-cert"],
+        ["otelcol:receive-server-cert", "ca:certificates"],
+        ["loki:certificates", "ca:certificates"],
+        ["loki:metrics-endpoint", "prometheus:metrics-endpoint"],
+        ["grafana:ingress", "traefik:ingress"],
+    ]
+    for pair in wanted:
+        assert frozenset(pair) in relations, f"missing relation {pair}"
+    for cos in ("prometheus", "grafana", "alertmanager", "catalogue", "traefik"):
+        assert frozenset([f"{cos}:certificates", "ca:certificates"]) in relations
+
+
+def test_local_k6_overlay_gives_a_local_charm_and_its_image() -> None:
+    doc, _ = bc.load(BUNDLE, [LOCAL_K6])
+    k6 = doc["applications"]["k6"]
+    assert Path(k6["charm"]).is_absolute()
+    assert k6["charm"].endswith("charms/k6-k8s/k6-k8s_amd64.charm")
+    assert k6["resources"] == {"k6-image": "docker.io/grafana/k6:1.8.1"}
+
+
+def test_revision_overlay_pins_a_revision() -> None:
+    doc, _ = bc.load(BUNDLE, [LOCAL_K6, OVERLAYS / "otelcol-revision.yaml"])
+    otelcol = doc["applications"]["otelcol"]
+    assert isinstance(otelcol["revision"], int)
+    assert otelcol["channel"] == "dev/edge"
+
+
+@pytest.mark.parametrize(
+    ("overlay", "profile"),
+    [
+        ("profile-batch.yaml", "batch"),
+        ("profile-memory-limiter.yaml", "memory-limiter"),
+        ("profile-batch-memory-limiter.yaml", "batch-memory-limiter"),
+        ("profile-queue-5000.yaml", "queue-5000"),
+    ],
+)
+def test_profile_overlays_match_the_local_profiles(overlay: str, profile: str) -> None:
+    doc, _ = bc.load(BUNDLE, [OVERLAYS / overlay])
+    options = doc["applications"]["otelcol"].get("options", {})
+    wanted = PROFILES[profile]
+    processors = yaml.safe_load(options["processors"]) if "processors" in options else {}
+    assert processors == wanted.processors
+    assert list(processors) == list(wanted.processors)  # order is pipeline order
+    assert options.get("queue_size", 1000) == wanted.queue_size
+
+
+def test_upstream_data_records_where_each_track_was_read(catalog: charm_catalog.Catalog) -> None:
+    for charm, tracks in catalog.upstream.items():
+        for track, info in tracks.items():
+            assert re.search(r"canonical/\S+@[0-9a-f]{40} \(\S+\)$", info.source), (charm, track)
+    otelcol = catalog.upstream["opentelemetry-collector-k8s"]
+    assert "receive-otlp" in otelcol["dev"].endpoints
+    assert "receive-otlp" not in otelcol["2"].endpoints
+
+
+def test_cli_checks_the_real_bundle(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-bundle"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("OK") == len(bc.default_combinations(BUNDLE))
+    assert "FAIL" not in out
+
+
+# ---- broken copies -------------------------------------------------------------------------
+
+
+def test_relation_naming_a_missing_endpoint(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog,
+        tmp_path,
+        lambda d: _relation(
+            d,
+            ["k6:send-otlp", "otelcol:receive-otlp"],
+            ["k6:send-otlp", "otelcol:receive-otlp-typo"],
+        ),
+    )
+    assert len(problems) == 1
+    assert problems[0].startswith("otelcol:receive-otlp-typo: no such endpoint")
+
+
+def test_missing_endpoint_on_our_own_charm(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog,
+        tmp_path,
+        lambda d: _relation(
+            d, ["k6:receive-ca-cert", "ca:send-ca-cert"], ["k6:receive-ca", "ca:send-ca-cert"]
+        ),
+    )
+    assert len(problems) == 1
+    assert problems[0].startswith("k6:receive-ca: no such endpoint on k6-k8s")
+
+
+def test_interface_mismatch(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog,
+        tmp_path,
+        lambda d: _relation(
+            d,
+            ["otelcol:send-loki-logs", "loki:logging"],
+            ["otelcol:send-loki-logs", "prometheus:receive-remote-write"],
+        ),
+    )
+    assert problems == [
+        "otelcol:send-loki-logs: interface loki_push_api does not match "
+        "prometheus:receive-remote-write interface prometheus_remote_write"
+    ]
+
+
+def test_roles_must_be_provides_and_requires(
+    catalog: charm_catalog.Catalog, tmp_path: Path
+) -> None:
+    problems = _problems_of(
+        catalog,
+        tmp_path,
+        lambda d: d["relations"].append(["k6:send-remote-write", "otelcol:send-remote-write"]),
+    )
+    assert len(problems) == 1
+    assert problems[0].startswith("k6:send-remote-write: role requires cannot relate")
+
+
+def test_peers_cannot_be_related(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog, tmp_path, lambda d: d["relations"].append(["loki:replicas", "k6:k6-peers"])
+    )
+    assert any(p.startswith("loki:replicas: is a peer endpoint") for p in problems), problems
+
+
+def test_missing_trust(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(catalog, tmp_path, lambda d: d["applications"]["loki"].pop("trust"))
+    assert problems == ["loki: charm loki-k8s needs `trust: true`"]
+
+
+def test_missing_channel(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog, tmp_path, lambda d: d["applications"]["prometheus"].pop("channel")
+    )
+    assert problems == ["prometheus: charm prometheus-k8s has no `channel` and is not a local path"]
+
+
+def test_missing_storage_and_scale(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    def change(d: dict[str, Any]) -> None:
+        d["applications"]["loki"]["storage"].pop("loki-chunks")
+        d["applications"]["grafana"].pop("scale")
+
+    problems = _problems_of(catalog, tmp_path, change)
+    assert sorted(problems) == [
+        "grafana: `scale` must be a whole number of units >= 1, got None",
+        "loki: storage 'loki-chunks' of loki-k8s needs a size in `storage`",
+    ]
+
+
+def test_track_without_receive_otlp(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog, tmp_path, lambda d: d["applications"]["otelcol"].update(channel="2/stable")
+    )
+    assert len(problems) == 1
+    assert problems[0].startswith("otelcol:receive-otlp: no such endpoint")
+    assert "track/2" in problems[0]
+
+
+def test_grafana_track_2_ingress_is_traefik_route(
+    catalog: charm_catalog.Catalog, tmp_path: Path
+) -> None:
+    problems = _problems_of(
+        catalog, tmp_path, lambda d: d["applications"]["grafana"].update(channel="2/edge")
+    )
+    assert problems == [
+        "grafana:ingress: interface traefik_route does not match traefik:ingress interface ingress"
+    ]
+
+
+def test_unrecorded_track(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog, tmp_path, lambda d: d["applications"]["loki"].update(channel="9.9/edge")
+    )
+    assert problems == [
+        "loki: channel 9.9/edge: no recorded endpoints for track '9.9' of loki-k8s; "
+        "recorded tracks: 2, 3.7, dev"
+    ]
+
+
+def test_insecure_skip_verify_is_refused(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog,
+        tmp_path,
+        lambda d: d["applications"]["otelcol"].update(options={"tls_insecure_skip_verify": True}),
+    )
+    assert problems == [
+        "otelcol: option tls_insecure_skip_verify must not be set: TLS is verified everywhere"
+    ]
+
+
+def test_endpoint_limit(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    def change(d: dict[str, Any]) -> None:
+        d["applications"]["otelcol2"] = copy.deepcopy(d["applications"]["otelcol"])
+        d["relations"].append(["k6:send-otlp", "otelcol2:receive-otlp"])
+
+    problems = _problems_of(catalog, tmp_path, change)
+    assert problems == ["k6:send-otlp: has limit 1 but 2 relations"]
+
+
+def test_relation_to_a_missing_application(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    problems = _problems_of(
+        catalog, tmp_path, lambda d: d["relations"].append(["tempo:tracing", "otelcol:send-traces"])
+    )
+    assert problems == ["tempo:tracing: relation names an application the bundle does not have"]
+
+
+def test_local_charm_needs_its_image(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
+    overlay = tmp_path / "no-image.yaml"
+    overlay.write_text("applications:\n  k6:\n    charm: ./k6-k8s_amd64.charm\n")
+    problems = _problems_of(catalog, tmp_path, lambda d: None, overlays=(overlay,))
+    assert problems == ["k6: local charm k6-k8s needs resource 'k6-image' set in `resources`"]
+
+
+def test_cli_fails_and_names_the_endpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = _bundle()
+    _relation(
+        doc, ["otelcol:send-loki-logs", "loki:logging"], ["otelcol:send-logs", "loki:logging"]
+    )
+    broken = tmp_path / "bundle.yaml"
+    broken.write_text(yaml.safe_dump(doc))
+    assert main(["check-bundle", str(broken), "--overlay", str(LOCAL_K6)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out
+    assert "otelcol:send-logs: no such endpoint" in out
+
+
+def test_cli_unreadable_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bundle.yaml"
+    bad.write_text("applications: [unclosed\n")
+    assert main(["check-bundle", str(bad), "--overlay", str(LOCAL_K6)]) == 2
+    assert "not valid YAML" in capsys.readouterr().err
+
+
+# ---- overlay merging -----------------------------------------------------------------------
+
+
+def test_merge_like_juju() -> None:
+    base: dict[str, Any] = {
+        "applications": {
+            "a": {"charm": "x", "options": {"o1": 1, "o2": 2}, "scale": 1},
+            "b": {"charm": "y"},
+        },
+        "relations": [["a:p", "b:r"]],
+    }
+    overlay = {
+        "applications": {"a": {"options": {"o2": 20}, "scale": 3}, "b": None, "c": {"charm": "z"}},
+        "relations": [["a:p", "c:r"]],
+    }
+    merged = bc.merge(base, overlay)
+    assert merged["applications"] == {
+        "a": {"charm": "x", "options": {"o1": 1, "o2": 20}, "scale": 3},
+        "c": {"charm": "z"},
+    }
+    assert merged["relations"] == [["a:p", "c:r"]]
+    assert base["applications"]["a"]["options"] == {"o1": 1, "o2": 2}  # base untouched
+
+
+@pytest.mark.parametrize(
+    ("channel", "track"),
+    [("3.7/edge", "3.7"), ("edge", "latest"), ("latest/stable", "latest"), ("dev/edge/fix", "dev")],
+)
+def test_track_of(channel: str, track: str) -> None:
+    assert bc.track_of(channel) == track

@@ -1,0 +1,758 @@
+"""The Juju helpers without Juju: action results, query answers, settings, skip reason, TLS."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import ssl
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jubilant
+import pytest
+import yaml
+
+from loadgate import bundle_check, charm_catalog, tls
+from loadgate.core.spec import RunSpec
+from loadgate.juju import actions, endpoints, reachability, settings
+from loadgate.juju import model as juju_model
+from loadgate.juju.pytest_plugin import resolve_charm_path
+from loadgate.pipeline import Scope, read_counters
+from loadgate.queries import PrometheusAPI, QueryError, scalar_of
+from loadgate.runner import RunError
+from loadgate.targets.juju import JujuTarget
+
+ROOT = Path(__file__).resolve().parents[2]
+CHARMCRAFT = ROOT / "charms" / "k6-k8s" / "charmcraft.yaml"
+INTEGRATION = ROOT / "tests" / "integration"
+
+# get-results of a finished run as `juju run --format json` hands it over: nested mappings
+# (dotted keys), hyphenated names, every value a string.
+CLIENT: dict[str, str] = {
+    "requests": "1200",
+    "failed": "6",
+    "error-rate": "0.005",
+    "p99-ms": "42.5",
+    "records-sent": "6000",
+    "records-accepted": "5970",
+    "records-per-minute": "59700.0",
+    "duration-s": "60.0",
+    "dropped-iterations": "0",
+    "instances": "1",
+    "histogram": json.dumps({"base_ms": 0.05, "per_octave": 8, "counts": {"80": 1200}}),
+}
+FINISHED: dict[str, Any] = {"run-id": "r1", "status": "passed", "verdict": "PASS", "client": CLIENT}
+
+
+# ---- action results ------------------------------------------------------------------------
+
+
+def test_finished_run_figures() -> None:
+    state = actions.parse_results(FINISHED)
+    assert state.finished
+    assert state.status == "passed"
+    assert state.verdict == "PASS"
+    client = state.client
+    assert client is not None
+    assert (client.requests, client.failed, client.records_sent) == (1200, 6, 6000)
+    assert client.records_accepted == 5970
+    assert client.error_rate == pytest.approx(0.005)
+    assert client.p99_ms == pytest.approx(42.5)
+    assert client.records_per_minute == pytest.approx(59700.0)
+    assert client.histogram.total == 1200
+    assert client.histogram.quantile_ms(0.99) == pytest.approx(0.05 * 2 ** (81 / 8))
+
+
+def test_underscored_numeric_fields_are_read_too() -> None:
+    client = {k.replace("-", "_"): v for k, v in CLIENT.items() if k != "histogram"}
+    state = actions.parse_results({**FINISHED, "client": {**client, "requests": 1200}})
+    assert state.client is not None
+    assert state.client.requests == 1200
+    assert state.client.histogram.total == 0
+
+
+def test_client_as_json_string() -> None:
+    state = actions.parse_results({**FINISHED, "client": json.dumps(CLIENT)})
+    assert state.client is not None
+    assert state.client.records_accepted == 5970
+
+
+def test_summary_field_is_the_k6_summary() -> None:
+    summary = {
+        "format": "loadgate-k6-summary/1",
+        "requests": 10,
+        "failed": 0,
+        "error_rate": 0.0,
+        "p99_ms": 3.5,
+        "records_sent": 50,
+        "records_accepted": 50,
+        "records_per_minute": 3000.0,
+        "duration_s": 1.0,
+    }
+    state = actions.parse_results(
+        {"run-id": "r1", "status": "failed", "summary": json.dumps(summary)}
+    )
+    assert state.client is not None
+    assert state.client.records_sent == 50
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"status": "done"}, "get-results.status: must be one of running, passed"),
+        ({"run-id": ""}, "get-results.run-id: missing"),
+        ({"client": None}, "get-results.client: missing for a passed run"),
+        (
+            {"client": {**CLIENT, "requests": "many"}},
+            "client.requests: expected a number",
+        ),
+        (
+            {"client": {**CLIENT, "failed": "1.5"}},
+            "client.failed: expected a whole number",
+        ),
+        ({"client": "{not json"}, "get-results.client: expected a mapping or JSON object"),
+        ({"summary": '{"format": "other"}'}, "get-results.summary: not a loadgate k6 summary"),
+    ],
+)
+def test_malformed_results_name_the_field(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(actions.ActionResultError, match=message):
+        actions.parse_results({**FINISHED, **change})
+
+
+def test_missing_field_is_named() -> None:
+    client = dict(CLIENT)
+    del client["records-sent"]
+    with pytest.raises(
+        actions.ActionResultError, match=r"get-results.client.records-sent: missing"
+    ):
+        actions.parse_results({**FINISHED, "client": client})
+
+
+def test_running_run_with_partial_figures() -> None:
+    state = actions.parse_results(
+        {"run-id": "r1", "status": "running", "client": {"records-sent": "100"}}
+    )
+    assert not state.finished
+    assert state.client is None
+
+
+def test_error_run_keeps_its_message() -> None:
+    state = actions.parse_results({"run-id": "r1", "status": "error", "stderr-tail": "k6: boom"})
+    assert state.finished
+    assert state.error == "k6: boom"
+
+
+def test_units_of_a_multi_unit_run() -> None:
+    part = {k: v for k, v in CLIENT.items() if k != "histogram"}
+    state = actions.parse_results({**FINISHED, "units": {"k6-0": part, "k6-2": part}})
+    assert sorted(state.units) == ["k6/0", "k6/2"]
+    assert state.units["k6/2"].requests == 1200
+
+
+# What the k6 charm's own get-results code (charms/k6-k8s/src/report.py) returns, produced in
+# a separate interpreter so its modules (runs, peers, report, ...) stay out of this one.
+CHARM_REPORT = """
+import json, sys
+from loadgate_core.spec import RunSpec
+from loadgate_core.summary import ClientFigures
+from report import RunReport, action_results
+spec = RunSpec.from_params({"run-id": "r7", "rate": 60000})
+figures = ClientFigures(requests=1200, failed=6, error_rate=0.005, p99_ms=42.5,
+    records_sent=6000, records_accepted=5970, records_per_minute=59700.0, duration_s=60.0,
+    instances=3)
+reports = [
+    RunReport("r7", "passed", spec, figures, {"k6/0": "passed", "k6/1": "passed"}),
+    RunReport("r7", "running", spec, None, {"k6/0": "running"}),
+    RunReport("r7", "error", spec, None, {"k6/0": "error"}, "k6: exit 107"),
+]
+json.dump([action_results(r) for r in reports], sys.stdout)
+"""
+
+
+def _charm_results() -> list[dict[str, Any]]:
+    src = ROOT / "charms" / "k6-k8s" / "src"
+    done = subprocess.run(
+        [sys.executable, "-c", CHARM_REPORT],
+        cwd=src,
+        env={**os.environ, "PYTHONPATH": str(src)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_results_of_the_k6_charm_itself() -> None:
+    passed, running, error = (actions.parse_results(r) for r in _charm_results())
+    assert passed.status == "passed"
+    assert passed.verdict in ("PASS", "FAIL")
+    assert passed.client is not None
+    assert (passed.client.requests, passed.client.records_accepted) == (1200, 5970)
+    assert passed.client.p99_ms == pytest.approx(42.5)
+    assert passed.client.instances == 3
+    assert passed.unit_status == {"k6/0": "passed", "k6/1": "passed"}
+    assert not running.finished
+    assert running.client is None
+    assert error.status == "error"
+    assert error.error == "k6: exit 107"
+
+
+def test_start_results() -> None:
+    assert actions.parse_start({"run-id": "r9"}) == "r9"
+    with pytest.raises(actions.ActionResultError, match="start-load: results have no run-id"):
+        actions.parse_start({"id": "r9"})
+
+
+def test_start_params_are_the_charm_parameters() -> None:
+    spec = RunSpec.from_params({"rate": 120000, "labels": "revision=69", "run-id": "r1"})
+    params = actions.start_load_params(spec)
+    assert params["rate"] == 120000
+    assert params["labels"] == "revision=69"
+    assert params["run-id"] == "r1"
+    assert "streams" not in params
+    assert RunSpec.from_params(params) == spec
+
+
+def test_start_params_against_charmcraft_yaml() -> None:
+    """Every parameter sent is one the charm declares; `run-id` is the one the charm must add."""
+    declared = set(yaml.safe_load(CHARMCRAFT.read_text())["actions"]["start-load"]["params"])
+    assert actions.START_LOAD_PARAMS - declared <= {"run-id"}
+    assert declared <= actions.START_LOAD_PARAMS
+
+
+def test_start_params_refuse_what_the_charm_cannot_take() -> None:
+    spec = RunSpec.from_params({"streams": 8})
+    with pytest.raises(actions.ActionResultError, match="streams: the k6 charm runs"):
+        actions.start_load_params(spec)
+
+
+@pytest.mark.parametrize(
+    ("key", "unit"), [("k6-0", "k6/0"), ("my-k6-12", "my-k6/12"), ("k6/1", "k6/1")]
+)
+def test_unit_name(key: str, unit: str) -> None:
+    assert actions.unit_name(key) == unit
+
+
+# ---- query answers -------------------------------------------------------------------------
+
+
+def test_scalar_of_answers() -> None:
+    vector = {
+        "status": "success",
+        "data": {"resultType": "vector", "result": [{"metric": {}, "value": [1, "42"]}]},
+    }
+    assert scalar_of(vector) == 42.0
+    assert scalar_of({"data": {"resultType": "scalar", "result": [1, "7.5"]}}) == 7.5
+    assert scalar_of({"data": {"resultType": "vector", "result": []}}) is None
+    nan = {"data": {"resultType": "vector", "result": [{"value": [1, "NaN"]}]}}
+    assert scalar_of(nan) is None
+    two = {"data": {"resultType": "vector", "result": [{"value": [1, "1"]}, {"value": [1, "2"]}]}}
+    with pytest.raises(QueryError, match="expected one series, got 2"):
+        scalar_of(two)
+
+
+def test_scoped_counters_reach_prometheus() -> None:
+    """The Juju scope's queries go over HTTP exactly as the local target's do."""
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.params["query"])
+        body = {
+            "status": "success",
+            "data": {"resultType": "vector", "result": [{"value": [1, "5"]}]},
+        }
+        return httpx.Response(200, json=body)
+
+    client = httpx.Client(transport=httpx.MockTransport(answer))
+    prom = PrometheusAPI("https://prometheus", client)
+    scope = Scope(exporter="loki/send-loki-logs/1", loki={"juju_unit": "loki/0"})
+    counts = read_counters(prom, scope=scope)
+    assert counts["collector_exported"] == 5.0
+    assert 'exporter=~"loki/send-loki-logs/1"' in seen[2]
+    assert 'juju_unit="loki/0"' in seen[5]
+    assert all("loki.*" not in q for q in seen)
+
+
+def test_prometheus_error_answer() -> None:
+    client = httpx.Client(
+        transport=httpx.MockTransport(
+            lambda r: httpx.Response(
+                200, json={"status": "error", "errorType": "bad_data", "error": "parse error"}
+            )
+        )
+    )
+    with pytest.raises(QueryError, match="bad_data: parse error"):
+        PrometheusAPI("https://prometheus", client).instant("up")
+
+
+# ---- endpoints -----------------------------------------------------------------------------
+
+
+def _status(apps: dict[str, dict[str, dict[str, Any]]]) -> jubilant.Status:
+    return jubilant.Status._from_dict(  # pyright: ignore[reportPrivateUsage]
+        {
+            "model": {
+                "name": "m",
+                "type": "caas",
+                "controller": "c",
+                "cloud": "k8s",
+                "version": "3.6.0",
+                "model-status": {},
+            },
+            "machines": {},
+            "applications": {
+                name: {
+                    "charm": name,
+                    "charm-origin": "charmhub",
+                    "charm-name": name,
+                    "charm-rev": 1,
+                    "exposed": False,
+                    "units": units,
+                }
+                for name, units in apps.items()
+            },
+        }
+    )
+
+
+def test_unit_endpoints_and_leader() -> None:
+    status = _status(
+        {
+            "loki": {
+                "loki/10": {"address": "10.0.0.10"},
+                "loki/2": {"address": "10.0.0.2", "leader": True},
+            }
+        }
+    )
+    units = endpoints.unit_endpoints(status, "loki", "cos")
+    assert [u.unit for u in units] == ["loki/2", "loki/10"]
+    assert units[0].hostname == "loki-2.loki-endpoints.cos.svc.cluster.local"
+    assert units[0].url(3100) == "https://10.0.0.2:3100"
+    assert endpoints.leader(status, "loki") == "loki/2"
+    with pytest.raises(endpoints.EndpointError, match="application 'tempo' is not in model 'cos'"):
+        endpoints.unit_endpoints(status, "tempo", "cos")
+
+
+def test_unit_without_address() -> None:
+    status = _status({"loki": {"loki/0": {"address": ""}}})
+    with pytest.raises(endpoints.EndpointError, match="unit loki/0 has no address yet"):
+        endpoints.unit_endpoints(status, "loki", "m")
+
+
+@pytest.mark.parametrize(("model", "name"), [("m", "m"), ("ctl:m", "m"), ("ctl:admin/m", "m")])
+def test_model_name(model: str, name: str) -> None:
+    assert endpoints.model_name(model) == name
+
+
+def test_ca_from_results() -> None:
+    pem = tls.generate().ca_cert_pem.decode()
+    assert endpoints.ca_from_results({"ca-certificate": pem}) == pem
+    with pytest.raises(endpoints.EndpointError, match="no PEM `ca-certificate`"):
+        endpoints.ca_from_results({"certificate": pem})
+
+
+COLLECTOR_CONFIG = """
+exporters:
+  loki/send-loki-logs/0:
+    endpoint: https://loki-1.loki-endpoints.cos.svc.cluster.local:3100/loki/api/v1/push
+  loki/send-loki-logs/1:
+    endpoint: https://loki-0.loki-endpoints.cos.svc.cluster.local:3100/loki/api/v1/push
+  prometheusremotewrite/0:
+    endpoint: https://prometheus-0.prometheus-endpoints.cos.svc.cluster.local:9090/api/v1/write
+"""
+
+
+def test_exporter_that_writes_to_a_loki_unit() -> None:
+    exporters = endpoints.loki_exporters(COLLECTOR_CONFIG)
+    assert sorted(exporters) == ["loki/send-loki-logs/0", "loki/send-loki-logs/1"]
+    loki0 = endpoints.UnitEndpoint("loki/0", "10.0.0.1", endpoints.unit_fqdn("loki/0", "cos"))
+    assert endpoints.exporter_for(exporters, loki0) == "loki/send-loki-logs/1"
+    other = endpoints.UnitEndpoint("loki/5", "10.0.0.5", endpoints.unit_fqdn("loki/5", "cos"))
+    with pytest.raises(endpoints.EndpointError, match="expected one collector Loki exporter"):
+        endpoints.exporter_for(exporters, other)
+
+
+def test_related_app_data() -> None:
+    info = jubilant.UnitInfo._from_dict(  # pyright: ignore[reportPrivateUsage]
+        {
+            "opened-ports": [],
+            "charm": "local:k6-k8s-0",
+            "leader": True,
+            "relation-info": [
+                {
+                    "relation-id": 3,
+                    "endpoint": "send-otlp",
+                    "related-endpoint": "receive-otlp",
+                    "application-data": {"endpoints": '[{"endpoint": "https://otelcol-0:4318"}]'},
+                },
+                {
+                    "relation-id": 4,
+                    "endpoint": "receive-ca-cert",
+                    "related-endpoint": "send-ca-cert",
+                    "application-data": {},
+                },
+            ],
+        }
+    )
+    data = endpoints.related_app_data(info, "send-otlp")
+    assert data == [{"endpoints": '[{"endpoint": "https://otelcol-0:4318"}]'}]
+    assert endpoints.related_app_data(info, "send-remote-write") == []
+
+
+@dataclass
+class _TLSServer:
+    url: str
+    ca_file: Path
+    name: str
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[_TLSServer]:
+    """A real HTTPS server whose certificate names only an in-cluster FQDN (like the charms')."""
+    name = "loki-0.loki-endpoints.cos.svc.cluster.local"
+    material = tls.generate(hostnames=(name,), ips=())
+    files = tls.write(material, tmp_path)
+
+    class Ready(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"ready")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Ready)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(files.server_cert, files.server_key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield _TLSServer(f"https://127.0.0.1:{server.server_address[1]}", files.ca_cert, name)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_verified_client_checks_the_unit_name(tls_server: _TLSServer) -> None:
+    with endpoints.verified_client(tls_server.ca_file, tls_server.name) as client:
+        assert client.get(f"{tls_server.url}/ready").text == "ready"
+
+
+def test_verified_client_refuses_another_name(tls_server: _TLSServer) -> None:
+    with (
+        endpoints.verified_client(
+            tls_server.ca_file, "loki-1.loki-endpoints.cos.svc.cluster.local"
+        ) as client,
+        pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED|match"),
+    ):
+        client.get(f"{tls_server.url}/ready")
+
+
+def test_verified_client_refuses_another_ca(tls_server: _TLSServer, tmp_path: Path) -> None:
+    other = tls.write(tls.generate(), tmp_path / "other")
+    with (
+        endpoints.verified_client(other.ca_cert, tls_server.name) as client,
+        pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"),
+    ):
+        client.get(f"{tls_server.url}/ready")
+
+
+# ---- settings: revisions.yaml and gates.yaml ----------------------------------------------
+
+
+def _files(tmp_path: Path, revisions: dict[str, Any], gates: dict[str, Any]) -> tuple[Path, Path]:
+    r, g = tmp_path / "revisions.yaml", tmp_path / "gates.yaml"
+    r.write_text(yaml.safe_dump(revisions))
+    g.write_text(yaml.safe_dump(gates))
+    return r, g
+
+
+REVISIONS = {"otelcol": {"channel": "dev/edge", "revisions": [200, 201], "default": 201}}
+GATES = {
+    "defaults": {"rate": 60000, "duration": "5m", "p99-ms": 200},
+    "revisions": {"200": {"p99-ms": 300}},
+}
+
+
+def test_option_wins_over_the_matrix_file(tmp_path: Path) -> None:
+    r, _ = _files(tmp_path, REVISIONS, GATES)
+    assert settings.resolve_otelcol("200", None, r) == settings.OtelcolPin(
+        "dev/edge", 200, "option"
+    )
+    assert settings.resolve_otelcol(None, "0.130/edge", r).channel == "0.130/edge"
+    assert settings.resolve_otelcol(None, None, r) == settings.OtelcolPin(
+        "dev/edge", 201, "revisions.yaml default"
+    )
+
+
+def test_channel_head_without_a_default(tmp_path: Path) -> None:
+    r, _ = _files(tmp_path, {"otelcol": {"channel": "dev/edge", "revisions": []}}, GATES)
+    assert settings.resolve_otelcol(None, None, r) == settings.OtelcolPin(
+        "dev/edge", None, "channel head"
+    )
+
+
+@pytest.mark.parametrize(
+    ("revision", "channel", "message"),
+    [
+        ("abc", None, "--otelcol-revision: must be a positive whole number; got 'abc'"),
+        ("0", None, "--otelcol-revision: must be a positive whole number"),
+        (None, "dev", "--otelcol-channel: must be a channel track/risk"),
+    ],
+)
+def test_bad_options_name_the_option(
+    tmp_path: Path, revision: str | None, channel: str | None, message: str
+) -> None:
+    r, _ = _files(tmp_path, REVISIONS, GATES)
+    with pytest.raises(settings.SettingsError, match=message):
+        settings.resolve_otelcol(revision, channel, r)
+
+
+def test_bad_matrix_file_names_the_field(tmp_path: Path) -> None:
+    r, _ = _files(tmp_path, {"otelcol": {"channel": "dev/edge", "revisions": ["x"]}}, GATES)
+    with pytest.raises(
+        settings.SettingsError, match=r"otelcol.revisions: must be a positive whole number; got 'x'"
+    ):
+        settings.load_revisions(r)
+
+
+def test_gates_defaults_and_overrides(tmp_path: Path) -> None:
+    _, g = _files(tmp_path, REVISIONS, GATES)
+    assert settings.gate_params(g, 200) == {"rate": 60000, "duration": "5m", "p99-ms": 300}
+    assert settings.gate_params(g, 201)["p99-ms"] == 200
+    spec = settings.gate_spec(g, settings.OtelcolPin("dev/edge", 200, "option"))
+    assert spec.p99_ms == 300
+    assert spec.labels == {"otelcol": "200", "revision": "200"}
+    head = settings.gate_spec(g, settings.OtelcolPin("dev/edge", None, "channel head"))
+    assert head.labels == {"otelcol": "dev-edge"}
+
+
+def test_bad_gate_names_the_parameter(tmp_path: Path) -> None:
+    _, g = _files(tmp_path, REVISIONS, {"defaults": {"p99": 100}})
+    with pytest.raises(settings.SettingsError, match=r"gates.yaml: p99: unknown parameter"):
+        settings.gate_spec(g, settings.OtelcolPin("dev/edge", None, "x"))
+
+
+def test_committed_matrix_and_gates_are_valid() -> None:
+    channel, revisions, _ = settings.load_revisions(INTEGRATION / "revisions.yaml")
+    assert bundle_check.track_of(channel) in ("dev", "0.130")
+    assert revisions
+    for revision in revisions:
+        spec = settings.gate_spec(
+            INTEGRATION / "gates.yaml", settings.OtelcolPin(channel, revision, "x")
+        )
+        assert spec.labels["revision"] == str(revision)
+        assert actions.start_load_params(spec)
+
+
+# ---- generated overlays --------------------------------------------------------------------
+
+
+def test_generated_overlays_pass_the_bundle_checker(tmp_path: Path) -> None:
+    charm = tmp_path / "k6-k8s_amd64.charm"
+    charm.write_bytes(b"")
+    pin = settings.OtelcolPin("dev/edge", 200, "option")
+    overlays = [
+        juju_model.write_overlay(juju_model.local_k6_overlay(charm), tmp_path, "local.yaml"),
+        juju_model.write_overlay(juju_model.pin_overlay(pin), tmp_path, "pin.yaml"),
+    ]
+    catalog = charm_catalog.build(bundle_check.default_upstream(), [CHARMCRAFT])
+    assert bundle_check.check_files(ROOT / "bundles" / "bundle.yaml", overlays, catalog) == []
+    doc, _ = bundle_check.load(ROOT / "bundles" / "bundle.yaml", overlays)
+    assert doc["applications"]["otelcol"]["revision"] == 200
+    assert doc["applications"]["k6"]["charm"] == str(charm)
+
+
+# ---- charm path and skip reason ------------------------------------------------------------
+
+
+def test_charm_path_resolution(tmp_path: Path) -> None:
+    charm = tmp_path / "k6-k8s_amd64.charm"
+    charm.write_bytes(b"")
+    assert resolve_charm_path(str(charm), {}) == charm
+    assert resolve_charm_path(None, {"CHARM_PATH": str(charm)}) == charm
+    assert resolve_charm_path(None, {}) is None
+    with pytest.raises(pytest.UsageError, match=r"\$CHARM_PATH: must name a packed .charm file"):
+        resolve_charm_path(None, {"CHARM_PATH": str(tmp_path / "missing.charm")})
+    with pytest.raises(pytest.UsageError, match=r"--charm-path: must name a packed \.charm file"):
+        resolve_charm_path(str(tmp_path), {})
+
+
+@dataclass
+class _Juju:
+    """Answers for the juju CLI calls the skip check makes."""
+
+    answers: dict[str, tuple[int, str, str]] = field(
+        default_factory=dict[str, tuple[int, str, str]]
+    )
+    calls: list[list[str]] = field(default_factory=list[list[str]])
+
+    def __call__(self, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        self.calls.append(list(argv))
+        code, out, err = self.answers[argv[1]]
+        return subprocess.CompletedProcess(list(argv), code, out, err)
+
+
+CONTROLLERS = json.dumps({"controllers": {"k8s": {}}, "current-controller": "k8s"})
+
+
+@pytest.mark.parametrize(
+    ("answers", "controller", "reason"),
+    [
+        (
+            {"controllers": (1, "", "ERROR no controller API\n")},
+            None,
+            "`juju controllers` failed: ERROR no controller API",
+        ),
+        ({"controllers": (0, "{}", "")}, None, "`juju controllers` lists none"),
+        (
+            {"controllers": (0, json.dumps({"controllers": {"k8s": {}}}), "")},
+            None,
+            "no current controller",
+        ),
+        ({"controllers": (0, CONTROLLERS, "")}, "lxd", "controller 'lxd' is not one of ['k8s']"),
+        (
+            {"controllers": (0, CONTROLLERS, ""), "models": (1, "", "connection refused")},
+            None,
+            "controller 'k8s' did not answer: connection refused",
+        ),
+        ({"controllers": (0, CONTROLLERS, ""), "models": (0, "{}", "")}, None, None),
+    ],
+)
+def test_skip_reason(
+    answers: dict[str, tuple[int, str, str]], controller: str | None, reason: str | None
+) -> None:
+    fake = _Juju(answers)
+    got = reachability.skip_reason(controller, which=lambda _: "/usr/bin/juju", run=fake)
+    if reason is None:
+        assert got is None
+        assert fake.calls[-1] == [
+            "/usr/bin/juju",
+            "models",
+            "--controller",
+            "k8s",
+            "--format",
+            "json",
+        ]
+    else:
+        assert got is not None
+        assert got.startswith(f"no Juju controller reachable: {reason}")
+
+
+def test_skip_reason_without_the_cli() -> None:
+    reason = reachability.skip_reason(which=lambda _: None)
+    assert reason == "no Juju controller reachable: the `juju` CLI is not on PATH"
+
+
+# ---- the Juju target's run flow (jubilant calls answered in-process) -----------------------
+
+
+@dataclass
+class _Task:
+    results: dict[str, Any]
+
+
+@dataclass
+class _Model:
+    """The jubilant.Juju calls JujuTarget makes, answered from a script of get-results."""
+
+    results: list[dict[str, Any]]
+    start_run_id: str | None = None
+    model: str = "ctl:admin/cos"
+    ran: list[tuple[str, str, dict[str, Any]]] = field(
+        default_factory=list[tuple[str, str, dict[str, Any]]]
+    )
+
+    def status(self) -> jubilant.Status:
+        return _status(
+            {
+                "ca": {"ca/0": {"address": "10.0.0.9", "leader": True}},
+                "prometheus": {"prometheus/0": {"address": "10.0.0.3"}},
+                "loki": {"loki/0": {"address": "10.0.0.1"}, "loki/1": {"address": "10.0.0.2"}},
+                "otelcol": {"otelcol/0": {"address": "10.0.0.4"}},
+                "k6": {"k6/0": {"address": "10.0.0.5", "leader": True}},
+            }
+        )
+
+    def run(
+        self,
+        unit: str,
+        action: str,
+        params: dict[str, Any] | None = None,
+        *,
+        wait: float | None = None,
+    ) -> _Task:
+        self.ran.append((unit, action, dict(params or {})))
+        if action == "get-ca-certificate":
+            return _Task({"ca-certificate": tls.generate().ca_cert_pem.decode()})
+        if action == "start-load":
+            return _Task({"run-id": self.start_run_id or (params or {})["run-id"]})
+        if action == "get-results":
+            return _Task(self.results.pop(0))
+        return _Task({})
+
+    def ssh(self, target: str, command: str, *args: str, container: str | None = None) -> str:
+        assert (target, command, args, container) == (
+            "otelcol/0",
+            "cat",
+            (endpoints.OTELCOL_CONFIG,),
+            "otelcol",
+        )
+        return COLLECTOR_CONFIG
+
+
+def _target(model: _Model, tmp_path: Path) -> JujuTarget:
+    return JujuTarget(model, workdir=tmp_path, poll_every=0.0)  # pyright: ignore[reportArgumentType]
+
+
+def test_target_follows_the_run_to_its_end(tmp_path: Path) -> None:
+    running = {
+        "run-id": "r1",
+        "status": "running",
+        "client": {**CLIENT, "records-sent": "100"},
+    }
+    model = _Model([running, FINISHED])
+    target = _target(model, tmp_path)
+    assert target.scope == Scope(exporter="loki/send-loki-logs/1", loki={"juju_unit": "loki/0"})
+    assert target.prometheus().base_url == "https://10.0.0.3:9090"
+    assert target.loki().base_url == "https://10.0.0.1:3100"
+    target.start(RunSpec.from_params({"run-id": "r1", "duration": "2s"}), tmp_path)
+    progress = target.poll()
+    assert progress is not None
+    assert progress.records_sent == 100
+    assert target.poll() is None
+    client = target.finish()
+    assert client.records_accepted == 5970
+    assert json.loads((tmp_path / "get-results.json").read_text())["status"] == "passed"
+    assert [a for _, a, _ in model.ran] == [
+        "get-ca-certificate",
+        "start-load",
+        "get-results",
+        "get-results",
+    ]
+    assert model.ran[1][2]["run-id"] == "r1"
+    target.close()
+
+
+def test_target_refuses_a_run_id_it_did_not_ask_for(tmp_path: Path) -> None:
+    target = _target(_Model([], start_run_id="charm-own-id"), tmp_path)
+    with pytest.raises(RunError, match="its start-load must take `run-id`"):
+        target.start(RunSpec.from_params({"run-id": "r1"}), tmp_path)
+
+
+def test_target_reports_a_k6_error(tmp_path: Path) -> None:
+    model = _Model([{"run-id": "r1", "status": "error", "error": "k6 exited 107: bad script"}])
+    target = _target(model, tmp_path)
+    target.start(RunSpec.from_params({"run-id": "r1"}), tmp_path)
+    assert target.poll() is None
+    with pytest.raises(RunError, match="ended in error: k6 exited 107: bad script"):
+        target.finish()
