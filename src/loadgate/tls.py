@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,3 +118,8 @@ def write(material: TLSMaterial, folder: Path) -> TLSPaths:
     out.server_key.touch(mode=0o600)
     out.server_key.write_bytes(material.server_key_pem)
     return out
+
+
+def client_context(ca_file: Path) -> ssl.SSLContext:
+    """A client TLS context that trusts only the given CA and checks host names."""
+    return ssl.create_default_context(cafile=str(ca_file))

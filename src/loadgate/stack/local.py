@@ -140,7 +140,7 @@ def pebble_client(info: StackInfo) -> ops.pebble.Client:
 
 
 def _http_client(info: StackInfo, timeout: float = 2.0) -> httpx.Client:
-    return httpx.Client(verify=str(info.ca_file), timeout=timeout)
+    return httpx.Client(verify=tls_material.client_context(info.ca_file), timeout=timeout)
 
 
 def _probe(client: httpx.Client, url: str) -> tuple[bool, str]:

@@ -18,6 +18,7 @@ from ..core.summary import ClientFigures, SummaryError, read_summary
 from ..queries import LokiAPI, PrometheusAPI
 from ..runner import Progress, RunError
 from ..stack.local import StackInfo
+from ..tls import client_context
 
 SUMMARY_FILE = "k6-summary.json"
 K6_LOG = "k6.log"
@@ -42,7 +43,7 @@ class LocalTarget:
     def __init__(self, stack: StackInfo, *, remote_write: bool = True):
         self.stack = stack
         self.remote_write = remote_write
-        self._http = httpx.Client(verify=str(stack.ca_file), timeout=30.0)
+        self._http = httpx.Client(verify=client_context(stack.ca_file), timeout=30.0)
         self._api = httpx.Client(timeout=2.0)
         self._proc: subprocess.Popen[bytes] | None = None
         self._out_dir: Path | None = None

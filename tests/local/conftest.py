@@ -1,0 +1,49 @@
+"""Fixtures of the end-to-end suites: real binaries (built by `loadgate binaries`) on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from loadgate import binaries, paths
+from loadgate.stack import local
+from loadgate.stack.ports import Ports
+from loadgate.stack.profile import Profile
+
+
+@pytest.fixture(scope="session")
+def built_bin_dir() -> Path:
+    """The binaries cache; a missing binary fails the suite (these tests never skip)."""
+    folder = paths.bin_dir()
+    missing = binaries.missing(binaries.PART_NAMES, folder)
+    if missing:
+        pytest.fail(f"not built: {', '.join(missing)} in {folder}; run `loadgate binaries` first")
+    return folder
+
+
+StartStack = Callable[[Path, int], local.StackInfo]
+
+
+@pytest.fixture(scope="session")
+def start_stack(built_bin_dir: Path) -> StartStack:
+    """Start a charm-default stack in a run directory with ports from a base port."""
+
+    def start(root: Path, base_port: int) -> local.StackInfo:
+        return local.up(Profile(), Ports.from_base(base_port), root=root, bin_dir=built_bin_dir)
+
+    return start
+
+
+@pytest.fixture(scope="module")
+def stack(
+    start_stack: StartStack, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[local.StackInfo]:
+    """A fresh local stack on its own ports and run directory, stopped after the module."""
+    root = tmp_path_factory.mktemp("stack")
+    info = start_stack(root, 24600)
+    try:
+        yield info
+    finally:
+        local.down(root)

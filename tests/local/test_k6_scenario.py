@@ -1,0 +1,184 @@
+"""The k6 scenario with the real k6 binary: the options it derives from LOAD_* match RunSpec, its
+payloads have the OTLP shape, and its summary accounts for every request it sent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loadgate import paths
+from loadgate.core import k6args
+from loadgate.core.spec import RunSpec
+from loadgate.core.summary import read_summary
+
+pytestmark = pytest.mark.local
+
+
+def js_number(value: float) -> str:
+    """How JavaScript prints a number."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def k6_options(bin_dir: Path, spec: RunSpec) -> dict[str, Any]:
+    cmd = k6args.build_command(
+        spec,
+        k6_bin=bin_dir / "k6",
+        scripts_dir=paths.k6_dir(),
+        target="http://127.0.0.1:9",
+        summary_path="/dev/null",
+    )
+    # `k6 inspect` evaluates the script's init context with the same -e variables.
+    variables = cmd.argv[cmd.argv.index("run") + 1 : -1]
+    argv = [str(bin_dir / "k6"), "inspect", "--execution-requirements"]
+    argv += [a for a in variables if not a.startswith("--")]
+    argv.append(cmd.argv[-1])
+    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"rate": 200_000, "logs-per-request": 5, "requests-per-iteration": 4, "vus": 20},
+        {"rate": 1003, "logs-per-request": 5, "p99-ms": 12.5, "max-error-rate": 0.05},
+        {"executor": "ramping-arrival-rate", "rate": 600_000, "duration": "10m"},
+        {"executor": "constant-vus", "vus": 7, "duration": "90s"},
+    ],
+)
+def test_k6_derives_the_same_options_as_runspec(
+    built_bin_dir: Path, params: dict[str, Any]
+) -> None:
+    spec = RunSpec.from_params(params)
+    opts = k6_options(built_bin_dir, spec)
+    scenario = opts["scenarios"]["logs"]
+    assert scenario["executor"] == spec.executor
+    if spec.executor == "constant-vus":
+        assert scenario["vus"] == spec.vus
+    else:
+        assert scenario["preAllocatedVUs"] == spec.vus
+        assert scenario["maxVUs"] == spec.max_vus
+        assert scenario["timeUnit"] == "1m0s"
+        if spec.executor == "constant-arrival-rate":
+            assert scenario["rate"] == spec.iterations_per_minute
+        else:
+            assert scenario["stages"][0]["target"] == spec.iterations_per_minute
+    thresholds = opts["thresholds"]
+    assert thresholds["errors"] == [f"rate<={js_number(spec.max_error_rate)}"]
+    assert thresholds["http_req_duration"] == [f"p(99)<{js_number(spec.p99_ms)}"]
+    if spec.effective_min_logs_per_minute:
+        rate = spec.effective_min_logs_per_minute / 60
+        assert thresholds["log_records_accepted"] == [f"rate>={js_number(rate)}"]
+    else:
+        assert "log_records_accepted" not in thresholds
+
+
+class Capture(BaseHTTPRequestHandler):
+    bodies: list[tuple[str, bytes]] = []
+    lock = threading.Lock()
+    count = 0
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with Capture.lock:
+            Capture.count += 1
+            n = Capture.count
+            Capture.bodies.append((self.headers.get("Content-Type", ""), body))
+        status = 503 if n % 4 == 0 else 200  # every fourth request fails
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def capture_server() -> Iterator[str]:
+    Capture.bodies, Capture.count = [], 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Capture)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_payloads_and_summary_account_for_every_request(
+    built_bin_dir: Path, capture_server: str, tmp_path: Path
+) -> None:
+    spec = RunSpec.from_params(
+        {
+            "run-id": "payload-1",
+            "rate": 1200,  # 4 requests per second
+            "duration": "3s",
+            "logs-per-request": 3,
+            "body-min": 40,
+            "body-max": 60,
+            "labels": "revision=7",
+        }
+    )
+    summary_path = tmp_path / "summary.json"
+    cmd = k6args.build_command(
+        spec,
+        k6_bin=built_bin_dir / "k6",
+        scripts_dir=paths.k6_dir(),
+        target=capture_server,
+        summary_path=summary_path,
+        instance="test",
+    )
+    proc = subprocess.run(
+        cmd.argv, env={**os.environ, **cmd.env}, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 99, proc.stdout + proc.stderr  # error-rate threshold crossed
+
+    requests = len(Capture.bodies)
+    assert requests >= 10
+    seen: set[str] = set()
+    for content_type, raw in Capture.bodies:
+        assert content_type == "application/json"
+        doc = json.loads(raw)
+        (resource_logs,) = doc["resourceLogs"]
+        attrs = {
+            a["key"]: a["value"]["stringValue"] for a in resource_logs["resource"]["attributes"]
+        }
+        assert attrs["service.name"] == "loadgate-k6"
+        assert attrs["loadtest.run_id"] == "payload-1"
+        assert attrs["loadtest.label.revision"] == "7"
+        assert attrs["service.instance.id"].startswith("test-s")
+        (scope_logs,) = resource_logs["scopeLogs"]
+        assert scope_logs["scope"]["name"] == "loadgate.k6"
+        records = scope_logs["logRecords"]
+        assert len(records) == 3
+        for rec in records:
+            assert int(rec["timeUnixNano"]) > 1_600_000_000 * 10**9
+            assert rec["observedTimeUnixNano"] == rec["timeUnixNano"]
+            assert (rec["severityNumber"], rec["severityText"]) == (9, "INFO")
+            body = rec["body"]["stringValue"]
+            assert body.startswith("run=payload-1 i=test vu=")
+            marker, _, text = body.partition(" it=")
+            text = text.split(" ", 1)[1]
+            assert 40 <= len(text) <= 60, text
+            record_attrs = {a["key"] for a in rec["attributes"]}
+            assert record_attrs == {"vu", "stream_id"}
+            assert body not in seen  # every line is unique: Loki never deduplicates
+            seen.add(body)
+
+    client = read_summary(summary_path)
+    failures = requests // 4
+    assert client.requests == requests
+    assert client.failed == failures
+    assert client.error_rate == pytest.approx(failures / requests)
+    assert client.records_sent == requests * 3
+    assert client.records_accepted == (requests - failures) * 3
+    assert client.thresholds["errors{rate<=0.01}"] is False
+    assert "log records sent" in proc.stdout  # the text summary for people
