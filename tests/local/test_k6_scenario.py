@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -82,11 +82,11 @@ def test_k6_derives_the_same_options_as_runspec(
 
 
 class Capture(BaseHTTPRequestHandler):
-    bodies: list[tuple[str, bytes]] = []
+    bodies: ClassVar[list[tuple[str, bytes]]] = []
     lock = threading.Lock()
     count = 0
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         with Capture.lock:
             Capture.count += 1
@@ -98,7 +98,7 @@ class Capture(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"{}")
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
 
@@ -165,7 +165,7 @@ def test_payloads_and_summary_account_for_every_request(
             assert (rec["severityNumber"], rec["severityText"]) == (9, "INFO")
             body = rec["body"]["stringValue"]
             assert body.startswith("run=payload-1 i=test vu=")
-            marker, _, text = body.partition(" it=")
+            _, _, text = body.partition(" it=")
             text = text.split(" ", 1)[1]
             assert 40 <= len(text) <= 60, text
             record_attrs = {a["key"] for a in rec["attributes"]}

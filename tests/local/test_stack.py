@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import StartStack
 
 from loadgate import queries as q
 from loadgate.queries import LokiAPI, PrometheusAPI
@@ -18,8 +19,6 @@ from loadgate.stack.layout import Layout
 from loadgate.stack.ports import Ports
 from loadgate.stack.profile import Profile
 from loadgate.tls import client_context
-
-from conftest import StartStack
 
 pytestmark = pytest.mark.local
 

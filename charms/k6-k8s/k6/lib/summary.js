@@ -1,0 +1,89 @@
+// handleSummary helpers: a JSON summary for programs and a short text summary for people.
+
+function metric(data, name) {
+  return (data.metrics && data.metrics[name] && data.metrics[name].values) || {};
+}
+
+function thresholdResults(data) {
+  const out = {};
+  for (const name of Object.keys(data.metrics || {})) {
+    const th = data.metrics[name].thresholds;
+    if (!th) continue;
+    for (const expr of Object.keys(th)) out[`${name}{${expr}}`] = { metric: name, expression: expr, ok: th[expr].ok };
+  }
+  return out;
+}
+
+import { BUCKET_PREFIX, BASE_MS, PER_OCTAVE } from './histogram.js';
+
+// Request-duration bucket counts, so that several k6 instances' p99 can be combined exactly.
+function histogramOf(data) {
+  const counts = {};
+  for (const name of Object.keys(data.metrics || {})) {
+    if (name.indexOf(BUCKET_PREFIX) !== 0) continue;
+    const n = data.metrics[name].values.count || 0;
+    if (n) counts[String(Number(name.slice(BUCKET_PREFIX.length)))] = n;
+  }
+  return { base_ms: BASE_MS, per_octave: PER_OCTAVE, counts };
+}
+
+function withoutBuckets(metrics) {
+  const out = {};
+  for (const name of Object.keys(metrics)) if (name.indexOf(BUCKET_PREFIX) !== 0) out[name] = metrics[name];
+  return out;
+}
+
+export function summarize(data, cfg) {
+  const durationS = ((data.state && data.state.testRunDurationMs) || 0) / 1000;
+  const sent = metric(data, 'log_records_sent').count || 0;
+  const accepted = metric(data, 'log_records_accepted').count || 0;
+  const errors = metric(data, 'errors');
+  const reqs = metric(data, 'http_reqs').count || 0;
+  const dur = metric(data, 'http_req_duration');
+  return {
+    format: 'loadgate-k6-summary/1',
+    run_id: cfg.runId,
+    instance: cfg.instance,
+    scenario: 'otlp-logs',
+    executor: cfg.executor,
+    target: cfg.target,
+    logs_per_request: cfg.logsPerRequest,
+    requests_per_iteration: cfg.requestsPerIteration,
+    duration_s: durationS,
+    requests: reqs,
+    failed: errors.passes || 0,
+    error_rate: errors.rate === undefined ? 0 : errors.rate,
+    p99_ms: dur['p(99)'] === undefined ? null : dur['p(99)'],
+    p95_ms: dur['p(95)'] === undefined ? null : dur['p(95)'],
+    avg_ms: dur.avg === undefined ? null : dur.avg,
+    max_ms: dur.max === undefined ? null : dur.max,
+    records_sent: sent,
+    records_accepted: accepted,
+    records_per_minute: durationS > 0 ? (accepted * 60) / durationS : 0,
+    dropped_iterations: metric(data, 'dropped_iterations').count || 0,
+    thresholds: thresholdResults(data),
+    latency_histogram: histogramOf(data),
+    metrics: withoutBuckets(data.metrics || {}),
+  };
+}
+
+function pad(text, width) {
+  text = String(text);
+  return text.length >= width ? text : text + ' '.repeat(width - text.length);
+}
+
+export function textSummary(s) {
+  const lines = [
+    '',
+    `  loadgate otlp-logs  run ${s.run_id}  instance ${s.instance}  ${s.executor}  ${s.duration_s.toFixed(1)}s`,
+    `  requests ${s.requests}  failed ${s.failed}  error rate ${(s.error_rate * 100).toFixed(3)}%`,
+    `  log records sent ${s.records_sent}  accepted ${s.records_accepted}  per minute ${Math.round(s.records_per_minute)}`,
+    `  latency p95 ${s.p95_ms === null ? '-' : s.p95_ms.toFixed(2)} ms  p99 ${s.p99_ms === null ? '-' : s.p99_ms.toFixed(2)} ms`,
+  ];
+  if (s.dropped_iterations) lines.push(`  dropped iterations ${s.dropped_iterations} (k6 had no free VU: those records were never sent)`);
+  for (const key of Object.keys(s.thresholds)) {
+    const t = s.thresholds[key];
+    lines.push(`  ${t.ok ? 'ok  ' : 'FAIL'} ${pad(t.metric, 22)} ${t.expression}`);
+  }
+  return lines.join('\n') + '\n\n';
+}

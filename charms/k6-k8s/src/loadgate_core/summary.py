@@ -1,0 +1,162 @@
+"""Read the JSON summary the k6 scenario writes (handleSummary) and combine several of them."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SUMMARY_FORMAT = "loadgate-k6-summary/1"
+
+
+class SummaryError(ValueError):
+    """The summary is missing, truncated or of another format."""
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Request-duration bucket counts (see k6/lib/histogram.js)."""
+
+    base_ms: float = 0.05
+    per_octave: int = 8
+    counts: dict[int, int] = field(default_factory=dict[int, int])
+
+    def upper_ms(self, bucket: int) -> float:
+        return self.base_ms * 2 ** ((bucket + 1) / self.per_octave)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def quantile_ms(self, q: float) -> float | None:
+        """Upper bound of the bucket holding the q-quantile; None when empty."""
+        total = self.total
+        if total == 0:
+            return None
+        rank = math.ceil(q * total)
+        seen = 0
+        for bucket in sorted(self.counts):
+            seen += self.counts[bucket]
+            if seen >= rank:
+                return self.upper_ms(bucket)
+        return self.upper_ms(max(self.counts))
+
+    def merged(self, other: Histogram) -> Histogram:
+        if (self.base_ms, self.per_octave) != (other.base_ms, other.per_octave):
+            raise SummaryError("cannot merge histograms with different bucket layouts")
+        counts = dict(self.counts)
+        for b, n in other.counts.items():
+            counts[b] = counts.get(b, 0) + n
+        return Histogram(self.base_ms, self.per_octave, counts)
+
+
+@dataclass(frozen=True)
+class ClientFigures:
+    """What the load generator measured: `client` of result.json."""
+
+    requests: int
+    failed: int
+    error_rate: float
+    p99_ms: float | None
+    records_sent: int
+    records_accepted: int
+    records_per_minute: float
+    duration_s: float
+    dropped_iterations: int = 0
+    p99_source: str = "k6 summary"
+    instances: int = 1
+    thresholds: dict[str, bool] = field(default_factory=dict[str, bool])
+    histogram: Histogram = field(default_factory=Histogram)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("histogram")
+        return d
+
+
+def _int(d: Mapping[str, Any], key: str) -> int:
+    value = d.get(key)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise SummaryError(f"summary field {key!r} is missing or not a number")
+    return int(value)
+
+
+def parse_summary(data: Mapping[str, Any]) -> ClientFigures:
+    """ClientFigures from the scenario's summary object. Raises SummaryError on a bad summary."""
+    if data.get("format") != SUMMARY_FORMAT:
+        raise SummaryError(f"not a loadgate k6 summary (format {data.get('format')!r})")
+    hist_raw = data.get("latency_histogram") or {}
+    histogram = Histogram(
+        base_ms=float(hist_raw.get("base_ms", 0.05)),
+        per_octave=int(hist_raw.get("per_octave", 8)),
+        counts={int(b): int(n) for b, n in (hist_raw.get("counts") or {}).items()},
+    )
+    thresholds = {
+        str(name): bool(t.get("ok")) for name, t in (data.get("thresholds") or {}).items()
+    }
+    p99 = data.get("p99_ms")
+    return ClientFigures(
+        requests=_int(data, "requests"),
+        failed=_int(data, "failed"),
+        error_rate=float(data.get("error_rate") or 0.0),
+        p99_ms=float(p99) if isinstance(p99, int | float) else None,
+        records_sent=_int(data, "records_sent"),
+        records_accepted=_int(data, "records_accepted"),
+        records_per_minute=float(data.get("records_per_minute") or 0.0),
+        duration_s=float(data.get("duration_s") or 0.0),
+        dropped_iterations=int(data.get("dropped_iterations") or 0),
+        thresholds=thresholds,
+        histogram=histogram,
+    )
+
+
+def read_summary(path: Path) -> ClientFigures:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SummaryError(f"no k6 summary at {path}") from None
+    except json.JSONDecodeError as exc:
+        raise SummaryError(f"k6 summary {path} is not valid JSON: {exc}") from None
+    return parse_summary(data)
+
+
+def combine(parts: Iterable[ClientFigures], p99_ms: float | None = None) -> ClientFigures:
+    """Figures of several k6 instances that ran one load together.
+
+    Counts add; the run lasts as long as its longest part; p99 comes from the merged duration
+    histograms (or from `p99_ms` when given, e.g. from Prometheus), never from averaging p99s.
+    """
+    items = list(parts)
+    if not items:
+        raise SummaryError("nothing to combine")
+    if len(items) == 1 and p99_ms is None:
+        return items[0]
+    hist = items[0].histogram
+    for item in items[1:]:
+        hist = hist.merged(item.histogram)
+    requests = sum(i.requests for i in items)
+    failed = sum(i.failed for i in items)
+    accepted = sum(i.records_accepted for i in items)
+    duration = max(i.duration_s for i in items)
+    thresholds: dict[str, bool] = {}
+    for item in items:
+        for name, ok in item.thresholds.items():
+            thresholds[name] = thresholds.get(name, True) and ok
+    return ClientFigures(
+        requests=requests,
+        failed=failed,
+        error_rate=failed / requests if requests else 0.0,
+        p99_ms=p99_ms if p99_ms is not None else hist.quantile_ms(0.99),
+        records_sent=sum(i.records_sent for i in items),
+        records_accepted=accepted,
+        records_per_minute=accepted * 60 / duration if duration > 0 else 0.0,
+        duration_s=duration,
+        dropped_iterations=sum(i.dropped_iterations for i in items),
+        p99_source="Prometheus" if p99_ms is not None else f"merged histogram of {len(items)} k6",
+        instances=len(items),
+        thresholds=thresholds,
+        histogram=hist,
+    )

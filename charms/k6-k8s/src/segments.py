@@ -1,0 +1,69 @@
+"""Several units, one run: who runs which execution segment, and the run's combined state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import runs
+from loadgate_core.k6args import Segment
+from loadgate_core.summary import ClientFigures, combine
+from peers import UnitReport
+
+
+def unit_order(unit: str) -> tuple[str, int]:
+    """Sort key of unit names: `k6/2` before `k6/10`."""
+    app, _, number = unit.rpartition("/")
+    return (app, int(number)) if number.isdigit() else (unit, -1)
+
+
+def participants(units: Iterable[str]) -> list[str]:
+    """The units of a run in segment order (unique, sorted by unit number)."""
+    return sorted(set(units), key=unit_order)
+
+
+def segment_of(unit: str, units: list[str]) -> Segment:
+    """The execution segment of `unit` among the run's `units` (in participants() order)."""
+    if unit not in units:
+        raise ValueError(f"{unit} takes no part in this run (units: {', '.join(units)})")
+    return Segment(units.index(unit), len(units))
+
+
+@dataclass(frozen=True)
+class Combined:
+    """A run across units: one status, the figures added up, each unit's own status."""
+
+    run_id: str
+    status: str
+    figures: ClientFigures | None
+    units: dict[str, str]
+    missing: list[str] = field(default_factory=list[str])  # units without figures
+
+
+def combined_status(statuses: Iterable[str]) -> str:
+    """Running while any unit runs (or has not reported); then stopped, error, failed, passed."""
+    found = set(statuses)
+    for status in (runs.RUNNING, runs.PENDING, runs.STOPPED, runs.ERROR, runs.FAILED):
+        if status in found:
+            return runs.RUNNING if status == runs.PENDING else status
+    return runs.PASSED
+
+
+def combine_reports(run_id: str, units: list[str], reports: Mapping[str, UnitReport]) -> Combined:
+    """Combine the units' reports of one run: counts add, p99 from the merged histograms."""
+    statuses: dict[str, str] = {}
+    parts: list[ClientFigures] = []
+    missing: list[str] = []
+    for unit in units:
+        report = reports.get(unit)
+        if report is None or report.run_id != run_id:
+            statuses[unit] = runs.PENDING
+            missing.append(unit)
+            continue
+        statuses[unit] = report.status
+        if report.figures is None:
+            missing.append(unit)
+        else:
+            parts.append(report.figures)
+    figures = combine(parts) if parts else None
+    return Combined(run_id, combined_status(statuses.values()), figures, statuses, missing)

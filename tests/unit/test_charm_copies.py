@@ -1,0 +1,39 @@
+"""The k6 charm ships copies of k6/ and src/loadgate/core/: they must equal their sources.
+
+Fix a failure with `scripts/sync-charm-files`; never edit the copies by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHARM = ROOT / "charms" / "k6-k8s"
+PAIRS = [
+    (ROOT / "k6", CHARM / "k6", "*"),
+    (ROOT / "src" / "loadgate" / "core", CHARM / "src" / "loadgate_core", "*.py"),
+]
+
+
+def files(folder: Path, pattern: str) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    for path in folder.rglob(pattern):
+        if path.is_file() and "__pycache__" not in path.parts:
+            found[path.relative_to(folder).as_posix()] = path.read_bytes()
+    return found
+
+
+@pytest.mark.parametrize(("source", "copy", "pattern"), PAIRS, ids=["k6", "loadgate_core"])
+def test_copy_equals_source(source: Path, copy: Path, pattern: str) -> None:
+    src, dst = files(source, pattern), files(copy, pattern)
+    assert src, f"nothing found in {source}"
+    hint = f"{copy.relative_to(ROOT)} differs from {source.relative_to(ROOT)}: "
+    hint_end = "; run scripts/sync-charm-files"
+    missing = sorted(set(src) - set(dst))
+    assert not missing, f"{hint}missing {missing}{hint_end}"
+    extra = sorted(set(dst) - set(src))
+    assert not extra, f"{hint}extra {extra}{hint_end}"
+    differ = sorted(name for name in set(src) & set(dst) if src[name] != dst[name])
+    assert not differ, f"{hint}different {differ}{hint_end}"

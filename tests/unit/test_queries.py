@@ -1,0 +1,63 @@
+"""PromQL/LogQL text and the parsing of API answers."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from loadgate import queries as q
+
+
+def test_counter_and_exporter_queries() -> None:
+    assert (
+        q.counter_total(q.COLLECTOR_ACCEPTED) == "sum(otelcol_receiver_accepted_log_records_total)"
+    )
+    assert (
+        q.counter_total(q.LOKI_RECEIVED, {"juju_unit": "loki/0"})
+        == 'sum(loki_distributor_lines_received_total{juju_unit="loki/0"})'
+    )
+    assert (
+        q.loki_exporters_only(q.COLLECTOR_EXPORTED)
+        == 'sum(otelcol_exporter_sent_log_records_total{exporter=~"loki.*"})'
+    )
+
+
+def test_k6_p99_and_subqueries() -> None:
+    assert q.k6_p99_seconds("r1", 70) == (
+        'histogram_quantile(0.99, sum(increase(k6_http_req_duration_seconds{run_id="r1"}[70s])))'
+    )
+    assert q.max_over("sum(x)", 30) == "max_over_time((sum(x))[30s:])"
+
+
+def test_logql_counts_the_run_marker_and_escapes() -> None:
+    assert q.logql_run_count("r1", 90) == (
+        'sum(count_over_time({job="loadgate-k6"} |= "run=r1 " [90s]))'
+    )
+    assert '\\"' in q.logql_run_count('a"b', 5)
+
+
+def answer(result: object, result_type: str = "vector") -> dict[str, object]:
+    return {"status": "success", "data": {"resultType": result_type, "result": result}}
+
+
+def test_scalar_of_answers() -> None:
+    assert q.scalar_of(answer([{"metric": {}, "value": [1, "42"]}])) == 42.0
+    assert q.scalar_of(answer([])) is None
+    assert q.scalar_of(answer([{"metric": {}, "value": [1, "NaN"]}])) is None
+    assert q.scalar_of(answer([1, "7"], "scalar")) == 7.0
+    with pytest.raises(q.QueryError, match="expected one series"):
+        q.scalar_of(answer([{"value": [1, "1"]}, {"value": [1, "2"]}]))
+
+
+def test_api_errors_are_query_errors() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if "bad" in str(request.url):
+            return httpx.Response(400, json={"status": "error", "error": "parse error"})
+        return httpx.Response(200, json=answer([{"metric": {}, "value": [1, "3"]}]))
+
+    client = httpx.Client(transport=httpx.MockTransport(handler))
+    assert q.PrometheusAPI("http://p", client).instant("up", at=10.0) == 3.0
+    with pytest.raises(q.QueryError, match="HTTP 400"):
+        q.PrometheusAPI("http://bad", client).instant("up")
+    loki = q.LokiAPI("http://l", client)
+    assert loki.count_run("r1", 0, 10) == 3
