@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import paths
 from .charm_catalog import Catalog, CatalogError, CharmInfo, Endpoint
 from .charm_catalog import build as build_catalog
+from .yamlfile import load_mapping
 
 BUNDLE_KEYS = frozenset({"bundle", "description", "name", "applications", "relations"})
 OVERLAY_KEYS = frozenset({"description", "applications", "relations"})
@@ -52,15 +51,7 @@ class Problem:
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise BundleError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise BundleError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise BundleError(f"{path}: must be a YAML mapping with `applications`")
-    return data  # pyright: ignore[reportUnknownVariableType]
+    return load_mapping(path, BundleError, "a YAML mapping with `applications`")
 
 
 def is_local_charm(charm: str) -> bool:

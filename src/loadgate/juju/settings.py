@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..core.spec import RunSpec, SpecError
+from ..yamlfile import load_mapping
 
 _CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*/(stable|candidate|beta|edge)(/[a-z0-9.-]+)?$")
 
@@ -48,15 +47,7 @@ class OtelcolPin:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise SettingsError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path}: must be a YAML mapping")
-    return data  # pyright: ignore[reportUnknownVariableType]
+    return load_mapping(path, SettingsError)
 
 
 def check_channel(value: Any, field: str) -> str:
