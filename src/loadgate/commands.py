@@ -47,14 +47,21 @@ def build_missing(names: Sequence[str], *, force: bool = False) -> int:
     ) as progress:
         overall = progress.add_task("all parts", total=len(names))
         current: dict[str, TaskID] = {}
+        began: dict[str, float] = {}
 
         def on_start(p: binaries.Part, will_build: bool) -> None:
             label = f"{p.name} {p.version}" + ("" if will_build else " (current)")
             current[p.name] = progress.add_task(label, total=1)
+            began[p.name] = time.monotonic()
+            if will_build:
+                progress.console.print(f"building {p.name} {p.version} (~{p.minutes:g} min)")
 
         def on_done(p: binaries.Part, built: bool) -> None:
             progress.update(current[p.name], completed=1)
             progress.advance(overall)
+            if built:
+                took = time.monotonic() - began[p.name]
+                progress.console.print(f"built {p.name} {p.version} in {took:.0f}s")
 
         try:
             binaries.ensure(names, force=force, on_start=on_start, on_done=on_done)

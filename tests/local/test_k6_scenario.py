@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from loadgate import paths
+from loadgate import paths, tls
 from loadgate.core import k6args
 from loadgate.core.spec import RunSpec
 from loadgate.core.summary import read_summary
@@ -182,3 +183,49 @@ def test_payloads_and_summary_account_for_every_request(
     assert client.records_accepted == (requests - failures) * 3
     assert client.thresholds["errors{rate<=0.01}"] is False
     assert "log records sent" in proc.stdout  # the text summary for people
+
+
+@pytest.fixture
+def https_capture_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The capture server behind TLS with a fresh CA; yields its URL and the CA file."""
+    material = tls.write(tls.generate(), tmp_path / "tls")
+    Capture.bodies, Capture.count = [], 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Capture)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(material.server_cert, material.server_key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://localhost:{server.server_address[1]}", material.ca_cert
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("trust_ca", [True, False])
+def test_https_targets_are_verified_against_the_given_ca(
+    built_bin_dir: Path, https_capture_server: tuple[str, Path], tmp_path: Path, trust_ca: bool
+) -> None:
+    url, ca_file = https_capture_server
+    spec = RunSpec.from_params({"rate": 600, "duration": "2s", "run-id": "tls-1"})
+    summary_path = tmp_path / "summary.json"
+    cmd = k6args.build_command(
+        spec,
+        k6_bin=built_bin_dir / "k6",
+        scripts_dir=paths.k6_dir(),
+        target=url,
+        summary_path=summary_path,
+        ca_file=ca_file if trust_ca else None,
+    )
+    env = {**os.environ, **cmd.env}
+    if not trust_ca:
+        env.pop("SSL_CERT_FILE", None)
+    subprocess.run(cmd.argv, env=env, capture_output=True, check=False)
+    client = read_summary(summary_path)
+    assert client.requests > 0
+    if trust_ca:
+        assert len(Capture.bodies) == client.requests  # every request reached the server
+    else:
+        # Without the CA, k6 refuses the server's certificate: nothing is delivered.
+        assert Capture.bodies == []
+        assert client.failed == client.requests
+        assert client.records_accepted == 0
