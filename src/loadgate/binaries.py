@@ -82,7 +82,7 @@ def _stamp_path(p: Part, bin_dir: Path) -> Path:
     return bin_dir / f".{p.name}.stamp"
 
 
-def is_current(p: Part, bin_dir: Path | None = None) -> bool:
+def is_current(p: Part, bin_dir: Path | None = None, tools_dir: Path | None = None) -> bool:
     bdir = bin_dir or paths.bin_dir()
     binary = binary_path(p.name, bdir)
     stamp_file = _stamp_path(p, bdir)
@@ -90,13 +90,15 @@ def is_current(p: Part, bin_dir: Path | None = None) -> bool:
         binary.is_file()
         and os.access(binary, os.X_OK)
         and stamp_file.is_file()
-        and stamp_file.read_text().strip() == stamp(p)
+        and stamp_file.read_text().strip() == stamp(p, tools_dir)
     )
 
 
-def missing(names: Iterable[str] = PART_NAMES, bin_dir: Path | None = None) -> list[str]:
+def missing(
+    names: Iterable[str] = PART_NAMES, bin_dir: Path | None = None, tools_dir: Path | None = None
+) -> list[str]:
     """Parts that are not built at the pinned version."""
-    return [n for n in names if not is_current(part(n), bin_dir)]
+    return [n for n in names if not is_current(part(n), bin_dir, tools_dir)]
 
 
 def go_env() -> dict[str, str]:

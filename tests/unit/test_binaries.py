@@ -50,15 +50,15 @@ def test_build_writes_binary_and_stamp_then_is_current(
 ) -> None:
     fake_go(tmp_path, monkeypatch, FAKE_GO_OK)
     out = tmp_path / "bin"
-    assert binaries.missing(["k6"], out) == ["k6"]
+    assert binaries.missing(["k6"], out, tools) == ["k6"]
     path = binaries.build(K6, out, tools)
     assert path == out / "k6"
     assert os.access(path, os.X_OK)
-    assert binaries.is_current(K6, out)
-    assert binaries.missing(["k6"], out) == []
+    assert binaries.is_current(K6, out, tools)
+    assert binaries.missing(["k6"], out, tools) == []
     # A change to the wrapper module (e.g. a new go.sum) makes the part stale again.
     (tools / "k6" / "go.sum").write_text("changed\n")
-    assert not binaries.is_current(K6, out)
+    assert not binaries.is_current(K6, out, tools)
 
 
 def test_a_refused_module_is_one_line_naming_part_version_and_retry(
@@ -90,7 +90,7 @@ def test_a_failed_forced_rebuild_leaves_the_previous_binary(
         binaries.build(K6, out, tools)
     # The previous, complete binary and its stamp stay: the failure wrote nothing over them.
     assert (out / "k6").read_text().endswith("echo built\n")
-    assert binaries.is_current(K6, out)
+    assert binaries.is_current(K6, out, tools)
 
 
 def test_missing_go_is_named(tmp_path: Path, tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
