@@ -89,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_gen.add_argument(
         "--requests-per-iteration",
         type=int,
-        default=4,
-        help="requests per k6 iteration, sent with http.batch (default 4)",
+        default=1,
+        help="requests per k6 iteration, sent with http.batch (default 1, as a default run)",
     )
     p_gen.add_argument("--base-port", type=_base_port, default=24400)
 
