@@ -193,7 +193,7 @@ def execute(
     if client.dropped_iterations:
         notes.append(
             f"k6 dropped {client.dropped_iterations} iterations for lack of free VUs: those "
-            f"{client.dropped_iterations * spec.logs_per_request:,} records were never sent"
+            f"{client.dropped_iterations * spec.records_per_iteration:,} records were never sent"
         )
     result = results.RunResult(
         run_id=spec.run_id,
