@@ -26,6 +26,7 @@ import pytest
 from conftest import StartStack
 
 from loadgate.stack import local as stack_local
+from loadgate.stack import pebble_daemon
 
 CHARM = Path(__file__).resolve().parents[2] / "charms" / "k6-k8s"
 sys.path.insert(0, str(CHARM / "src"))
@@ -65,18 +66,10 @@ def pebble_client(
 ) -> Iterator[ops.pebble.Client]:
     state = tmp_path_factory.mktemp("pebble") / "pebble state"
     state.mkdir()
-    socket_path = state / ".pebble.socket"
-    env = {**os.environ, "PEBBLE": str(state), "PEBBLE_SOCKET": str(socket_path)}
-    with (state / "pebble.log").open("wb") as log:
-        daemon = subprocess.Popen(
-            [str(built_bin_dir / "pebble"), "run", "--hold"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    client = ops.pebble.Client(socket_path=str(socket_path))
+    daemon = pebble_daemon.spawn(
+        built_bin_dir / "pebble", state, state / "pebble.log", args=("run", "--hold")
+    )
+    client = ops.pebble.Client(socket_path=str(pebble_daemon.socket_path(state)))
     try:
         deadline = time.monotonic() + 15
         while True:

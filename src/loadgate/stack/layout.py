@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import pebble_daemon
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -32,7 +34,7 @@ class Layout:
 
     @property
     def pebble_socket(self) -> Path:
-        return self.pebble / ".pebble.socket"
+        return pebble_daemon.socket_path(self.pebble)
 
     @property
     def state_file(self) -> Path:

@@ -20,7 +20,7 @@ import yaml
 
 from .. import binaries, paths
 from .. import tls as tls_material
-from . import render
+from . import pebble_daemon, render
 from .layout import Layout
 from .ports import Ports, busy_ports
 from .profile import Profile
@@ -211,22 +211,15 @@ def up(
         )
 
     write_configs(layout, profile, ports, bdir)
-    env = dict(os.environ)
-    env["PEBBLE"] = str(layout.pebble)
-    env["PEBBLE_SOCKET"] = str(layout.pebble_socket)
-    # Pebble's HTTPS health check of Loki verifies against this stack's CA.
-    env["SSL_CERT_FILE"] = str(layout.ca_cert)
-    log = (layout.logs / "pebble.log").open("ab")
-    proc = subprocess.Popen(
-        [str(bdir / "pebble"), "run", "--verbose"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
+    proc = pebble_daemon.spawn(
+        bdir / "pebble",
+        layout.pebble,
+        layout.logs / "pebble.log",
+        args=("run", "--verbose"),
+        # Pebble's HTTPS health check of Loki verifies against this stack's CA.
+        env={"SSL_CERT_FILE": str(layout.ca_cert)},
         cwd=layout.root,
     )
-    log.close()
     info = StackInfo(
         root=layout.root,
         pid=proc.pid,

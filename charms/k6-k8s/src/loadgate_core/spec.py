@@ -52,12 +52,6 @@ def parse_duration(value: str) -> float:
     return int(h or 0) * 3600 + int(mins or 0) * 60 + float(secs or 0) + int(ms or 0) / 1000
 
 
-def format_duration(seconds: float) -> str:
-    if seconds == int(seconds):
-        return f"{int(seconds)}s"
-    return f"{round(seconds * 1000)}ms"
-
-
 def parse_labels(value: str | Mapping[str, str]) -> dict[str, str]:
     """`k=v,k2=v2` (or a mapping) into a dict, checking keys and values. Raises ValueError."""
     if isinstance(value, Mapping):
