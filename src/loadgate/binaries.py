@@ -31,6 +31,9 @@ class Part:
     tags: tuple[str, ...] = ()
     ocb: bool = False  # built by the OpenTelemetry Collector builder from manifest.yaml
     minutes: float = 1.0  # rough first-build time on 2 cores, for progress display
+    # The charm workload this part is, as (charm, image tag series): ("otelcol", "0.130") runs
+    # what a charm whose workload image is tagged 0.130-* runs.
+    workload: tuple[str, str] | None = None
 
 
 PARTS: tuple[Part, ...] = (
@@ -44,8 +47,15 @@ PARTS: tuple[Part, ...] = (
         tags=("remove_all_sd",),
         minutes=1.5,
     ),
-    Part("otelcol", "v0.130.1", "otelcol", "", ocb=True, minutes=4.5),
-    Part("loki", "v3.7.8", "loki", "github.com/grafana/loki/v3/cmd/loki", minutes=4.5),
+    Part("otelcol", "v0.130.1", "otelcol", "", ocb=True, minutes=5, workload=("otelcol", "0.130")),
+    Part(
+        "loki",
+        "v3.7.8",
+        "loki",
+        "github.com/grafana/loki/v3/cmd/loki",
+        minutes=4.5,
+        workload=("loki", "3.7"),
+    ),
 )
 OCB = Part("ocb", "v0.130.0", "ocb", "go.opentelemetry.io/collector/cmd/builder", minutes=0.3)
 PART_NAMES = tuple(p.name for p in PARTS)
@@ -53,6 +63,28 @@ PART_NAMES = tuple(p.name for p in PARTS)
 
 class BuildError(RuntimeError):
     """A part could not be built; the message is one line naming part, version and retry."""
+
+
+class WorkloadBuildError(LookupError):
+    """No part builds the workload version a charm revision runs; the message says which."""
+
+
+def workload_part(charm: str, image_tag: str | None, described: str) -> Part:
+    """The part that runs what a charm revision's workload image runs.
+
+    Each workload version is its own part (its own wrapper module and cache entry), so versions
+    live side by side; `described` names the revision in the error.
+    """
+    series = (image_tag or "").split("-", 1)[0]
+    for p in PARTS:
+        if p.workload == (charm, series):
+            return p
+    built = ", ".join(p.workload[1] for p in PARTS if p.workload and p.workload[0] == charm)
+    raise WorkloadBuildError(
+        f"{described} runs {charm} {series or '(unknown version)'} (workload image tag "
+        f"{image_tag or 'not found in its charmcraft.yaml'}); loadgate builds {charm} {built} "
+        f"only: add a wrapper module under tools/ and a part in loadgate/binaries.py for it"
+    )
 
 
 def part(name: str) -> Part:

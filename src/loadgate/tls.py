@@ -1,4 +1,9 @@
-"""TLS material for the local stack: a fresh CA per stack and a server certificate for loopback."""
+"""TLS material for the local stack: a fresh CA per stack and a server certificate for loopback.
+
+Keys are RSA 2048, as the self-signed-certificates charm makes them: the charms' TLS library
+signs their certificate requests with this CA when the stack renders them, and it takes RSA
+CA keys only.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 DEFAULT_HOSTNAMES = ("localhost",)
@@ -20,6 +25,7 @@ DEFAULT_IPS = ("127.0.0.1", "::1")
 @dataclass(frozen=True)
 class TLSMaterial:
     ca_cert_pem: bytes
+    ca_key_pem: bytes
     server_cert_pem: bytes
     server_key_pem: bytes
 
@@ -43,7 +49,7 @@ def generate(
     start = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(minutes=5)
     end = start + dt.timedelta(days=days)
 
-    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_key = _new_key()
     ca_name = _name("loadgate local CA")
     ca_cert = (
         x509.CertificateBuilder()
@@ -72,7 +78,7 @@ def generate(
         .sign(ca_key, hashes.SHA256())
     )
 
-    key = ec.generate_private_key(ec.SECP256R1())
+    key = _new_key()
     sans: list[x509.GeneralName] = [x509.DNSName(h) for h in hostnames]
     sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
     server_cert = (
@@ -94,26 +100,40 @@ def generate(
 
     return TLSMaterial(
         ca_cert_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
+        ca_key_pem=_pem_key(ca_key),
         server_cert_pem=server_cert.public_bytes(serialization.Encoding.PEM),
-        server_key_pem=key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ),
+        server_key_pem=_pem_key(key),
+    )
+
+
+def _new_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _pem_key(key: rsa.RSAPrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
     )
 
 
 @dataclass(frozen=True)
 class TLSPaths:
     ca_cert: Path
+    ca_key: Path
     server_cert: Path
     server_key: Path
 
 
 def write(material: TLSMaterial, folder: Path) -> TLSPaths:
     folder.mkdir(parents=True, exist_ok=True)
-    out = TLSPaths(folder / "ca.crt", folder / "server.crt", folder / "server.key")
+    out = TLSPaths(
+        folder / "ca.crt", folder / "ca.key", folder / "server.crt", folder / "server.key"
+    )
     out.ca_cert.write_bytes(material.ca_cert_pem)
+    out.ca_key.touch(mode=0o600)
+    out.ca_key.write_bytes(material.ca_key_pem)
     out.server_cert.write_bytes(material.server_cert_pem)
     out.server_key.touch(mode=0o600)
     out.server_key.write_bytes(material.server_key_pem)

@@ -115,3 +115,16 @@ def test_go_environment_pins_hashes_locally() -> None:
     env = binaries.go_env()
     assert env["GOSUMDB"] == "off"
     assert env["GOTOOLCHAIN"] == "local"
+
+
+def test_a_charm_workload_maps_to_the_part_that_runs_it() -> None:
+    assert binaries.workload_part("otelcol", "0.130-26.04", "rev221").name == "otelcol"
+    assert binaries.workload_part("otelcol", "0.130-24.04", "rev160").name == "otelcol"
+    assert binaries.workload_part("loki", "3.7-26.04", "rev244").name == "loki"
+
+
+@pytest.mark.parametrize("tag", ["0.98-22.04", None, ""])
+def test_a_workload_version_without_a_build_is_refused_by_name(tag: str | None) -> None:
+    expected = r"rev12 runs otelcol .*builds otelcol 0\.130 only"
+    with pytest.raises(binaries.WorkloadBuildError, match=expected):
+        binaries.workload_part("otelcol", tag, "rev12")

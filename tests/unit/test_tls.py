@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from loadgate import tls
@@ -26,7 +27,12 @@ def test_ca_signs_the_server_certificate(material: tls.TLSMaterial) -> None:
     server = x509.load_pem_x509_certificate(material.server_cert_pem)
     assert server.issuer == ca.subject
     pub = ca.public_key()
-    assert isinstance(pub, ec.EllipticCurvePublicKey)
+    # RSA: the charms' TLS library signs their requests with this CA and takes RSA keys only.
+    assert isinstance(pub, rsa.RSAPublicKey)
+    assert pub.key_size == 2048
+    key = serialization.load_pem_private_key(material.ca_key_pem, None)
+    assert isinstance(key, rsa.RSAPrivateKey)
+    assert key.public_key().public_numbers() == pub.public_numbers()
     server.verify_directly_issued_by(ca)
     assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
     assert server.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is False

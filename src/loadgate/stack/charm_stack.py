@@ -1,0 +1,281 @@
+"""A local stack whose collector and Loki run what their charms render.
+
+`prepare` resolves the charm sources (code, commit, revisions), types the options against the
+charms' own declarations and finds the built workload for each revision, all before anything
+starts. `build` renders both charms with the stack's CA, localizes their configs and plans to
+this run directory and its ports, and returns what the stack writes, with a report of every
+change and of every component the local build lacks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import binaries
+from ..charms import localize, options, render, sources
+from ..charms.sources import CharmSource, SourceSpec
+from .layout import Layout
+from .ports import Ports
+
+OTELCOL_CONFIG = "/etc/otelcol/config.yaml"
+LOKI_CONFIG = "/etc/loki/loki-local-config.yaml"
+
+
+class CharmStackError(ValueError):
+    """The charm stack cannot be prepared or built; the message names the flag or charm."""
+
+
+@dataclass(frozen=True)
+class CharmChoice:
+    """What the command line asked for (not yet resolved)."""
+
+    otelcol: SourceSpec
+    loki: SourceSpec
+    otelcol_pairs: tuple[str, ...] = ()  # --charm-config K=V
+    loki_pairs: tuple[str, ...] = ()  # --loki-config K=V
+    server_cert: bool = False
+
+    @classmethod
+    def from_flags(
+        cls,
+        otelcol: str | None,
+        loki: str | None,
+        otelcol_pairs: Sequence[str] = (),
+        loki_pairs: Sequence[str] = (),
+        folder: Path | None = None,
+    ) -> CharmChoice:
+        """Parse `--otelcol-charm` / `--loki-charm` (default: the pinned revisions)."""
+        where = folder if folder is not None else sources.sources_dir()
+        try:
+            otel = (
+                sources.parse("otelcol", otelcol, where)
+                if otelcol
+                else sources.default_spec("otelcol", where)
+            )
+            lok = (
+                sources.parse("loki", loki, where) if loki else sources.default_spec("loki", where)
+            )
+        except sources.SourceError as exc:
+            raise CharmStackError(str(exc)) from None
+        return cls(otel, lok, tuple(otelcol_pairs), tuple(loki_pairs))
+
+
+@dataclass(frozen=True)
+class PreparedCharms:
+    otelcol: CharmSource
+    loki: CharmSource
+    otelcol_options: dict[str, Any]
+    loki_options: dict[str, Any]
+    otelcol_part: binaries.Part
+    loki_part: binaries.Part
+    server_cert: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "otelcol": {
+                "source": self.otelcol.to_dict(),
+                "options": self.otelcol_options,
+                "workload": {"part": self.otelcol_part.name, "version": self.otelcol_part.version},
+            },
+            "loki": {
+                "source": self.loki.to_dict(),
+                "options": self.loki_options,
+                "workload": {"part": self.loki_part.name, "version": self.loki_part.version},
+            },
+        }
+
+
+def prepare(choice: CharmChoice) -> PreparedCharms:
+    """Resolve sources and options, and find the workload builds; raises CharmStackError."""
+    try:
+        otel = sources.resolve(choice.otelcol)
+        lok = sources.resolve(choice.loki)
+        otel_opts = options.parse(
+            (otel.path / "charmcraft.yaml").read_text(),
+            choice.otelcol_pairs,
+            "--charm-config",
+            otel.name,
+        )
+        loki_opts = options.parse(
+            (lok.path / "charmcraft.yaml").read_text(), choice.loki_pairs, "--loki-config", lok.name
+        )
+        otel_part = binaries.workload_part("otelcol", otel.workload_tag, f"otelcol {otel.label}")
+        loki_part = binaries.workload_part("loki", lok.workload_tag, f"Loki {lok.label}")
+    except (sources.SourceError, options.OptionError, binaries.WorkloadBuildError) as exc:
+        raise CharmStackError(str(exc)) from None
+    return PreparedCharms(otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert)
+
+
+@cache
+def _components(binary: Path, stamp: str) -> frozenset[str]:
+    del stamp  # part of the cache key: a rebuilt binary is asked again
+    out = subprocess.run(
+        [str(binary), "components"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    listed = yaml.safe_load(out) or {}
+    names: set[str] = set()
+    for kind in localize.KINDS:
+        for item in listed.get(kind) or []:
+            names.add(str(item.get("name")))
+    return frozenset(names)
+
+
+def components(binary: Path) -> frozenset[str]:
+    """Component types the local collector build has (`otelcol components`)."""
+    stat = binary.stat()
+    return _components(binary, f"{stat.st_mtime_ns}:{stat.st_size}")
+
+
+def version_output(binary: Path, flag: str) -> str:
+    """What the workload binary answers to its version flag (the charms read it)."""
+    proc = subprocess.run(
+        [str(binary), flag], capture_output=True, text=True, timeout=60, check=False
+    )
+    return (proc.stdout or proc.stderr).strip()
+
+
+@dataclass(frozen=True)
+class CharmStackFiles:
+    collector_config: dict[str, Any]
+    loki_config: dict[str, Any]
+    services: dict[str, Any]
+    checks: dict[str, Any]
+    loki_server_name: str
+    report: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+def _local_files(charm: render.RenderedCharm, folder: Path) -> dict[str, Path]:
+    """Copies of the files the charm pushed (certificates, keys), in the run directory."""
+    out: dict[str, Path] = {}
+    for path in charm.files.get(charm.container, []):
+        local = folder / path.lstrip("/")
+        local.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(charm.file(path), local)
+        if local.name.endswith((".key", ".key.pem")):
+            local.chmod(0o600)
+        out[path] = local
+    return out
+
+
+def build(
+    prepared: PreparedCharms,
+    layout: Layout,
+    ports: Ports,
+    bin_dir: Path,
+    ca_cert: str,
+    ca_key: str,
+) -> CharmStackFiles:
+    otel_bin = binaries.binary_path(prepared.otelcol_part.name, bin_dir)
+    loki_bin = binaries.binary_path(prepared.loki_part.name, bin_dir)
+    try:
+        pipeline = render.render_pipeline(
+            prepared.otelcol,
+            prepared.loki,
+            layout.root / "render",
+            ca_cert=ca_cert,
+            ca_key=ca_key,
+            otelcol_options=prepared.otelcol_options,
+            loki_options=prepared.loki_options,
+            otelcol_version=version_output(otel_bin, "--version"),
+            loki_version=version_output(loki_bin, "-version"),
+            server_cert=prepared.server_cert,
+        )
+    except (render.RenderError, OSError) as exc:
+        raise CharmStackError(str(exc)) from None
+    for charm in (pipeline.otelcol, pipeline.loki):
+        if charm.status.get("name") != "active":
+            raise CharmStackError(
+                f"{charm.source.name} {charm.source.label} is {charm.status.get('name')} "
+                f"({charm.status.get('message')}) with the bundle's relations: it would not run"
+            )
+    charm_files = layout.config / "charm-files"
+    otel_files = _local_files(pipeline.otelcol, charm_files / "otelcol")
+    loki_files = _local_files(pipeline.loki, charm_files / "loki")
+    ca_pushed = "/usr/local/share/ca-certificates/juju_receive-ca-cert/0.crt"
+    ca_file = otel_files.get(ca_pushed, layout.ca_cert)
+    try:
+        otel_local = localize.otelcol(
+            yaml.safe_load(pipeline.otelcol.file(OTELCOL_CONFIG).read_text()),
+            localize.OtelcolLocal(
+                ports=ports,
+                storage_dir=layout.collector_storage,
+                ca_file=ca_file,
+                files=otel_files,
+                available=components(otel_bin),
+            ),
+        )
+        loki_local = localize.loki(
+            yaml.safe_load(pipeline.loki.file(LOKI_CONFIG).read_text()),
+            localize.LokiLocal(ports=ports, data_dir=layout.loki_data, files=loki_files),
+        )
+        config_files = {OTELCOL_CONFIG: layout.collector_config, LOKI_CONFIG: layout.loki_config}
+        otel_plan, otel_plan_changes = localize.plan(
+            pipeline.otelcol.plan,
+            "otelcol",
+            otel_bin,
+            {**otel_files, **config_files},
+            ports,
+            layout.root,
+        )
+        loki_plan, loki_plan_changes = localize.plan(
+            pipeline.loki.plan, "loki", loki_bin, {**loki_files, **config_files}, ports, layout.root
+        )
+    except localize.LocalizeError as exc:
+        raise CharmStackError(f"localizing the rendered configs: {exc}") from None
+    services = {**otel_plan["services"], **loki_plan["services"]}
+    checks = {**otel_plan["checks"], **loki_plan["checks"]}
+    report = {
+        **prepared.to_dict(),
+        "render": pipeline.to_dict(),
+        "localized": {
+            "otelcol": [c.to_dict() for c in otel_local.changes + otel_plan_changes],
+            "loki": [c.to_dict() for c in loki_local.changes + loki_plan_changes],
+        },
+        "missing_components": otel_local.missing,
+    }
+    return CharmStackFiles(
+        collector_config=otel_local.config,
+        loki_config=loki_local.config,
+        services=services,
+        checks=checks,
+        loki_server_name=_loki_name(pipeline),
+        report=report,
+    )
+
+
+def _loki_name(pipeline: render.RenderedPipeline) -> str:
+    from urllib.parse import urlsplit
+
+    host = urlsplit(pipeline.loki_push_url).hostname
+    if not host:
+        raise CharmStackError(
+            f"Loki advertised a push URL without a host: {pipeline.loki_push_url}"
+        )
+    return host
+
+
+def summary(report: Mapping[str, Any]) -> list[str]:
+    """Lines for people: each charm, its source and workload, what localizing changed."""
+    lines: list[str] = []
+    for role in ("otelcol", "loki"):
+        part = report[role]
+        src = part["source"]
+        revs = "/".join(f"rev{r}" for r in src["revisions"]) or "-"
+        lines.append(
+            f"{role}: {src['name']} {revs} commit {(src['commit'] or '-')[:10]}"
+            f"{' +dirty' if src['dirty'] else ''} image {src['workload_tag']} -> "
+            f"{part['workload']['part']} {part['workload']['version']}; options "
+            f"{options.describe(part['options'])}"
+        )
+    missing = report.get("missing_components") or []
+    if missing:
+        lines.append("not in the local collector build, removed: " + ", ".join(missing))
+    return lines
