@@ -315,3 +315,23 @@ def test_this_units_own_k6_still_running_is_running_past_the_deadline() -> None:
     combined = combine_reports("r", ["k6/0", "k6/1"], reports, overdue=True, still_running=["k6/0"])
     assert combined.status == runs.RUNNING
     assert combined.units == {"k6/0": runs.RUNNING, "k6/1": runs.PASSED}
+
+
+def test_get_results_right_after_a_restart_without_storage_says_the_run_was_lost(
+    tmp_path: Path, disk: Path
+) -> None:
+    """Before any hook has corrected the databag, get-results does not claim `running`."""
+    peers = testing.PeerRelation(
+        "k6-peers",
+        local_app_data=request("r9", age_s=20),
+        local_unit_data=report("r9", runs.RUNNING),
+        peers_data={0: {}},
+    )
+    ctx = context(tmp_path, unit_id=1)
+    ctx.run(
+        ctx.on.action("get-results", params={}),
+        testing.State(containers={new_pod(disk)}, relations={peers}),
+    )
+    results = ctx.action_results or {}
+    assert (results["run-id"], results["status"], results["verdict"]) == ("r9", "error", "FAIL")
+    assert "run state was lost" in results["stderr-tail"]
