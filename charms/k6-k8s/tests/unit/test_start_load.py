@@ -100,7 +100,7 @@ def test_starts_against_the_related_collector(ctx: Ctx, disk: Path) -> None:
     peer = out.get_relation(peers.id)
     request = json.loads(peer.local_app_data["run"])
     assert request["run_id"] == run_id
-    assert request["units"] == ["k6-k8s/0"]
+    assert request["units"] == ["k6/0"]
     assert json.loads(peer.local_unit_data["run"])["status"] == "running"
     assert out.unit_status == testing.ActiveStatus(f"running {run_id} (1/1 units)")
 
@@ -153,6 +153,10 @@ BAD_PARAMS: list[tuple[dict[str, Any], str, str]] = [
     ({"rate": 3, "logs-per-request": 5}, "rate", "per minute"),
     ({"target": "ftp://otel:4318"}, "target", "http:// or https://"),
     ({"target": "http://otel:4318/v1/logs"}, "target", "without a path"),
+    ({"target": "http://[::1:4318"}, "target", "Invalid IPv6 URL"),
+    ({"target": "http://collector:99999"}, "target", "port must be a number from 1 to 65535"),
+    ({"target": "http://collector:0"}, "target", "port must be a number from 1 to 65535"),
+    ({"run-id": "../x"}, "run-id", "starting with a letter or digit"),
     ({"max-error-rate": 1.5}, "max-error-rate", "at most 1"),
     ({"p99-ms": 0.0}, "p99-ms", "greater than 0"),
     ({"vus": 0}, "vus", "between 1 and"),
@@ -267,7 +271,7 @@ def test_leader_splits_the_load_over_three_units(ctx: Ctx, disk: Path) -> None:
     # k6 thresholds are per process: each unit checks its share of the records-per-minute gate.
     assert env_args(argv)["LOAD_MIN_LOGS_PER_MINUTE"] == "19000"
     request = json.loads(out.get_relation(peers.id).local_app_data["run"])
-    assert request["units"] == ["k6-k8s/0", "k6-k8s/1", "k6-k8s/2"]
+    assert request["units"] == ["k6/0", "k6/1", "k6/2"]
     assert request["params"]["min-logs-per-minute"] == 57000
     assert request["stopped"] is False
     assert (ctx.action_results or {})["units"] == "3"
@@ -297,3 +301,37 @@ def test_schema_defaults_as_juju_applies_them_are_valid(
         assert "LOAD_RATE" not in variables
     else:
         assert variables["LOAD_RATE"] == "60000"
+
+
+def test_the_models_proxy_settings_reach_k6(
+    ctx: Ctx, disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Juju gives the charm the model's juju-http(s)-proxy / juju-no-proxy; k6 (Go) reads these."""
+    monkeypatch.setenv("JUJU_CHARM_HTTP_PROXY", "http://squid.internal:3128")
+    monkeypatch.setenv("JUJU_CHARM_HTTPS_PROXY", "http://squid.internal:3129")
+    monkeypatch.setenv("JUJU_CHARM_NO_PROXY", "127.0.0.1,localhost,.svc.cluster.local")
+    state = testing.State(leader=True, containers={container(disk)}, relations={otlp_relation()})
+    out = ctx.run(ctx.on.action("start-load", params={}), state)
+    env = out.get_container("k6").plan.services["k6"].environment
+    assert env["HTTP_PROXY"] == "http://squid.internal:3128"
+    assert env["HTTPS_PROXY"] == "http://squid.internal:3129"
+    assert env["NO_PROXY"] == "127.0.0.1,localhost,.svc.cluster.local"
+    assert env["GOGC"] == "400"  # k6's own settings are still there
+
+
+def test_no_proxy_settings_no_proxy_variables(
+    ctx: Ctx, disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("JUJU_CHARM_HTTP_PROXY", "JUJU_CHARM_HTTPS_PROXY", "JUJU_CHARM_NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUJU_CHARM_HTTPS_PROXY", "")  # unset in the model: Juju passes it empty
+    state = testing.State(leader=True, containers={container(disk)}, relations={otlp_relation()})
+    out = ctx.run(ctx.on.action("start-load", params={}), state)
+    env = out.get_container("k6").plan.services["k6"].environment
+    assert not {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"} & set(env)
+
+
+def test_send_remote_write_takes_one_prometheus() -> None:
+    """k6 writes to one URL: the endpoint says so, and Juju refuses a second relation."""
+    meta = yaml.safe_load((Path(__file__).resolve().parents[2] / "charmcraft.yaml").read_text())
+    assert meta["requires"]["send-remote-write"]["limit"] == 1
