@@ -13,11 +13,8 @@ import pytest
 
 from loadgate import tls
 from loadgate.charms import render, sources
+from support.charm_render import LOKI_VERSION, OTELCOL_VERSION
 
-# What the local binaries answer to --version (the charms read it); the real ones are used by
-# the stack, these suites do not need the binaries.
-OTELCOL_VERSION = "otelcol version 0.130.1"
-LOKI_VERSION = "loki, version 3.7.8 (branch: HEAD, revision: unknown)"
 
 
 @pytest.fixture(scope="session")

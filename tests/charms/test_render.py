@@ -14,6 +14,7 @@ import yaml
 
 from loadgate import tls
 from loadgate.charms import render, sources, venvs
+from support.charm_render import LOKI_VERSION, OTELCOL_VERSION
 
 HOST_TRUST = Path("/usr/local/share/ca-certificates")
 
@@ -77,8 +78,8 @@ def test_a_render_is_reproducible(
         ca_key=ca.ca_key_pem.decode(),
         otelcol_options={},
         loki_options={},
-        otelcol_version="otelcol version 0.130.1",
-        loki_version="loki, version 3.7.8 (branch: HEAD, revision: unknown)",
+        otelcol_version=OTELCOL_VERSION,
+        loki_version=LOKI_VERSION,
     )
     for first, second in ((pipeline.otelcol, again.otelcol), (pipeline.loki, again.loki)):
         assert first.plans == second.plans

@@ -21,7 +21,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,6 +166,7 @@ def otelcol_request(
     ca_key: str | None,
     options: Mapping[str, Any],
     version_output: str,
+    extra_relations: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The collector as the bundle relates it: Loki's published push endpoint on
     `send-loki-logs`, the CA on `receive-ca-cert`, and (with a CA key) its own server
@@ -203,6 +204,7 @@ def otelcol_request(
                 "days": CERT_DAYS,
             }
         )
+    relations += [dict(r) for r in extra_relations]
     return _request("otelcol", source, work_dir, options, relations, exchanges, version_output)
 
 
@@ -318,9 +320,12 @@ def render_pipeline(
     otelcol_version: str,
     loki_version: str,
     server_cert: bool = False,
+    otelcol_relations: Sequence[Mapping[str, Any]] = (),
 ) -> RenderedPipeline:
     """Loki first (its published endpoint is the collector's input), then the collector.
-    `*_version` is what the workload binary answers to `--version` (the charm reads it)."""
+    `*_version` is what the workload binary answers to `--version` (the charm reads it);
+    `otelcol_relations` adds relations of the collector (e.g. `receive-otlp` for a contract
+    test), as request relation entries."""
     if work_dir.exists():
         shutil.rmtree(work_dir)
     loki_venv = venvs.ensure(loki)
@@ -348,6 +353,7 @@ def render_pipeline(
             ca_key=ca_key if server_cert else None,
             options=otelcol_options,
             version_output=otelcol_version,
+            extra_relations=otelcol_relations,
         ),
     )
     return RenderedPipeline(otel_out, loki_out)
