@@ -112,7 +112,7 @@ def workload(pebble_client: ops.pebble.Client, built_bin_dir: Path, tmp_path: Pa
         check_period="1s",
         check_threshold=1,
     )
-    w.push_scripts(CHARM / "k6")
+    w.push_scripts(CHARM / "src" / "k6")
     return w
 
 

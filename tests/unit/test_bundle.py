@@ -74,7 +74,7 @@ def test_every_overlay_is_checked() -> None:
 def test_base_bundle_alone_refuses_charmhub_k6(catalog: charm_catalog.Catalog) -> None:
     problems = [str(p) for p in bc.check_files(BUNDLE, [], catalog)]
     assert len(problems) == 1
-    assert problems[0].startswith("k6: charm k6-k8s has no `channel`")
+    assert problems[0].startswith("k6: charm loadgate-k6-k8s has no `channel`")
     assert "overlays/local-k6.yaml" in problems[0]
 
 
@@ -109,7 +109,7 @@ def test_local_k6_overlay_gives_a_local_charm_and_its_image() -> None:
     doc, _ = bc.load(BUNDLE, [LOCAL_K6])
     k6 = doc["applications"]["k6"]
     assert Path(k6["charm"]).is_absolute()
-    assert k6["charm"].endswith("charms/k6-k8s/k6-k8s_amd64.charm")
+    assert k6["charm"].endswith("charms/k6-k8s/loadgate-k6-k8s_amd64.charm")
     assert k6["resources"] == {"k6-image": "docker.io/grafana/k6:1.8.1"}
 
 
@@ -181,7 +181,7 @@ def test_missing_endpoint_on_our_own_charm(catalog: charm_catalog.Catalog, tmp_p
         ),
     )
     assert len(problems) == 1
-    assert problems[0].startswith("k6:receive-ca: no such endpoint on k6-k8s")
+    assert problems[0].startswith("k6:receive-ca: no such endpoint on loadgate-k6-k8s")
 
 
 def test_interface_mismatch(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
@@ -208,8 +208,9 @@ def test_roles_must_be_provides_and_requires(
         tmp_path,
         lambda d: d["relations"].append(["k6:send-remote-write", "otelcol:send-remote-write"]),
     )
-    assert len(problems) == 1
+    assert len(problems) == 2
     assert problems[0].startswith("k6:send-remote-write: role requires cannot relate")
+    assert problems[1] == "k6:send-remote-write: has limit 1 but 2 relations"
 
 
 def test_peers_cannot_be_related(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
@@ -302,9 +303,11 @@ def test_relation_to_a_missing_application(catalog: charm_catalog.Catalog, tmp_p
 
 def test_local_charm_needs_its_image(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
     overlay = tmp_path / "no-image.yaml"
-    overlay.write_text("applications:\n  k6:\n    charm: ./k6-k8s_amd64.charm\n")
+    overlay.write_text("applications:\n  k6:\n    charm: ./loadgate-k6-k8s_amd64.charm\n")
     problems = _problems_of(catalog, tmp_path, lambda d: None, overlays=(overlay,))
-    assert problems == ["k6: local charm k6-k8s needs resource 'k6-image' set in `resources`"]
+    assert problems == [
+        "k6: local charm loadgate-k6-k8s needs resource 'k6-image' set in `resources`"
+    ]
 
 
 def test_cli_fails_and_names_the_endpoint(

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHARM = ROOT / "charms" / "k6-k8s"
 PAIRS = [
-    (ROOT / "k6", CHARM / "k6", "*"),
+    (ROOT / "k6", CHARM / "src" / "k6", "*"),
     (ROOT / "src" / "loadgate" / "core", CHARM / "src" / "loadgate_core", "*.py"),
 ]
 

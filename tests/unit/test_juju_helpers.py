@@ -562,7 +562,7 @@ def test_committed_matrix_and_gates_are_valid() -> None:
 
 
 def test_generated_overlays_pass_the_bundle_checker(tmp_path: Path) -> None:
-    charm = tmp_path / "k6-k8s_amd64.charm"
+    charm = tmp_path / "loadgate-k6-k8s_amd64.charm"
     charm.write_bytes(b"")
     pin = settings.OtelcolPin("dev/edge", 200, "option")
     overlays = [

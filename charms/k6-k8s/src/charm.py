@@ -8,7 +8,10 @@ This module wires Juju events to the workload (workload.py), the peer coordinati
 from __future__ import annotations
 
 import logging
+import os
 import time
+from collections.abc import Mapping
+from pathlib import Path
 
 import ops
 from charmlibs.interfaces.certificate_transfer import CertificateTransferRequires
@@ -16,19 +19,35 @@ from ops import pebble
 
 import runs
 from cluster import Cluster
-from loadgate_core.spec import RunSpec, SpecError
-from peers import RunRequest, UnitReport
+from loadgate_core.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
+from peers import START_WINDOW_S, RunRequest, UnitReport
 from remote_write import RemoteWriteRequirer
 from report import RunReport, action_results, run_report, status_message
+from runs import Outcome, RunRecord
 from segments import participants, segment_of
 from targets import NO_TARGET, otlp_http_base
-from workload import K6Workload, WorkloadError
+from workload import K6Workload, WorkloadError, scripts_problem
 
 logger = logging.getLogger(__name__)
 
 CONTAINER = "k6"
-# A unit that sees a run request later than this (a slow hook queue, a new pod) does not start it.
-START_WINDOW_S = 300.0
+# The scenario files, under src/ because charmcraft's uv plugin packs only src/ and lib/.
+SCRIPTS = Path("src", "k6")
+# The model's proxy settings (model-config juju-http-proxy …), as k6 (Go's net/http) reads them.
+PROXY_ENV = {
+    "JUJU_CHARM_HTTP_PROXY": "HTTP_PROXY",
+    "JUJU_CHARM_HTTPS_PROXY": "HTTPS_PROXY",
+    "JUJU_CHARM_NO_PROXY": "NO_PROXY",
+}
+LOST = (
+    "this unit's run state was lost (the pod restarted during the run without its storage); "
+    "its share of the load has no figures"
+)
+
+
+def proxy_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """k6's proxy variables from the model's proxy settings Juju gives the charm."""
+    return {ours: environ[juju] for juju, ours in PROXY_ENV.items() if environ.get(juju)}
 
 
 class K6Charm(ops.CharmBase):
@@ -59,9 +78,16 @@ class K6Charm(ops.CharmBase):
     def instance(self) -> str:
         return self.unit.name.replace("/", "-")
 
+    @property
+    def scripts_dir(self) -> Path:
+        return self.charm_dir / SCRIPTS
+
     # ---- events ------------------------------------------------------------------------------
     def _on_pebble_ready(self, _: ops.PebbleReadyEvent) -> None:
-        self.workload.push_scripts(self.charm_dir / "k6")
+        try:
+            self.workload.push_scripts(self.scripts_dir)
+        except WorkloadError as exc:
+            logger.error("%s", exc)  # the status says Blocked; start-load fails with the reason
         self._write_ca()
         self._reconcile()
 
@@ -133,13 +159,16 @@ class K6Charm(ops.CharmBase):
             event.fail("the k6 container is not ready yet (Pebble unreachable); try again soon")
             return
         wanted = str(event.params.get("run-id") or "")
-        run_id = wanted or self.workload.last_run_id()
+        if wanted and not is_run_id(wanted):
+            event.fail(f"run-id: {RUN_ID_RULE}; got {wanted!r}")
+            return
+        run_id = wanted or self._last_run_id()
         if run_id is None:
             event.fail("no run on this unit yet; start one with start-load")
             return
         report = self._report(run_id, combine=self.unit.is_leader())
         if report is None:
-            last = self.workload.last_run_id()
+            last = self._last_run_id()
             event.fail(f"run-id: no run {run_id!r} on this unit (the last run is {last})")
             return
         self._publish_report()
@@ -150,7 +179,11 @@ class K6Charm(ops.CharmBase):
             if not self.container.can_connect():
                 event.add_status(ops.WaitingStatus("waiting for the k6 container (Pebble)"))
                 return
-            last = self.workload.last_run_id()
+            problem = scripts_problem(self.scripts_dir)
+            if problem:
+                logger.error("%s", problem)
+                event.add_status(ops.BlockedStatus("the charm lacks its k6 scenarios: repack it"))
+            last = self._last_run_id()
             report = self._report(last, combine=True) if last else None
         except pebble.ConnectionError:
             event.add_status(ops.WaitingStatus("waiting for the k6 container (Pebble)"))
@@ -172,7 +205,7 @@ class K6Charm(ops.CharmBase):
         if spec.target is None:
             raise WorkloadError(NO_TARGET)
         workload = self.workload
-        workload.push_scripts(self.charm_dir / "k6")
+        workload.push_scripts(self.scripts_dir)
         workload.start(
             spec,
             target=spec.target,
@@ -180,15 +213,24 @@ class K6Charm(ops.CharmBase):
             segment=segment_of(self.unit.name, units),
             remote_write_url=self.remote_write.url,
             ca_file=self._write_ca(),
+            extra_env=proxy_environment(os.environ),
         )
 
     def _run_going_on(self) -> str | None:
-        """The id of a run that is still going on here or on a peer, else None."""
+        """The id of a run that is still going on here or on a peer, else None.
+
+        A peer's `running` report counts until its run's deadline: after it, the peer is
+        named as missing, and it no longer holds up the next run.
+        """
         workload = self.workload
         if workload.is_running():
             return workload.last_run_id()
+        request = self.cluster.request()
+        now = time.time()
         for report in self.cluster.reports().values():
-            if report.status == runs.RUNNING:
+            if report.status != runs.RUNNING:
+                continue
+            if request is None or (report.run_id == request.run_id and not request.overdue(now)):
                 return report.run_id
         return None
 
@@ -203,8 +245,47 @@ class K6Charm(ops.CharmBase):
                 return True
         return False
 
-    def _report(self, run_id: str, *, combine: bool) -> RunReport | None:
+    def _last_run_id(self) -> str | None:
+        """This unit's last run: from its storage, else from the report it published."""
+        last = self.workload.last_run_id()
+        if last is not None:
+            return last
+        own = self.cluster.own_report()
+        return own.run_id if own is not None else None
+
+    def _outcome(self, run_id: str) -> Outcome | None:
+        """The run on this unit, from its record on storage.
+
+        Without a record (the storage was replaced, e.g. by a refresh from a revision without
+        storage), from the report this unit published for the leader's request, which Juju keeps.
+        """
         outcome = self.workload.outcome(run_id)
+        if outcome is not None:
+            return outcome
+        own, request = self.cluster.own_report(), self.cluster.request()
+        if (
+            own is None
+            or request is None
+            or own.run_id != run_id
+            or request.run_id != run_id
+            or self.unit.name not in request.units
+        ):
+            return None
+        segment = segment_of(self.unit.name, request.units)
+        record = RunRecord(
+            run_id=run_id,
+            params=request.params,
+            segment=(segment.index, segment.count),
+            instance=self.instance,
+            started=request.requested,
+            stopped=request.stopped,
+            status=own.status,
+            detail=own.detail,
+        )
+        return Outcome(run_id, own.status, own.figures, own.detail, record)
+
+    def _report(self, run_id: str, *, combine: bool) -> RunReport | None:
+        outcome = self._outcome(run_id)
         if outcome is None:
             return None
         if not combine:
@@ -239,16 +320,33 @@ class K6Charm(ops.CharmBase):
         self._publish_report()
 
     def _follow_request(self) -> None:
+        """Start this unit's segment of the requested run once, and never again.
+
+        A run this unit started (its record is on storage) or reported on (its databag, which
+        Juju keeps across pod restarts) is never started again, and its reported outcome stands.
+        """
         request = self.cluster.request()
         if request is None or self.unit.name not in request.units:
             return
         workload = self.workload
-        if request.stopped:
-            if workload.last_run_id() == request.run_id and workload.is_running():
+        if workload.record(request.run_id) is not None:
+            # Started already (the leader starts its own segment in the action).
+            if (
+                request.stopped
+                and workload.last_run_id() == request.run_id
+                and workload.is_running()
+            ):
                 workload.stop()
             return
-        if workload.record(request.run_id) is not None:
-            return  # started already (the leader starts its own segment in the action)
+        own = self.cluster.own_report()
+        if own is not None and own.run_id == request.run_id:
+            if own.status == runs.RUNNING:  # it ran here, but its record is gone
+                self.cluster.publish(UnitReport(request.run_id, runs.ERROR, None, LOST))
+            return
+        if request.stopped:
+            detail = "stopped by stop-load before this unit started"
+            self.cluster.publish(UnitReport(request.run_id, runs.STOPPED, None, detail))
+            return
         if time.time() - request.requested > START_WINDOW_S:
             detail = f"the start request arrived more than {START_WINDOW_S:.0f}s late"
             self.cluster.publish(UnitReport(request.run_id, runs.ERROR, None, detail))

@@ -41,6 +41,11 @@ class Cluster:
         if rel is not None:
             rel.data[self.model.unit].update(report.to_databag())
 
+    def own_report(self) -> UnitReport | None:
+        """What this unit last published (kept by Juju across pod restarts)."""
+        rel = self.relation
+        return UnitReport.from_databag(rel.data[self.model.unit]) if rel is not None else None
+
     def reports(self) -> dict[str, UnitReport]:
         """The peers' reports (not this unit's own), by unit name."""
         rel = self.relation

@@ -14,9 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from loadgate_core.spec import RunSpec, parse_duration
 from loadgate_core.summary import ClientFigures, Histogram
 
 KEY = "run"
+# A unit that sees a run request later than this (a slow hook queue, a new pod) does not start it.
+START_WINDOW_S = 300.0
+# Once the last unit could have ended (duration after the start window), how long the units have
+# to report their outcome: k6's kill-delay (30 s), its summary, the hook that reports it.
+REPORT_GRACE_S = 120.0
 
 
 def figures_to_data(figures: ClientFigures) -> dict[str, Any]:
@@ -63,6 +69,24 @@ class RunRequest:
     units: list[str]
     requested: float
     stopped: bool = False
+
+    @property
+    def duration_s(self) -> float:
+        try:
+            return parse_duration(str(self.params.get("duration") or RunSpec.duration))
+        except ValueError:
+            return parse_duration(RunSpec.duration)
+
+    @property
+    def deadline(self) -> float:
+        """When every unit of the run must have reported its outcome (epoch seconds).
+
+        After it, a unit that has not is named as missing and the run is no longer running.
+        """
+        return self.requested + START_WINDOW_S + self.duration_s + REPORT_GRACE_S
+
+    def overdue(self, now: float) -> bool:
+        return now > self.deadline
 
     def to_databag(self) -> dict[str, str]:
         data = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -29,6 +30,12 @@ class RunReport:
     figures: ClientFigures | None
     units: dict[str, str] = field(default_factory=dict[str, str])
     detail: str = ""
+    covers: list[str] = field(default_factory=list[str])  # units whose figures are judged
+
+    @property
+    def missing(self) -> list[str]:
+        """Units of the run whose figures the verdict lacks."""
+        return [u for u in self.units if u not in self.covers]
 
     @property
     def gates(self) -> list[Gate]:
@@ -64,6 +71,8 @@ class RunReport:
             "client": self.figures.to_dict() if self.figures else None,
             "gates": [g.to_dict() for g in self.gates],
             "units": dict(self.units),
+            "covers": list(self.covers),
+            "missing": self.missing,
             "detail": self.detail,
         }
 
@@ -86,6 +95,7 @@ def action_results(report: RunReport) -> dict[str, Any]:
         "run-id": report.run_id,
         "status": report.final_status,
         "units": {_kebab(u): s for u, s in report.units.items()},
+        "covers": _covers(report),
         "result": json.dumps(report.to_dict(), sort_keys=True),
     }
     if report.verdict is not None:
@@ -109,13 +119,23 @@ def action_results(report: RunReport) -> dict[str, Any]:
     return results
 
 
+def _covers(report: RunReport) -> str:
+    """Which units' figures the verdict judges, e.g. `k6/0, k6/1 (2 of 3 units)`."""
+    names = ", ".join(report.covers) or "no unit"
+    return f"{names} ({len(report.covers)} of {len(report.units)} units)"
+
+
 def status_message(report: RunReport, running_units: int, all_units: int) -> str:
     """The unit status line for this run."""
     if report.status == runs.RUNNING:
         return f"running {report.run_id} ({running_units}/{all_units} units)"
-    suffix = (
-        f" ({report.final_status})" if report.final_status in (runs.ERROR, runs.STOPPED) else ""
-    )
+    notes: list[str] = []
+    if report.final_status in (runs.ERROR, runs.STOPPED):
+        notes.append(report.final_status)
+    silent = [u for u, s in report.units.items() if s == runs.MISSING]
+    if silent:
+        notes.append("no report from " + ", ".join(silent))
+    suffix = f" ({'; '.join(notes)})" if notes else ""
     return f"last run {report.run_id}: {report.verdict}{suffix}"
 
 
@@ -126,11 +146,14 @@ def run_report(
     request: RunRequest | None = None,
     peer_reports: Mapping[str, UnitReport] | None = None,
     present: Collection[str] = (),
+    now: float | None = None,
 ) -> RunReport:
     """This unit's run, combined with its peers' reports when they ran it together.
 
     Without a request for the same run (or with `request=None`), the report covers this unit's
-    own segment only, judged against its share of the records-per-minute gate.
+    own segment only, judged against its share of the records-per-minute gate. Past the
+    request's deadline, a unit that has not reported its outcome is `missing`: the run is no
+    longer running, and the verdict says which units it covers.
     """
     if outcome.record is None:
         raise ValueError(f"run {outcome.run_id} has no record")
@@ -144,14 +167,29 @@ def run_report(
                 reports[name] = UnitReport(
                     outcome.run_id, runs.ERROR, None, "the unit left before reporting"
                 )
-        combined = combine_reports(outcome.run_id, request.units, reports)
+        overdue = request.overdue(time.time() if now is None else now)
+        combined = combine_reports(
+            outcome.run_id,
+            request.units,
+            reports,
+            overdue=overdue,
+            still_running=[unit] if outcome.status == runs.RUNNING else [],
+        )
         details = [
             f"{name}: {reports[name].detail}"
             for name in request.units
             if name in reports and reports[name].run_id == outcome.run_id and reports[name].detail
         ]
-        if combined.missing:
-            details.append("no figures (yet) from " + ", ".join(combined.missing))
+        silent = [u for u, s in combined.units.items() if s == runs.MISSING]
+        if silent:
+            deadline = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(request.deadline))
+            details.append(
+                f"no outcome reported by the deadline ({deadline}) from {', '.join(silent)}; "
+                "the verdict covers " + (", ".join(combined.covers) or "no unit")
+            )
+        without = [u for u in combined.missing if u not in silent]
+        if without:
+            details.append("no figures (yet) from " + ", ".join(without))
         return RunReport(
             outcome.run_id,
             combined.status,
@@ -159,6 +197,7 @@ def run_report(
             combined.figures,
             combined.units,
             "\n".join(details),
+            combined.covers,
         )
     count = outcome.record.segment[1]
     if count > 1:
@@ -171,4 +210,5 @@ def run_report(
         outcome.figures,
         {unit: outcome.status},
         outcome.detail,
+        [unit] if outcome.figures is not None else [],
     )

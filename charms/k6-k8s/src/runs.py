@@ -14,6 +14,7 @@ FAILED = "failed"
 ERROR = "error"
 STOPPED = "stopped"
 PENDING = "pending"  # a unit that was asked to run but has not reported yet
+MISSING = "missing"  # a unit that had not reported an outcome by the run's deadline
 TERMINAL = (PASSED, FAILED, ERROR, STOPPED)
 
 # k6's own test duration may fall a little short of the requested one (timer granularity);
@@ -84,24 +85,29 @@ def classify(
 
     `service` is Pebble's view of the k6 service: "active", "inactive" (exited 0 or stopped),
     "error" (exited non-zero: 99 when thresholds failed, other codes for errors) or "unknown"
-    (not in the plan, e.g. after a container restart). Pebble does not expose the exit code, so
-    the summary tells a threshold failure from other errors: k6 writes it at the end of every run
-    that got past init, also when aborted by SIGTERM (exit 105, measured with k6 v1.8.1).
+    (not in the plan: the pod restarted, e.g. `juju refresh`, and the run's record survived on
+    the unit's storage). Pebble does not expose the exit code, so the summary tells a threshold
+    failure from other errors: k6 writes it at the end of every run that got past init, also
+    when aborted by SIGTERM (exit 105, measured with k6 v1.8.1). With the service gone, a
+    complete summary without a crossed threshold is a pass (k6 exits 0 then); a short one means
+    the restart cut the run.
     """
     if service == "active":
         return RUNNING, ""
     if stopped:
         return STOPPED, "stopped by stop-load; the figures cover the part that ran"
+    restarted = " (the pod restarted: Pebble no longer knows the k6 service)"
+    gone = restarted if service == "unknown" else ""
     if figures is None:
-        return ERROR, f"k6 ended without a summary ({summary_problem or 'none written'})"
+        return ERROR, f"k6 ended without a summary ({summary_problem or 'none written'}){gone}"
     if figures.duration_s + EARLY_END_TOLERANCE_S < duration_s:
         return ERROR, (
             f"k6 ended after {figures.duration_s:.1f}s of {duration_s:g}s without stop-load "
-            "(killed or aborted)"
+            f"(killed or aborted){gone}"
         )
     crossed = failed_thresholds(figures)
     if crossed:
         return FAILED, "thresholds crossed: " + ", ".join(crossed)
-    if service == "inactive":
+    if service in ("inactive", "unknown"):
         return PASSED, ""
     return ERROR, f"k6 exited with an error (service {service}) although no threshold failed"

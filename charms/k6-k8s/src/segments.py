@@ -38,32 +38,52 @@ class Combined:
     figures: ClientFigures | None
     units: dict[str, str]
     missing: list[str] = field(default_factory=list[str])  # units without figures
+    covers: list[str] = field(default_factory=list[str])  # units whose figures are combined
 
 
 def combined_status(statuses: Iterable[str]) -> str:
-    """Running while any unit runs (or has not reported); then stopped, error, failed, passed."""
+    """Running while any unit runs (or has not reported); then stopped, error, failed, passed.
+
+    A unit missing at the deadline makes the run an error: its share of the load is unknown.
+    """
     found = set(statuses)
+    if runs.MISSING in found:
+        found.add(runs.ERROR)
     for status in (runs.RUNNING, runs.PENDING, runs.STOPPED, runs.ERROR, runs.FAILED):
         if status in found:
             return runs.RUNNING if status == runs.PENDING else status
     return runs.PASSED
 
 
-def combine_reports(run_id: str, units: list[str], reports: Mapping[str, UnitReport]) -> Combined:
-    """Combine the units' reports of one run: counts add, p99 from the merged histograms."""
+def combine_reports(
+    run_id: str,
+    units: list[str],
+    reports: Mapping[str, UnitReport],
+    *,
+    overdue: bool = False,
+    still_running: Iterable[str] = (),
+) -> Combined:
+    """Combine the units' reports of one run: counts add, p99 from the merged histograms.
+
+    `overdue`: the run's deadline has passed, so a unit without a final report (none, or
+    `running`) is `missing`, except those in `still_running` (this unit's k6, seen running).
+    """
     statuses: dict[str, str] = {}
     parts: list[ClientFigures] = []
     missing: list[str] = []
+    covers: list[str] = []
+    running_here = set(still_running)
     for unit in units:
         report = reports.get(unit)
-        if report is None or report.run_id != run_id:
-            statuses[unit] = runs.PENDING
-            missing.append(unit)
-            continue
-        statuses[unit] = report.status
-        if report.figures is None:
+        mine = report is not None and report.run_id == run_id
+        status = report.status if report is not None and mine else runs.PENDING
+        if overdue and status in (runs.PENDING, runs.RUNNING) and unit not in running_here:
+            status = runs.MISSING
+        statuses[unit] = status
+        if report is None or not mine or report.figures is None:
             missing.append(unit)
         else:
             parts.append(report.figures)
+            covers.append(unit)
     figures = combine(parts) if parts else None
-    return Combined(run_id, combined_status(statuses.values()), figures, statuses, missing)
+    return Combined(run_id, combined_status(statuses.values()), figures, statuses, missing, covers)

@@ -12,14 +12,14 @@ import contextlib
 import json
 import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ops import pebble
 
 import runs
-from loadgate_core.k6args import Segment, build_command
+from loadgate_core.k6args import SCENARIO_FILES, Segment, build_command
 from loadgate_core.spec import RunSpec
 from loadgate_core.summary import ClientFigures, SummaryError, parse_summary
 from runs import Outcome, RunRecord
@@ -36,6 +36,17 @@ LOG_TAIL_LINES = 15
 
 class WorkloadError(RuntimeError):
     """The workload cannot do what was asked; the message says why."""
+
+
+def scripts_problem(source: Path) -> str | None:
+    """Why the charm's scenario folder cannot be used, or None when it holds every scenario."""
+    repack = "the charm was packed without them: repack it (scripts/pack-k6-charm)"
+    if not source.is_dir():
+        return f"the k6 scenario folder {source} is missing; {repack}"
+    missing = sorted(n for n in SCENARIO_FILES.values() if not (source / n).is_file())
+    if missing:
+        return f"the k6 scenario folder {source} lacks {', '.join(missing)}; {repack}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,13 @@ class K6Workload:
 
     # ---- files ---------------------------------------------------------------------------
     def push_scripts(self, source: Path) -> list[str]:
-        """Copy the charm's k6/ folder into the container; returns the container paths."""
+        """Copy the charm's scenario folder into the container; returns the container paths.
+
+        Raises WorkloadError, pushing nothing, when the folder is missing or lacks a scenario.
+        """
+        problem = scripts_problem(source)
+        if problem:
+            raise WorkloadError(problem)
         pushed: list[str] = []
         for path in sorted(source.rglob("*")):
             if path.is_file():
@@ -155,8 +172,12 @@ class K6Workload:
         segment: Segment,
         remote_write_url: str | None = None,
         ca_file: str | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> RunRecord:
-        """Start k6 for the spec's run in the background. Refuses while a run is going on."""
+        """Start k6 for the spec's run in the background. Refuses while a run is going on.
+
+        `extra_env` goes into k6's process environment as it is (e.g. the model's proxy).
+        """
         if self.is_running():
             raise WorkloadError(f"run {self.last_run_id()} is going on; stop it with stop-load")
         previous = self.last_run_id()
@@ -177,6 +198,7 @@ class K6Workload:
             api_address=self.api_address,
             log_file=self.paths.in_run(spec.run_id, LOG_FILE),
         )
+        env = {**dict(extra_env or {}), **command.env}
         record = RunRecord(
             run_id=spec.run_id,
             params=spec.to_params(),
@@ -187,7 +209,7 @@ class K6Workload:
         self.client.make_dir(self.paths.run_dir(spec.run_id), make_parents=True)
         self._save(record)
         self.client.push(str(PurePosixPath(self.paths.runs) / LAST_FILE), spec.run_id)
-        self.client.add_layer(LAYER, self.layer(spec, command.argv, command.env), combine=True)
+        self.client.add_layer(LAYER, self.layer(spec, command.argv, env), combine=True)
         # k6 exiting within a second (e.g. a script error) is a ChangeError: outcome() tells.
         with contextlib.suppress(pebble.ChangeError):
             self.client.start_services([SERVICE])

@@ -27,7 +27,12 @@ MAX_RATE = 1_000_000_000
 _DURATION_RE = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
 _LABEL_KEY_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _LABEL_VALUE_RE = re.compile(r"^[A-Za-z0-9_.:/@+-]{1,128}$")
-_RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# Also the `pattern` of the k6 charm's `run-id` action parameters (charmcraft.yaml).
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+RUN_ID_RULE = (
+    "must be 1-64 characters of letters, digits, '_', '.', '-', starting with a letter or digit"
+)
+_RUN_ID_RE = re.compile(RUN_ID_PATTERN)
 
 
 class SpecError(ValueError):
@@ -77,6 +82,11 @@ def parse_labels(value: str | Mapping[str, str]) -> dict[str, str]:
             )
         labels[k] = v
     return labels
+
+
+def is_run_id(value: str) -> bool:
+    """Whether `value` is a valid run id (safe as a folder name and a label value)."""
+    return _RUN_ID_RE.fullmatch(value) is not None
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -277,8 +287,8 @@ class RunSpec:
             problems.append(("target", "is required: an http(s) URL of an OTLP/HTTP receiver"))
 
         run_id = str(norm.get("run-id") or new_run_id())
-        if not _RUN_ID_RE.match(run_id):
-            problems.append(("run-id", "must be 1-64 characters of letters, digits, '_', '.', '-'"))
+        if not is_run_id(run_id):
+            problems.append(("run-id", f"{RUN_ID_RULE}; got {run_id!r}"))
         values["run_id"] = run_id
 
         bmin, bmax = values.get("body_min"), values.get("body_max")
@@ -308,16 +318,43 @@ class RunSpec:
 
 
 def _check_target(target: str, loopback_only: bool) -> str | None:
-    parts = urlsplit(target)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"must be an http:// or https:// URL of an OTLP/HTTP receiver; got {target!r}"
+    shape = f"must be an http:// or https:// URL of an OTLP/HTTP receiver; got {target!r}"
+    try:
+        parts = urlsplit(target)
+        hostname = parts.hostname  # raises ValueError on a malformed IPv6 literal
+    except ValueError as exc:
+        return f"{shape} ({exc})"
+    if parts.scheme not in ("http", "https") or not hostname:
+        return shape
+    port_problem = _check_port(parts.netloc, target)
+    if port_problem:
+        return port_problem
+    if parts.username is not None or parts.password is not None:
+        return f"must not carry credentials (user:password@); got {parts.scheme}://…@{hostname}"
+    if parts.query or parts.fragment:
+        return f"must be the receiver's base URL without a query or fragment; got {target!r}"
     if parts.path not in ("", "/"):
         return f"must be the receiver's base URL without a path (/v1/logs is added); got {target!r}"
-    if loopback_only and not _is_loopback(parts.hostname):
+    if loopback_only and not _is_loopback(hostname):
         return (
             "local runs send traffic only to loopback (127.0.0.0/8, ::1, localhost); "
-            f"got {parts.hostname!r}"
+            f"got {hostname!r}"
         )
+    return None
+
+
+def _check_port(netloc: str, target: str) -> str | None:
+    """The URL's port, if any, must be a number from 1 to 65535."""
+    host_port = netloc.rpartition("@")[2]
+    if host_port.startswith("["):
+        _, bracket, rest = host_port.partition("]")
+        port = rest[1:] if bracket and rest.startswith(":") else None
+    else:
+        port = host_port.partition(":")[2] if ":" in host_port else None
+    if port is None:
+        return None
+    if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
+        return f"port must be a number from 1 to 65535; got {port!r} in {target!r}"
     return None
 
 

@@ -5,20 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fakes import context
 from ops import testing
 
 from charm import K6Charm
 
-CHARM_DIR = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> testing.Context[K6Charm]:
-    """A Context whose charm directory holds the charm's k6/ scripts (and nothing else of ours)."""
-    root = tmp_path / "charm-root"
-    root.mkdir()
-    (root / "k6").symlink_to(CHARM_DIR / "k6")
-    return testing.Context(K6Charm, charm_root=root)
+    """The leader-to-be `k6/0`, its charm directory holding the src/k6 scenarios."""
+    return context(tmp_path)
 
 
 @pytest.fixture

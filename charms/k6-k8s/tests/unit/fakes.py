@@ -9,12 +9,26 @@ from typing import Any
 
 from ops import pebble, testing
 
+from charm import K6Charm
+
 CHARM_DIR = Path(__file__).resolve().parents[2]
+APP = "k6"  # the application name in the bundle (the charm is loadgate-k6-k8s)
 OTLP_HTTP = "http://otelcol-0.otelcol-endpoints.m.svc.cluster.local:4318"
 PROM_RW = "http://prometheus-0.prometheus-endpoints.cos.svc.cluster.local:9090/api/v1/write"
 PEM_A = "-----BEGIN CERTIFICATE-----\nMIIBAAAA\n-----END CERTIFICATE-----"
 PEM_B = "-----BEGIN CERTIFICATE-----\nMIIBBBBB\n-----END CERTIFICATE-----"
 RUNS = "/var/lib/k6/runs"
+
+
+def context(tmp_path: Path, *, unit_id: int = 0, scripts: bool = True) -> testing.Context[K6Charm]:
+    """A Context for unit `k6/<unit_id>` whose charm directory holds the charm's src/k6 scenarios
+    (as the packed charm does) and nothing else of ours; without them when `scripts` is False.
+    """
+    root = tmp_path / f"charm-root-{unit_id}"
+    (root / "src").mkdir(parents=True, exist_ok=True)
+    if scripts and not (root / "src" / "k6").exists():
+        (root / "src" / "k6").symlink_to(CHARM_DIR / "src" / "k6")
+    return testing.Context(K6Charm, charm_root=root, app_name=APP, unit_id=unit_id)
 
 
 def container(
@@ -158,7 +172,7 @@ def write_run(
             **(params or {}),
         },
         "segment": list(segment),
-        "instance": "k6-k8s-0",
+        "instance": "k6-0",
         "started": 1_700_000_000.0,
         "stopped": stopped,
         "status": None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def test_passed_run(ctx: Ctx, disk: Path) -> None:
         "source": "k6 summary",
     }
     assert results["gates"]["error-rate"]["passed"] == "True"
-    assert results["units"] == {"k6-k8s-0": "passed"}
+    assert results["units"] == {"k6-0": "passed"}
     full = json.loads(results["result"])
     assert full["client"]["requests"] == 1200
     assert [g["name"] for g in full["gates"]] == ["error_rate", "p99_ms", "logs_per_minute"]
@@ -158,8 +159,8 @@ def three_unit_state(disk: Path, peer_statuses: tuple[str, str]) -> testing.Stat
         segment=(0, 3),
     )
     slow = summary(requests=500, p99_ms=80.0, counts={60: 490, 88: 10})
-    units = ["k6-k8s/0", "k6-k8s/1", "k6-k8s/2"]
-    request = {"run_id": "multi", "params": {}, "units": units, "requested": 1.0}
+    units = ["k6/0", "k6/1", "k6/2"]
+    request = {"run_id": "multi", "params": {}, "units": units, "requested": time.time()}
     peers = testing.PeerRelation(
         "k6-peers",
         local_app_data={"run": json.dumps(request)},
@@ -177,7 +178,7 @@ def three_unit_state(disk: Path, peer_statuses: tuple[str, str]) -> testing.Stat
 def test_leader_combines_the_units(ctx: Ctx, disk: Path) -> None:
     ctx.run(ctx.on.action("get-results", params={}), three_unit_state(disk, ("passed", "passed")))
     results = ctx.action_results or {}
-    assert results["units"] == {"k6-k8s-0": "passed", "k6-k8s-1": "passed", "k6-k8s-2": "passed"}
+    assert results["units"] == {"k6-0": "passed", "k6-1": "passed", "k6-2": "passed"}
     assert results["client"]["requests"] == "2000"  # counts add
     assert results["client"]["records-accepted"] == "10000"
     assert results["client"]["instances"] == "3"
@@ -193,9 +194,9 @@ def test_combined_status_runs_until_every_unit_reported(ctx: Ctx, disk: Path) ->
     ctx.run(ctx.on.action("get-results", params={}), three_unit_state(disk, ("passed", "running")))
     results = ctx.action_results or {}
     assert results["status"] == "running"
-    assert results["units"]["k6-k8s-2"] == "running"
+    assert results["units"]["k6-2"] == "running"
     assert results["client"]["requests"] == "1500"  # what has been reported so far
-    assert "no figures (yet) from k6-k8s/2" in results["detail"]
+    assert "no figures (yet) from k6/2" in results["detail"]
 
 
 def test_combined_error_wins_over_passed(ctx: Ctx, disk: Path) -> None:

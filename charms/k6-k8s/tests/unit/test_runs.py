@@ -35,7 +35,11 @@ def figures(duration_s: float = 60.0, thresholds_ok: bool = True) -> ClientFigur
         ("inactive", True, figures(duration_s=5), runs.STOPPED, "stop-load"),  # SIGTERM: 105
         ("inactive", True, None, runs.STOPPED, "stop-load"),
         ("inactive", False, figures(duration_s=5), runs.ERROR, "ended after 5.0s of 60s"),
-        ("unknown", False, figures(), runs.ERROR, "service unknown"),  # container restarted
+        # The pod restarted (the record survived on storage, the Pebble plan did not):
+        ("unknown", False, figures(), runs.PASSED, ""),  # k6 had finished: a complete summary
+        ("unknown", False, figures(duration_s=5), runs.ERROR, "the pod restarted"),  # cut short
+        ("unknown", False, None, runs.ERROR, "the pod restarted"),  # killed before a summary
+        ("unknown", False, figures(thresholds_ok=False), runs.FAILED, "thresholds crossed"),
         ("inactive", False, figures(duration_s=59.5), runs.PASSED, ""),  # timer granularity
     ],
 )
@@ -48,5 +52,5 @@ def test_classify(
 
 
 def test_record_round_trip() -> None:
-    record = RunRecord("r", {"run-id": "r", "rate": 5}, (1, 3), "k6-k8s-1", 12.0, stopped=True)
+    record = RunRecord("r", {"run-id": "r", "rate": 5}, (1, 3), "k6-1", 12.0, stopped=True)
     assert RunRecord.from_json(record.to_json()) == record

@@ -100,7 +100,7 @@ def test_starts_against_the_related_collector(ctx: Ctx, disk: Path) -> None:
     peer = out.get_relation(peers.id)
     request = json.loads(peer.local_app_data["run"])
     assert request["run_id"] == run_id
-    assert request["units"] == ["k6-k8s/0"]
+    assert request["units"] == ["k6/0"]
     assert json.loads(peer.local_unit_data["run"])["status"] == "running"
     assert out.unit_status == testing.ActiveStatus(f"running {run_id} (1/1 units)")
 
@@ -267,7 +267,7 @@ def test_leader_splits_the_load_over_three_units(ctx: Ctx, disk: Path) -> None:
     # k6 thresholds are per process: each unit checks its share of the records-per-minute gate.
     assert env_args(argv)["LOAD_MIN_LOGS_PER_MINUTE"] == "19000"
     request = json.loads(out.get_relation(peers.id).local_app_data["run"])
-    assert request["units"] == ["k6-k8s/0", "k6-k8s/1", "k6-k8s/2"]
+    assert request["units"] == ["k6/0", "k6/1", "k6/2"]
     assert request["params"]["min-logs-per-minute"] == 57000
     assert request["stopped"] is False
     assert (ctx.action_results or {})["units"] == "3"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from fakes import (
@@ -55,8 +56,8 @@ def test_running(ctx: Ctx, disk: Path) -> None:
 
 def test_running_counts_the_units_that_run(ctx: Ctx, disk: Path) -> None:
     write_run(disk, "r1", segment=(0, 3))
-    units = ["k6-k8s/0", "k6-k8s/1", "k6-k8s/2"]
-    req = {"run_id": "r1", "params": {}, "units": units, "requested": 1.0}
+    units = ["k6/0", "k6/1", "k6/2"]
+    req = {"run_id": "r1", "params": {}, "units": units, "requested": time.time()}
     peers = testing.PeerRelation(
         "k6-peers",
         local_app_data={"run": json.dumps(req)},

@@ -7,13 +7,13 @@ import shlex
 import time
 from pathlib import Path
 
-from fakes import OTLP_HTTP, container, otlp_relation, run_record, summary, write_run
+from fakes import OTLP_HTTP, container, context, otlp_relation, run_record, summary, write_run
 from ops import pebble, testing
 
 from charm import K6Charm
 
 Ctx = testing.Context[K6Charm]
-UNITS = ["k6-k8s/0", "k6-k8s/1", "k6-k8s/2"]
+UNITS = ["k6/0", "k6/1", "k6/2"]
 
 
 def request(run_id: str, *, stopped: bool = False, age_s: float = 1.0) -> dict[str, str]:
@@ -66,10 +66,7 @@ def test_stop_load_on_a_non_leader_stops_only_itself(ctx: Ctx, disk: Path) -> No
 
 
 def test_a_unit_starts_its_segment_when_the_leader_asks(tmp_path: Path, disk: Path) -> None:
-    root = tmp_path / "root1"
-    root.mkdir()
-    (root / "k6").symlink_to(Path(__file__).resolve().parents[2] / "k6")
-    ctx = testing.Context(K6Charm, charm_root=root, unit_id=2)
+    ctx = context(tmp_path, unit_id=2)
     peers = testing.PeerRelation(
         "k6-peers", local_app_data=request("r9"), peers_data={0: {}, 1: {}}
     )
@@ -79,7 +76,7 @@ def test_a_unit_starts_its_segment_when_the_leader_asks(tmp_path: Path, disk: Pa
     assert k6.service_statuses["k6"] == pebble.ServiceStatus.ACTIVE
     argv = shlex.split(k6.plan.services["k6"].command)
     assert argv[argv.index("--execution-segment") + 1] == "2/3:1"
-    assert "LOAD_INSTANCE=k6-k8s-2" in argv
+    assert "LOAD_INSTANCE=k6-2" in argv
     assert "LOAD_RUN_ID=r9" in argv
     assert run_record(disk, "r9")["segment"] == [2, 3]
     report = json.loads(out.get_relation(peers.id).local_unit_data["run"])
@@ -93,7 +90,7 @@ def test_a_unit_starts_its_segment_when_the_leader_asks(tmp_path: Path, disk: Pa
 
 
 def test_a_unit_outside_the_run_does_nothing(tmp_path: Path, disk: Path) -> None:
-    ctx = testing.Context(K6Charm, charm_root=tmp_path, unit_id=7)
+    ctx = context(tmp_path, unit_id=7)
     peers = testing.PeerRelation("k6-peers", local_app_data=request("r9"), peers_data={0: {}})
     state = testing.State(leader=False, containers={container(disk)}, relations={peers})
     out = ctx.run(ctx.on.relation_changed(peers, remote_unit=0), state)
@@ -101,7 +98,7 @@ def test_a_unit_outside_the_run_does_nothing(tmp_path: Path, disk: Path) -> None
 
 
 def test_a_late_request_is_reported_not_run(tmp_path: Path, disk: Path) -> None:
-    ctx = testing.Context(K6Charm, charm_root=tmp_path, unit_id=1)
+    ctx = context(tmp_path, unit_id=1)
     peers = testing.PeerRelation(
         "k6-peers", local_app_data=request("r9", age_s=3600), peers_data={0: {}}
     )
@@ -114,7 +111,7 @@ def test_a_late_request_is_reported_not_run(tmp_path: Path, disk: Path) -> None:
 
 
 def test_a_unit_stops_when_the_leader_stops_the_run(tmp_path: Path, disk: Path) -> None:
-    ctx = testing.Context(K6Charm, charm_root=tmp_path, unit_id=1)
+    ctx = context(tmp_path, unit_id=1)
     write_run(disk, "r9", segment=(1, 3), summary_data=summary(requests=50, duration_s=4.0))
     peers = testing.PeerRelation(
         "k6-peers", local_app_data=request("r9", stopped=True), peers_data={0: {}}

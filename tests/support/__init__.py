@@ -1,0 +1,1 @@
+"""Helpers shared by the test suites, imported as `support.…` (pyproject's pytest pythonpath)."""
