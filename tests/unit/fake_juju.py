@@ -35,7 +35,7 @@ NOW = "2026-11-22T20:00:00Z"
 MERGED_KEYS = ("options", "storage", "resources", "annotations", "bindings")
 
 
-class Refused(Exception):
+class RefusedError(Exception):
     """The command fails: (exit code, stderr)."""
 
     def __init__(self, message: str, code: int = 1):
@@ -84,7 +84,7 @@ class Call:
         entry: dict[str, Any] = {"what": what, "readable": ok, "content": None}
         self.files[raw] = entry
         if not ok:
-            raise Refused(f'ERROR {what} "{raw}": open {raw}: no such file or directory')
+            raise RefusedError(f'ERROR {what} "{raw}": open {raw}: no such file or directory')
         if path.suffix == ".charm":
             entry["content"] = f"<charm {path.stat().st_size} bytes>"
             return ""
@@ -118,10 +118,10 @@ def take(args: list[str], flag: str, has_value: bool = True) -> str | bool | Non
 def model_of(state: dict[str, Any], args: list[str]) -> dict[str, Any]:
     name = take(args, "--model") or take(args, "-m")
     if not isinstance(name, str):
-        raise Refused("ERROR no model specified (the fake has no current model)")
+        raise RefusedError("ERROR no model specified (the fake has no current model)")
     short = name.split(":", 1)[-1].split("/")[-1]
     if short not in state["models"]:
-        raise Refused(f'ERROR model "{name}" not found')
+        raise RefusedError(f'ERROR model "{name}" not found')
     return state["models"][short]
 
 
@@ -213,7 +213,7 @@ def charm_metadata(path: Path) -> dict[str, Any]:
         with zipfile.ZipFile(path) as z:
             return yaml.safe_load(z.read("metadata.yaml"))
     except (KeyError, zipfile.BadZipFile) as exc:
-        raise Refused(f'ERROR invalid charm archive "{path}": {exc}') from None
+        raise RefusedError(f'ERROR invalid charm archive "{path}": {exc}') from None
 
 
 def deploy(call: Call, args: list[str]) -> str:
@@ -224,21 +224,26 @@ def deploy(call: Call, args: list[str]) -> str:
     while (o := take(args, "--overlay")) is not None:
         overlays.append(str(o))
     if len(args) != 1:
-        raise Refused(f"fake juju: unsupported deploy arguments {args}", 2)
+        raise RefusedError(f"fake juju: unsupported deploy arguments {args}", 2)
     bundle_path = args[0]
     doc = yaml.safe_load(call.read_file(bundle_path, "bundle"))
     for overlay in overlays:
         merge(doc, yaml.safe_load(call.read_file(overlay, "overlay")) or {})
     needs_trust = sorted(a for a, s in doc["applications"].items() if s.get("trust"))
     if needs_trust and not trust:
-        raise Refused(
+        raise RefusedError(
             "ERROR Bundle cannot be deployed without trusting applications with your cloud "
-            f"credentials. Please repeat the deploy command with the --trust argument: {needs_trust}"
+            "credentials. Please repeat the deploy command with the --trust argument if you "
+            f"consent to trust the following application(s): {', '.join(needs_trust)}"
         )
     for app, spec in doc["applications"].items():
         charm = spec["charm"]
         if charm.startswith(("/", "./", "../")):
-            path = (Path(bundle_path).parent / charm).resolve() if not charm.startswith("/") else Path(charm)
+            path = (
+                (Path(bundle_path).parent / charm).resolve()
+                if not charm.startswith("/")
+                else Path(charm)
+            )
             call.read_file(str(path), f"local charm of {app}")
             meta = charm_metadata(path)
             missing = [
@@ -247,14 +252,21 @@ def deploy(call: Call, args: list[str]) -> str:
                 if s.get("type") == "oci-image" and r not in (spec.get("resources") or {})
             ]
             if missing:
-                raise Refused(f'ERROR local charm {meta["name"]}: resource {missing[0]!r} not specified')
+                raise RefusedError(
+                    f"ERROR local charm {meta['name']}: resource {missing[0]!r} not specified"
+                )
             state["local_rev"] = state.get("local_rev", 0) + 1
-            entry = {"charm": meta["name"], "origin": "local", "rev": state["local_rev"], "channel": ""}
+            entry = {
+                "charm": meta["name"],
+                "origin": "local",
+                "rev": state["local_rev"],
+                "channel": "",
+            }
         else:
             channel = spec.get("channel")
             heads = state["heads"].get(charm, {})
             if channel not in heads:
-                raise Refused(f'ERROR cannot resolve charm "{charm}" in channel {channel!r}')
+                raise RefusedError(f'ERROR cannot resolve charm "{charm}" in channel {channel!r}')
             rev = spec.get("revision", heads[channel])
             entry = {"charm": charm, "origin": "charmhub", "rev": rev, "channel": channel}
         scale = int(spec.get("scale", 1))
@@ -286,25 +298,27 @@ def _client(requests: int, lpr: int, duration_s: float, instances: int) -> dict[
 def duration_s(text: str) -> float:
     m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?", text)
     if not m or not any(m.groups()):
-        raise Refused(f"fake juju: duration {text!r}", 2)
+        raise RefusedError(f"fake juju: duration {text!r}", 2)
     h, mins, secs = m.groups()
     return int(h or 0) * 3600 + int(mins or 0) * 60 + float(secs or 0)
 
 
-def action(state: dict[str, Any], model: dict[str, Any], unit: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
+def action(
+    state: dict[str, Any], model: dict[str, Any], unit: str, name: str, params: dict[str, Any]
+) -> dict[str, Any]:
     app, _, num = unit.partition("/")
     a = model["apps"].get(app)
     if a is None or int(num) not in a["units"]:
-        raise Refused(f'ERROR unit "{unit}" not found')
+        raise RefusedError(f'ERROR unit "{unit}" not found')
     leader = leader_of(state, app, a["units"]) == int(num)
     if app == "ca" and name == "get-ca-certificate":
         return {"ca-certificate": Path(state["ca_pem_file"]).read_text()}
     if app != "k6":
-        raise Refused(f'ERROR action "{name}" not defined on unit "{unit}"')
+        raise RefusedError(f'ERROR action "{name}" not defined on unit "{unit}"')
     runs = model.setdefault("runs", [])
     if name == "start-load":
         if not leader:
-            raise Refused("fake juju: start-load on a non-leader", 2)
+            raise RefusedError("fake juju: start-load on a non-leader", 2)
         units = len(a["units"])
         seconds = duration_s(str(params.get("duration", "60s")))
         lpr = int(params.get("logs-per-request", 5))
@@ -325,7 +339,7 @@ def action(state: dict[str, Any], model: dict[str, Any], unit: str, name: str, p
         wanted = params.get("run-id") or (runs[-1]["run_id"] if runs else None)
         run = next((r for r in runs if r["run_id"] == wanted), None)
         if run is None:
-            raise Refused(f"fake juju: no run {wanted!r}", 2)
+            raise RefusedError(f"fake juju: no run {wanted!r}", 2)
         units = len(run["units"])
         if leader:
             figures = _client(run["requests"], run["lpr"], run["duration_s"], units)
@@ -340,7 +354,7 @@ def action(state: dict[str, Any], model: dict[str, Any], unit: str, name: str, p
         return {"run-id": run["run_id"], "status": "passed", "verdict": "PASS", "client": own}
     if name == "stop-load":
         return {}
-    raise Refused(f'ERROR action "{name}" not defined on unit "{unit}"')
+    raise RefusedError(f'ERROR action "{name}" not defined on unit "{unit}"')
 
 
 def run(call: Call, args: list[str]) -> str:
@@ -353,7 +367,7 @@ def run(call: Call, args: list[str]) -> str:
     if isinstance(params_file, str):
         params = yaml.safe_load(call.read_file(params_file, "action params")) or {}
     if len(args) != 2:
-        raise Refused(f"fake juju: unsupported run arguments {args}", 2)
+        raise RefusedError(f"fake juju: unsupported run arguments {args}", 2)
     unit, name = args
     results = action(state, model, unit, name, params)
     state["task"] = state.get("task", 0) + 1
@@ -374,7 +388,7 @@ def run(call: Call, args: list[str]) -> str:
 def collector_config(state: dict[str, Any], model_name: str, model: dict[str, Any]) -> str:
     loki_units = model["apps"]["loki"]["units"]
     exporters: dict[str, Any] = {}
-    # The exporter numbers follow relation order, not unit numbers: loki/N -> send-loki-logs/(last-N).
+    # Exporter numbers follow relation order, not unit numbers: loki/N -> send-loki-logs/(last-N)
     for n in loki_units:
         index = len(loki_units) - 1 - loki_units.index(n)
         host = f"loki-{n}.loki-endpoints.{model_name}.svc.cluster.local"
@@ -389,10 +403,11 @@ def collector_config(state: dict[str, Any], model_name: str, model: dict[str, An
     return yaml.safe_dump({"exporters": exporters})
 
 
-def show_unit(state: dict[str, Any], model: dict[str, Any], unit: str) -> str:
+def show_unit(state: dict[str, Any], name: str, model: dict[str, Any], unit: str) -> str:
     app = unit.partition("/")[0]
     a = model["apps"][app]
-    otlp = [{"protocol": "http", "endpoint": f"http://{unit_address(state, 'otelcol/0')}:4318"}]
+    host = f"otelcol-0.otelcol-endpoints.{name}.svc.cluster.local"
+    otlp = [{"protocol": "http", "endpoint": f"http://{host}:4318"}]
     info = {
         "opened-ports": [],
         "charm": f"local:{a['charm']}-{a['rev']}",
@@ -419,7 +434,7 @@ def main(argv: list[str]) -> int:
     out, err, code = "", "", 0
     try:
         out = dispatch(call, list(argv))
-    except Refused as exc:
+    except RefusedError as exc:
         err, code = str(exc) + "\n", exc.code
     log(call, code, out, err)
     sys.stdout.write(out)
@@ -430,7 +445,7 @@ def main(argv: list[str]) -> int:
 def dispatch(call: Call, args: list[str]) -> str:
     state = call.state
     if not args:
-        raise Refused("fake juju: no command", 2)
+        raise RefusedError("fake juju: no command", 2)
     command, rest = args[0], args[1:]
     if command == "controllers":
         return json.dumps(
@@ -479,7 +494,7 @@ def dispatch(call: Call, args: list[str]) -> str:
     if command == "destroy-model":
         name = rest[0].split(":", 1)[-1]
         if name not in state["models"]:
-            raise Refused(f'ERROR model "{name}" not found')
+            raise RefusedError(f'ERROR model "{name}" not found')
         del state["models"][name]
         state.setdefault("destroyed", []).append(name)
         save_state(state)
@@ -493,16 +508,21 @@ def dispatch(call: Call, args: list[str]) -> str:
     if command == "run":
         return run(call, rest)
     if command == "show-unit":
+        name = rest[rest.index("--model") + 1].split(":", 1)[-1]
         model = model_of(state, rest)
         take(rest, "--format")
-        return show_unit(state, model, rest[0])
+        return show_unit(state, name, model, rest[0])
     if command == "ssh":
         name = rest[rest.index("--model") + 1].split(":", 1)[-1]
         model = model_of(state, rest)
         container = take(rest, "--container")
-        if container == "otelcol" and rest[0].startswith("otelcol/") and rest[1:] == ["cat", "/etc/otelcol/config.yaml"]:
+        if (
+            container == "otelcol"
+            and rest[0].startswith("otelcol/")
+            and rest[1:] == ["cat", "/etc/otelcol/config.yaml"]
+        ):
             return collector_config(state, name, model)
-        raise Refused(f"fake juju: unsupported ssh {rest}", 2)
+        raise RefusedError(f"fake juju: unsupported ssh {rest}", 2)
     if command in ("add-unit", "remove-unit"):
         model = model_of(state, rest)
         take(rest, "--no-prompt", has_value=False)
@@ -515,7 +535,7 @@ def dispatch(call: Call, args: list[str]) -> str:
             a["units"] = a["units"][: len(a["units"]) - count]
         save_state(state)
         return ""
-    raise Refused(f"fake juju: unsupported command {args}", 2)
+    raise RefusedError(f"fake juju: unsupported command {args}", 2)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,10 +100,16 @@ class TestCA:
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
             .add_extension(
                 x509.KeyUsage(
-                    digital_signature=True, key_cert_sign=True, crl_sign=True,
-                    content_commitment=False, key_encipherment=False, data_encipherment=False,
-                    key_agreement=False, encipher_only=False, decipher_only=False,
-                ),  # fmt: skip
+                    digital_signature=True,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
                 critical=True,
             )
             .sign(self.key, hashes.SHA256())
@@ -125,7 +131,7 @@ class TestCA:
         now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
         cert = (
             x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)]))
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname[:64])]))
             .issuer_name(self.name)
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
@@ -164,7 +170,9 @@ class TestCA:
 
 # ---- Prometheus and Loki answers ------------------------------------------------------------
 
-_SELECTOR = re.compile(r"(?P<metric>[a-zA-Z_:][a-zA-Z0-9_:]*)\{(?P<sel>[^}]*)\}|(?P<bare>[a-zA-Z_:][a-zA-Z0-9_:]*)")
+_SELECTOR = re.compile(
+    r"(?P<metric>[a-zA-Z_:][a-zA-Z0-9_:]*)\{(?P<sel>[^}]*)\}|(?P<bare>[a-zA-Z_:][a-zA-Z0-9_:]*)"
+)
 _MATCHER = re.compile(r'(\w+)(=~|=)"((?:[^"\\]|\\.)*)"')
 
 
@@ -176,7 +184,10 @@ class Series:
 
 
 def matchers(selector: str) -> list[tuple[str, str, str]]:
-    return [(k, op, v.replace('\\"', '"').replace("\\\\", "\\")) for k, op, v in _MATCHER.findall(selector)]
+    return [
+        (k, op, v.replace('\\"', '"').replace("\\\\", "\\"))
+        for k, op, v in _MATCHER.findall(selector)
+    ]
 
 
 def matches(series: Series, found: list[tuple[str, str, str]]) -> bool:
@@ -359,7 +370,7 @@ class World:
 def _free_subnet() -> str:
     """127.A.B: a loopback /24 whose .1-.3 have ports 9090 and 3100 free."""
     for _ in range(50):
-        prefix = f"127.{random.randint(100, 250)}.{random.randint(1, 250)}"
+        prefix = f"127.{random.randint(100, 250)}.{random.randint(1, 250)}"  # noqa: S311
         try:
             for host in (1, 2, 3):
                 for port in (9090, 3100):
@@ -378,7 +389,7 @@ def world(
     snap: bool = True,
     models: Mapping[str, Mapping[str, Any]] | None = None,
     loki_leader: int = 1,
-) -> Iterator[World]:
+) -> Generator[World]:
     """The fake world; `models` pre-creates models (name -> {"apps": ...}) in the state."""
     root = tmp_path / "world"
     home = root / "home"
@@ -450,6 +461,7 @@ def deployed_apps(
     apps: dict[str, dict[str, Any]] = {}
     for app, spec in bundle["applications"].items():
         charm, channel = spec["charm"], spec.get("channel", "")
+        entry: dict[str, Any]
         if charm.startswith("./"):
             entry = {"charm": "loadgate-k6-k8s", "origin": "local", "rev": 1, "channel": ""}
         else:

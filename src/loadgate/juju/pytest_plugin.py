@@ -282,7 +282,9 @@ def deployed_charms(
     status`) must be what the options ask, else the session stops with both in the message.
     """
     bundle = Path(pytestconfig.getoption("--bundle") or paths.bundle_file())
-    apps = set(juju.status().apps)
+    requests = _requests(otelcol_pin, local_charms)
+    status = juju.status()
+    apps = set(status.apps)
     present = sorted(apps & set(model.BUNDLE_APPS))
     if not present:
         folder = staging.new_stage_dir()
@@ -305,9 +307,16 @@ def deployed_charms(
             f"missing {', '.join(missing)}): use an empty model or one deployed from the bundle",
             returncode=pytest.ExitCode.USAGE_ERROR,
         )
-    status = model.wait_ready(juju)
+    else:
+        _check_deployed(juju, status, requests)  # a reused model: refuse before waiting
+    return _check_deployed(juju, model.wait_ready(juju), requests)
+
+
+def _check_deployed(
+    juju: jubilant.Juju, status: jubilant.Status, requests: list[deployed_mod.Request]
+) -> dict[str, deployed_mod.DeployedCharm]:
     try:
-        return deployed_mod.check(status, _requests(otelcol_pin, local_charms))
+        return deployed_mod.check(status, requests)
     except deployed_mod.MismatchError as exc:
         pytest.exit(f"loadgate: model {juju.model}: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
 
