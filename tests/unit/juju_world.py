@@ -473,3 +473,22 @@ def deployed_apps(
     if otelcol:
         apps["otelcol"].update(otelcol)
     return apps
+
+
+def upstream_charm(path: Path, charm: str, track: str, images: Mapping[str, str | None]) -> Path:
+    """A packed upstream charm (as its own repository's CI packs it), with the endpoints and
+    storage tests/data/upstream-charms.yaml records for that track, and OCI image resources
+    (None: a resource whose metadata names no upstream-source)."""
+    data = yaml.safe_load((ROOT / "tests" / "data" / "upstream-charms.yaml").read_text())
+    recorded = data["charms"][charm]["tracks"][track]
+    metadata: dict[str, Any] = {"name": charm, "containers": {}, "resources": {}}
+    for name, ep in recorded["endpoints"].items():
+        entry = {"interface": ep["interface"], **({"limit": ep["limit"]} if "limit" in ep else {})}
+        metadata.setdefault(ep["role"], {})[name] = entry
+    metadata["storage"] = {name: {"type": "filesystem"} for name in recorded.get("storage", [])}
+    for name, image in images.items():
+        spec: dict[str, Any] = {"type": "oci-image", "description": name}
+        if image:
+            spec["upstream-source"] = image
+        metadata["resources"][name] = spec
+    return fake_charm(path, metadata)

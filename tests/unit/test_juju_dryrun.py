@@ -11,6 +11,7 @@ action's params pass Juju's own schema validation (tests/support/jujuschema.py).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -38,11 +39,11 @@ def copy_bundles(to: Path) -> Path:
 
 
 def pytest_run(
-    world: jw.World, *args: str, timeout: float = 300
+    world: jw.World, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args]
     return subprocess.run(
-        argv, cwd=ROOT, env=world.env(), capture_output=True, text=True, timeout=timeout
+        argv, cwd=ROOT, env=world.env(**(env or {})), capture_output=True, text=True, timeout=300
     )
 
 
@@ -184,7 +185,12 @@ def test_model_reuse_refuses_another_revision(tmp_path: Path) -> None:
     models = {"cos": {"apps": jw.deployed_apps({"rev": 1})}}
     with jw.world(tmp_path, snap=True, models=models) as world:
         done = pytest_run(
-            world, "tests/integration/test_bundle.py", "--model", "cos", "--otelcol-revision", "201"
+            world,
+            "tests/integration/test_deployed_bundle.py",
+            "--model",
+            "cos",
+            "--otelcol-revision",
+            "201",
         )
         calls = world.calls()
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-3000:]
@@ -210,6 +216,46 @@ def test_model_reuse_labels_with_the_deployed_revision(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:]
     assert "deploy" not in commands(calls)
     assert [r["labels"]["revision"] for r in rows] == ["1"]
+
+
+def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
+    """The otelcol repository's CI: its packed charm in place of otelcol (images from its own
+    metadata), CHARM_PATH set to that charm and ignored, loadgate's k6 charm from the env."""
+    otelcol = jw.upstream_charm(
+        tmp_path / "opentelemetry-collector-k8s_amd64.charm",
+        "opentelemetry-collector-k8s",
+        "dev",
+        {"opentelemetry-collector-image": "ubuntu/opentelemetry-collector:0.130-24.04"},
+    )
+    k6 = jw.k6_charm(tmp_path / "k6" / paths.K6_CHARM_FILE)
+    with jw.world(tmp_path, snap=True) as world:
+        done = pytest_run(
+            world,
+            "tests/integration/test_deployed_bundle.py::test_every_application_active_and_idle",
+            "tests/integration/test_load_gates.py::test_result_row_written",
+            "--otelcol-charm",
+            str(otelcol),
+            env={"CHARM_PATH": str(otelcol), "LOADGATE_K6_CHARM": str(k6)},
+        )
+        calls = world.calls()
+        rows = [json.loads(p.read_text()) for p in (world.root / "results").glob("*/result.json")]
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "CHARM_PATH is not read" in done.stdout
+    assert_every_file_readable(world, calls)
+    deploy = next(c for c in calls if c["argv"][0] == "deploy")
+    doc = assert_deploy_valid(deploy, world)
+    apps = doc["applications"]
+    assert Path(apps["otelcol"]["charm"]).read_bytes() == otelcol.read_bytes()
+    assert apps["otelcol"]["resources"] == {
+        "opentelemetry-collector-image": "ubuntu/opentelemetry-collector:0.130-24.04"
+    }
+    assert "channel" not in apps["otelcol"]
+    assert Path(apps["k6"]["charm"]).read_bytes() == k6.read_bytes()
+    assert len(rows) == 1
+    labels = rows[0]["labels"]
+    assert labels["otelcol_charm"] == "local"
+    assert labels["otelcol_sha256"] == hashlib.sha256(otelcol.read_bytes()).hexdigest()[:12]
+    assert "revision" not in labels  # no Charmhub revision to claim
 
 
 # ---- loadgate run --target juju --model M --------------------------------------------------
