@@ -1,4 +1,6 @@
-module github.com/loadgate/tools/jujuschema
+// jujuschema: checks a charm's action schemas and params with Juju 3.6's own code
+// (github.com/juju/charm/v12 over github.com/juju/gojsonschema v1.0.0). Used by tests/support.
+module loadgate.local/tools/jujuschema
 
 go 1.26
 

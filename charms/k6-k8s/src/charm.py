@@ -271,6 +271,9 @@ class K6Charm(ops.CharmBase):
             or self.unit.name not in request.units
         ):
             return None
+        status, detail = own.status, own.detail
+        if status == runs.RUNNING:  # no k6 of this run can be running here without its record
+            status, detail = runs.ERROR, LOST
         segment = segment_of(self.unit.name, request.units)
         record = RunRecord(
             run_id=run_id,
@@ -279,10 +282,10 @@ class K6Charm(ops.CharmBase):
             instance=self.instance,
             started=request.requested,
             stopped=request.stopped,
-            status=own.status,
-            detail=own.detail,
+            status=status,
+            detail=detail,
         )
-        return Outcome(run_id, own.status, own.figures, own.detail, record)
+        return Outcome(run_id, status, own.figures, detail, record)
 
     def _report(self, run_id: str, *, combine: bool) -> RunReport | None:
         outcome = self._outcome(run_id)

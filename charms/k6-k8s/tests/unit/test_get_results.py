@@ -125,6 +125,17 @@ def test_unknown_run_id_fails_naming_it(ctx: Ctx, disk: Path) -> None:
     assert "r8" in failed.value.message
 
 
+@pytest.mark.parametrize("run_id", ["../x", "../../etc/k6", "r/../../x", ".hidden", "a" * 65])
+def test_a_run_id_outside_the_pattern_is_refused_before_any_file_is_read(
+    ctx: Ctx, disk: Path, run_id: str
+) -> None:
+    write_run(disk, "r8", summary_data=summary())
+    with pytest.raises(testing.ActionFailed) as failed:
+        get_results(ctx, disk, pebble.ServiceStatus.INACTIVE, **{"run-id": run_id})
+    assert failed.value.message.startswith("run-id: must be 1-64 characters")
+    assert repr(run_id) in failed.value.message
+
+
 def test_no_run_yet(ctx: Ctx, disk: Path) -> None:
     with pytest.raises(testing.ActionFailed) as failed:
         get_results(ctx, disk, None)

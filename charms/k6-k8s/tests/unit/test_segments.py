@@ -93,6 +93,21 @@ def test_a_silent_unit_keeps_the_run_running() -> None:
     assert combined.missing == ["k6/1"]
 
 
+def test_past_the_deadline_a_silent_unit_is_missing_and_named() -> None:
+    reports = {
+        "k6/0": UnitReport("r", runs.PASSED, figures(10, 0, {40: 10})),
+        "k6/1": UnitReport("r", runs.RUNNING),
+        "k6/2": UnitReport("older", runs.PASSED, figures(99, 0, {40: 99})),
+    }
+    combined = combine_reports("r", ["k6/0", "k6/1", "k6/2"], reports, overdue=True)
+    assert combined.status == runs.ERROR
+    assert combined.units == {"k6/0": runs.PASSED, "k6/1": runs.MISSING, "k6/2": runs.MISSING}
+    assert combined.covers == ["k6/0"]
+    assert combined.missing == ["k6/1", "k6/2"]
+    assert combined.figures is not None
+    assert combined.figures.requests == 10
+
+
 def test_a_report_of_another_run_does_not_count() -> None:
     reports = {
         "k6/0": UnitReport("r", runs.PASSED, figures(10, 0, {40: 10})),
@@ -112,6 +127,9 @@ def test_a_report_of_another_run_does_not_count() -> None:
         ([runs.ERROR, runs.STOPPED], runs.STOPPED),
         ([runs.STOPPED, runs.RUNNING], runs.RUNNING),
         ([runs.PASSED, runs.PENDING], runs.RUNNING),
+        ([runs.PASSED, runs.MISSING], runs.ERROR),  # past the deadline, a unit never reported
+        ([runs.FAILED, runs.MISSING], runs.ERROR),
+        ([runs.STOPPED, runs.MISSING], runs.STOPPED),
     ],
 )
 def test_combined_status(statuses: list[str], expected: str) -> None:

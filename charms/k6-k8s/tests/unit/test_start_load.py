@@ -153,6 +153,10 @@ BAD_PARAMS: list[tuple[dict[str, Any], str, str]] = [
     ({"rate": 3, "logs-per-request": 5}, "rate", "per minute"),
     ({"target": "ftp://otel:4318"}, "target", "http:// or https://"),
     ({"target": "http://otel:4318/v1/logs"}, "target", "without a path"),
+    ({"target": "http://[::1:4318"}, "target", "Invalid IPv6 URL"),
+    ({"target": "http://collector:99999"}, "target", "port must be a number from 1 to 65535"),
+    ({"target": "http://collector:0"}, "target", "port must be a number from 1 to 65535"),
+    ({"run-id": "../x"}, "run-id", "starting with a letter or digit"),
     ({"max-error-rate": 1.5}, "max-error-rate", "at most 1"),
     ({"p99-ms": 0.0}, "p99-ms", "greater than 0"),
     ({"vus": 0}, "vus", "between 1 and"),
@@ -297,3 +301,37 @@ def test_schema_defaults_as_juju_applies_them_are_valid(
         assert "LOAD_RATE" not in variables
     else:
         assert variables["LOAD_RATE"] == "60000"
+
+
+def test_the_models_proxy_settings_reach_k6(
+    ctx: Ctx, disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Juju gives the charm the model's juju-http(s)-proxy / juju-no-proxy; k6 (Go) reads these."""
+    monkeypatch.setenv("JUJU_CHARM_HTTP_PROXY", "http://squid.internal:3128")
+    monkeypatch.setenv("JUJU_CHARM_HTTPS_PROXY", "http://squid.internal:3129")
+    monkeypatch.setenv("JUJU_CHARM_NO_PROXY", "127.0.0.1,localhost,.svc.cluster.local")
+    state = testing.State(leader=True, containers={container(disk)}, relations={otlp_relation()})
+    out = ctx.run(ctx.on.action("start-load", params={}), state)
+    env = out.get_container("k6").plan.services["k6"].environment
+    assert env["HTTP_PROXY"] == "http://squid.internal:3128"
+    assert env["HTTPS_PROXY"] == "http://squid.internal:3129"
+    assert env["NO_PROXY"] == "127.0.0.1,localhost,.svc.cluster.local"
+    assert env["GOGC"] == "400"  # k6's own settings are still there
+
+
+def test_no_proxy_settings_no_proxy_variables(
+    ctx: Ctx, disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("JUJU_CHARM_HTTP_PROXY", "JUJU_CHARM_HTTPS_PROXY", "JUJU_CHARM_NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUJU_CHARM_HTTPS_PROXY", "")  # unset in the model: Juju passes it empty
+    state = testing.State(leader=True, containers={container(disk)}, relations={otlp_relation()})
+    out = ctx.run(ctx.on.action("start-load", params={}), state)
+    env = out.get_container("k6").plan.services["k6"].environment
+    assert not {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"} & set(env)
+
+
+def test_send_remote_write_takes_one_prometheus() -> None:
+    """k6 writes to one URL: the endpoint says so, and Juju refuses a second relation."""
+    meta = yaml.safe_load((Path(__file__).resolve().parents[2] / "charmcraft.yaml").read_text())
+    assert meta["requires"]["send-remote-write"]["limit"] == 1
