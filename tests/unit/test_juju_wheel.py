@@ -123,7 +123,8 @@ def test_an_installed_loadgate_finds_its_files(
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     package = Path(found.pop("package")).parent
-    assert not package.is_relative_to(ROOT), "loadgate was imported from the checkout"
+    assert package.is_relative_to(python.parent.parent), f"{package} is not the venv's"
+    assert not package.is_relative_to(ROOT / "src"), "loadgate was imported from the checkout"
     assert found.pop("has_project_root") is False
     overlays = found.pop("overlays")
     assert [Path(o).name for o in overlays] == sorted(
