@@ -138,7 +138,7 @@ def test_integration_suite_dry_run(tmp_path: Path) -> None:
             str(bundle.parent / "overlays" / "ci-small-storage.yaml"),
         )
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-        assert "16 passed" in done.stdout
+        assert "17 passed" in done.stdout
         calls = world.calls()
         prometheus_queries = list(world.model.queries)
     assert all(c["rc"] == 0 for c in calls), [c for c in calls if c["rc"]]

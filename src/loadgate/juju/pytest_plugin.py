@@ -142,7 +142,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not juju_items:
         return
     reason = reachability.skip_reason(config.getoption("--controller"))
-    config.stash[SKIP_REASON] = reason
     if reason is None:
         return
     if require_juju(bool(config.getoption("--require-juju")), os.environ):
@@ -150,6 +149,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             f"--require-juju: {reason} ({len(juju_items)} tests need a Juju model)",
             returncode=pytest.ExitCode.USAGE_ERROR,
         )
+    config.stash[SKIP_REASON] = reason
     marker = pytest.mark.skip(reason=reason)
     for item in juju_items:
         item.add_marker(marker)

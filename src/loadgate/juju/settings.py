@@ -46,10 +46,6 @@ class OtelcolPin:
     revision: int | None
     source: str  # where the choice came from, for the report
 
-    @property
-    def label(self) -> str:
-        return str(self.revision) if self.revision is not None else self.channel
-
 
 def _read(path: Path) -> dict[str, Any]:
     return load_mapping(path, SettingsError)
