@@ -23,6 +23,7 @@ $LOADGATE_REQUIRE_JUJU=1, for CI) that is an error instead, and pytest exits non
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -50,9 +51,21 @@ SHARED = pytest.StashKey[list[str]]()
 
 
 def registered_options(parser: pytest.Parser) -> set[str]:
-    """Option strings some plugin has already registered with this parser."""
-    groups = [parser._anonymous, *parser._groups]  # pyright: ignore[reportPrivateUsage]
-    return {name for group in groups for opt in group.options for name in opt.names()}
+    """Option strings some plugin has already registered with this parser.
+
+    pytest has no public way to ask; its Parser keeps each group's options (pytest 8 and 9).
+    """
+    groups: list[Any] = [
+        getattr(parser, "_anonymous", None),
+        *getattr(parser, "_groups", []),
+    ]
+    return {
+        name
+        for group in groups
+        if group is not None
+        for opt in getattr(group, "options", [])
+        for name in opt.names()
+    }
 
 
 def _add(group: Any, taken: set[str], shared: list[str], *names: str, **kwargs: Any) -> None:
@@ -64,7 +77,11 @@ def _add(group: Any, taken: set[str], shared: list[str], *names: str, **kwargs: 
     if taken.intersection(names):
         shared.extend(names)
         return
-    group.addoption(*names, **kwargs)
+    try:
+        group.addoption(*names, **kwargs)
+    except (ValueError, argparse.ArgumentError):  # registered where registered_options can't see
+        shared.extend(names)
+        return
     taken.update(names)
 
 
