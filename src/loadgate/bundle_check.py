@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import paths
-from .charm_catalog import Catalog, CatalogError, CharmInfo, Endpoint
+from . import charm_file, paths
+from .charm_catalog import Catalog, CatalogError, CharmInfo, Endpoint, info_from_metadata
 from .charm_catalog import build as build_catalog
 from .yamlfile import load_mapping
 
@@ -29,7 +30,6 @@ APP_KEYS = frozenset(
 )  # fmt: skip
 # Keys of an application whose mapping an overlay merges key by key (others it replaces).
 MERGED_APP_KEYS = frozenset({"options", "storage", "resources", "annotations", "bindings"})
-LOCAL_CHARM_DIRS = ("charms",)
 
 
 class BundleError(ValueError):
@@ -140,9 +140,44 @@ def track_of(channel: str) -> str:
 
 
 def local_charm_name(charm: str) -> str:
-    """`.../k6-k8s_amd64.charm` -> `k6-k8s`; a charm folder -> its folder name."""
+    """`.../loadgate-k6-k8s.charm` or `.../k6-k8s_amd64.charm` -> the charm name the file is
+    named after; a charm folder -> its folder name."""
     base = Path(charm).name
-    return base.split("_", 1)[0] if base.endswith(".charm") else base
+    if base.endswith(".charm"):
+        return base.removesuffix(".charm").split("_", 1)[0]
+    return base
+
+
+def _local_info(app: str, charm: str, catalog: Catalog) -> tuple[CharmInfo | None, list[Problem]]:
+    """A local charm's facts: this repository's charms from their charmcraft.yaml, any other
+    packed charm from the metadata inside the file. A missing file is a problem of its own."""
+    path = Path(charm)
+    name = local_charm_name(charm)
+    if path.is_file():
+        try:
+            packed = charm_file.read(path)
+        except charm_file.CharmFileError as exc:
+            return None, [Problem(app, None, str(exc))]
+        name = packed.name
+        if name not in catalog.local:
+            info = info_from_metadata(packed.metadata, f"{path.name}:{packed.source}")
+            if catalog.requires_trust(name):
+                info = dataclasses.replace(info, requires_trust=True)
+            return info, []
+    elif not path.exists():
+        hint = f": {paths.PACK_HINT}" if name in catalog.local else ""
+        return catalog.local.get(name), [
+            Problem(app, None, f"local charm {charm} does not exist{hint}")
+        ]
+    info = catalog.local.get(name)
+    if info is None:
+        known = ", ".join(sorted(catalog.local)) or "none"
+        return None, [
+            Problem(
+                app, None, f"local charm {charm} is not one of this repository's charms ({known})"
+            )
+        ]
+    return info, []
 
 
 def resolve_charm(
@@ -152,31 +187,21 @@ def resolve_charm(
     if not isinstance(charm, str) or not charm:
         return None, [Problem(app, None, "has no `charm`")]
     if is_local_charm(charm):
-        name = local_charm_name(charm)
-        info = catalog.local.get(name)
-        if info is None:
-            known = ", ".join(sorted(catalog.local)) or "none"
-            return None, [
+        info, problems = _local_info(app, charm, catalog)
+        if info is not None:
+            problems += [
                 Problem(
-                    app,
-                    None,
-                    f"local charm {charm} is not one of this repository's charms ({known})",
+                    app, None, f"local charm {info.name} needs resource {res!r} set in `resources`"
                 )
+                for res in info.resources
+                if res not in (spec.get("resources") or {})
             ]
-        problems = [
-            Problem(app, None, f"local charm {name} needs resource {res!r} set in `resources`")
-            for res in info.resources
-            if res not in (spec.get("resources") or {})
-        ]
         return info, problems
     channel = spec.get("channel")
     if not isinstance(channel, str) or not channel:
         hint = ""
         if charm in catalog.local:
-            hint = (
-                f" ({charm} on Charmhub is not this repository's charm: "
-                "deploy with overlays/local-k6.yaml)"
-            )
+            hint = f" ({charm} is this repository's charm: name its packed file, ./{charm}.charm)"
         return None, [
             Problem(app, None, f"charm {charm} has no `channel` and is not a local path{hint}")
         ]
@@ -346,24 +371,22 @@ def check_files(bundle: Path, overlays: Sequence[Path], catalog: Catalog) -> lis
 
 
 def default_bundle() -> Path:
-    return paths.project_root() / "bundles" / "bundle.yaml"
+    return paths.bundle_file()
 
 
 def default_upstream() -> Path:
-    return paths.project_root() / "tests" / "data" / "upstream-charms.yaml"
+    return paths.upstream_charms_file()
 
 
 def local_charmcraft_files() -> list[Path]:
-    root = paths.project_root()
-    return sorted(p for d in LOCAL_CHARM_DIRS for p in (root / d).glob("*/charmcraft.yaml"))
+    """charmcraft.yaml of each of this repository's charms (the k6 charm)."""
+    return [paths.k6_charmcraft_file()]
 
 
 def default_combinations(bundle: Path) -> list[list[Path]]:
-    """The bundle with local-k6.yaml, then with local-k6.yaml and each other overlay."""
+    """The bundle alone, then with each overlay of its overlays/ folder."""
     folder = bundle.parent / "overlays"
-    local = folder / "local-k6.yaml"
-    others = sorted(p for p in folder.glob("*.yaml") if p != local)
-    return [[local], *([local, o] for o in others)]
+    return [[], *([o] for o in sorted(folder.glob("*.yaml")))]
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
@@ -373,7 +396,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         help="overlay file, in deploy order (repeatable). Without any, the bundle is checked "
-        "with overlays/local-k6.yaml alone and with it plus each other overlay",
+        "alone and with each overlay of its overlays/ folder",
     )
     p.add_argument(
         "--upstream", help="upstream charm endpoints (default tests/data/upstream-charms.yaml)"

@@ -2,7 +2,8 @@
 
 Upstream charms come from a data file (tests/data/upstream-charms.yaml) that records, per
 Charmhub track, the endpoints read from the charm's source at a named commit. This repository's
-own charms come from their charmcraft.yaml.
+own charms come from their charmcraft.yaml; any other packed charm a bundle names by path, from
+the metadata inside the .charm.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class Catalog:
 
     def tracks(self, charm: str) -> list[str]:
         return sorted(self.upstream.get(charm, {}))
+
+    def requires_trust(self, charm: str) -> bool:
+        """Whether the upstream data records that this charm needs trust (on any track)."""
+        return any(info.requires_trust for info in self.upstream.get(charm, {}).values())
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
@@ -103,30 +108,32 @@ def load_upstream(path: Path) -> dict[str, dict[str, CharmInfo]]:
     return out
 
 
-def load_charmcraft(path: Path) -> CharmInfo:
-    """A local charm's facts from its charmcraft.yaml (provides/requires/peers, storage, ...)."""
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise CatalogError(f"{path}: cannot read: {exc}") from None
-    data = _mapping(data, str(path))
+def info_from_metadata(data: Mapping[str, Any], source: str) -> CharmInfo:
+    """A charm's facts from its metadata (charmcraft.yaml or a packed charm's metadata.yaml)."""
     name = data.get("name")
     if not isinstance(name, str) or not name:
-        raise CatalogError(f"{path}: name is missing")
+        raise CatalogError(f"{source}: name is missing")
     endpoints: dict[str, Endpoint] = {}
     for role in ROLES:
-        for ep_name, raw in (data.get(role) or {}).items():
-            endpoints[ep_name] = _endpoint(
-                ep_name, {**_mapping(raw, str(path)), "role": role}, str(path)
-            )
+        for ep_name, raw in _mapping(data.get(role) or {}, f"{source}: {role}").items():
+            endpoints[ep_name] = _endpoint(ep_name, {**_mapping(raw, source), "role": role}, source)
     return CharmInfo(
         name=name,
         endpoints=endpoints,
         storage=tuple(data.get("storage") or ()),
         resources=tuple(data.get("resources") or ()),
         requires_trust=False,
-        source=str(path),
+        source=source,
     )
+
+
+def load_charmcraft(path: Path) -> CharmInfo:
+    """A local charm's facts from its charmcraft.yaml (provides/requires/peers, storage, ...)."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise CatalogError(f"{path}: cannot read: {exc}") from None
+    return info_from_metadata(_mapping(data, str(path)), str(path))
 
 
 def build(upstream_file: Path, charmcraft_files: Iterable[Path]) -> Catalog:

@@ -1,4 +1,11 @@
-"""Where loadgate finds its own files and keeps its caches, state and results."""
+"""Where loadgate finds its own files and keeps its caches, state and results.
+
+loadgate's files (the k6 scenarios, the Juju bundle and overlays, the Go wrapper modules of the
+pinned parts, the bundle checker's charm data, the gate's default settings) are package data
+under `loadgate/data/`, so an installed wheel finds them as a checkout does. In a checkout,
+`src/loadgate/data/` holds symbolic links to the repository's own folders (`k6/`, `bundles/`,
+`tools/`, ...), which stay the source of truth; building a wheel copies what they point at.
+"""
 
 from __future__ import annotations
 
@@ -9,25 +16,56 @@ ENV_BIN_DIR = "LOADGATE_BIN_DIR"
 ENV_STACK_DIR = "LOADGATE_STACK_DIR"
 ENV_RESULTS_DIR = "LOADGATE_RESULTS_DIR"
 
+# The packed k6 charm that bundles/bundle.yaml deploys (scripts/pack-k6-charm writes it).
+K6_CHARM_FILE = "loadgate-k6-k8s.charm"
+PACK_HINT = "run scripts/pack-k6-charm in a loadgate checkout"
 
-def project_root() -> Path:
-    """The checkout that holds `k6/` and `tools/` (loadgate runs from a source checkout)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "k6").is_dir() and (parent / "tools").is_dir():
-            return parent
-    raise FileNotFoundError(
-        f"cannot find the loadgate checkout (a folder with k6/ and tools/) above {here}; "
-        "install loadgate from a clone with `pip install -e .`"
-    )
+
+def data_dir() -> Path:
+    """loadgate's package data (a checkout's symbolic links resolved to the real folders)."""
+    return Path(__file__).resolve().parent / "data"
+
+
+def _data(*parts: str) -> Path:
+    return (data_dir().joinpath(*parts)).resolve()
 
 
 def k6_dir() -> Path:
-    return project_root() / "k6"
+    """The k6 scenarios and their helpers (the repository's `k6/`)."""
+    return _data("k6")
 
 
 def tools_dir() -> Path:
-    return project_root() / "tools"
+    """The pinned Go wrapper modules of the upstream parts (the repository's `tools/`)."""
+    return _data("tools")
+
+
+def bundles_dir() -> Path:
+    """The Juju bundle and its overlays (the repository's `bundles/`)."""
+    return _data("bundles")
+
+
+def bundle_file() -> Path:
+    return bundles_dir() / "bundle.yaml"
+
+
+def overlays_dir() -> Path:
+    return bundles_dir() / "overlays"
+
+
+def upstream_charms_file() -> Path:
+    """Endpoints of the upstream charms per track (the repository's tests/data file)."""
+    return _data("upstream-charms.yaml")
+
+
+def k6_charmcraft_file() -> Path:
+    """charmcraft.yaml of loadgate's k6 charm (charms/k6-k8s/charmcraft.yaml)."""
+    return _data("k6-charmcraft.yaml")
+
+
+def integration_defaults_dir() -> Path:
+    """The gate's default revisions.yaml and gates.yaml (the repository's tests/integration)."""
+    return data_dir() / "integration"
 
 
 def bin_dir() -> Path:

@@ -10,6 +10,7 @@ import json
 import time
 from pathlib import Path
 
+import jubilant
 import pytest
 
 from loadgate import results, runner
@@ -72,3 +73,15 @@ def test_result_row_written(gate_run: RunResult, results_root: Path, gate_spec: 
     assert row["target"] == "juju"
     assert row["labels"] == dict(gate_spec.labels)
     assert row["verdict"] == gate_run.verdict
+
+
+def test_labels_say_what_the_model_runs(gate_run: RunResult, deployed: jubilant.Juju) -> None:
+    """The row carries the collector revision `juju status` reports, not the one asked for."""
+    otelcol = deployed.status().apps["otelcol"]
+    labels = gate_run.spec.labels
+    if otelcol.charm_origin == "local":
+        assert labels["otelcol_charm"] == "local"
+        assert labels["otelcol_local_revision"] == str(otelcol.charm_rev)
+    else:
+        assert labels["revision"] == str(otelcol.charm_rev)
+        assert labels["otelcol_channel"] == otelcol.charm_channel

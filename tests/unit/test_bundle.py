@@ -4,28 +4,42 @@ from __future__ import annotations
 
 import copy
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import juju_world as jw
 import pytest
 import yaml
 
 from loadgate import bundle_check as bc
-from loadgate import charm_catalog
+from loadgate import charm_catalog, paths
 from loadgate.cli import main
+from loadgate.juju import settings
 from loadgate.stack.profile import PROFILES
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "bundles" / "bundle.yaml"
 OVERLAYS = ROOT / "bundles" / "overlays"
-LOCAL_K6 = OVERLAYS / "local-k6.yaml"
 UPSTREAM = ROOT / "tests" / "data" / "upstream-charms.yaml"
+K6_CHARMCRAFT = ROOT / "charms" / "k6-k8s" / "charmcraft.yaml"
+CI_OVERLAY = OVERLAYS / "ci-small-storage.yaml"
 
 
 @pytest.fixture(scope="module")
 def catalog() -> charm_catalog.Catalog:
-    return charm_catalog.build(UPSTREAM, [ROOT / "charms" / "k6-k8s" / "charmcraft.yaml"])
+    return charm_catalog.build(UPSTREAM, [K6_CHARMCRAFT])
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's bundles/ with the packed k6 charm next to the bundle (as
+    scripts/pack-k6-charm leaves it): the bundle file in that copy."""
+    folder = tmp_path_factory.mktemp("packed") / "bundles"
+    shutil.copytree(ROOT / "bundles", folder, ignore=shutil.ignore_patterns("*.charm"))
+    jw.k6_charm(folder / paths.K6_CHARM_FILE)
+    return folder / "bundle.yaml"
 
 
 def _bundle() -> dict[str, Any]:
@@ -36,13 +50,15 @@ def _problems_of(
     catalog: charm_catalog.Catalog,
     tmp_path: Path,
     change: Callable[[dict[str, Any]], None],
-    overlays: tuple[Path, ...] = (LOCAL_K6,),
+    overlays: tuple[Path, ...] = (),
 ) -> list[str]:
-    """Problems of a broken copy of the real bundle (deployed with the local k6 overlay)."""
+    """Problems of a broken copy of the real bundle (with the packed k6 charm beside it)."""
     doc = copy.deepcopy(_bundle())
     change(doc)
     path = tmp_path / "bundle.yaml"
     path.write_text(yaml.safe_dump(doc))
+    if not (tmp_path / paths.K6_CHARM_FILE).exists():
+        jw.k6_charm(tmp_path / paths.K6_CHARM_FILE)
     return [str(p) for p in bc.check_files(path, overlays, catalog)]
 
 
@@ -57,35 +73,57 @@ def _relation(doc: dict[str, Any], old: list[str], new: list[str]) -> None:
 @pytest.mark.parametrize(
     "overlays",
     bc.default_combinations(BUNDLE),
-    ids=lambda combo: "+".join(p.stem for p in combo),
+    ids=lambda combo: "+".join(p.stem for p in combo) or "bundle",
 )
 def test_bundle_with_each_overlay_is_valid(
-    catalog: charm_catalog.Catalog, overlays: list[Path]
+    catalog: charm_catalog.Catalog, packed: Path, overlays: list[Path]
 ) -> None:
-    assert [str(p) for p in bc.check_files(BUNDLE, overlays, catalog)] == []
+    assert [str(p) for p in bc.check_files(packed, overlays, catalog)] == []
 
 
 def test_every_overlay_is_checked() -> None:
     checked = {p for combo in bc.default_combinations(BUNDLE) for p in combo}
     assert checked == set(OVERLAYS.glob("*.yaml"))
-    assert len(checked) >= 6
+    assert [] in bc.default_combinations(BUNDLE)  # the bundle alone: `juju deploy ./bundle.yaml`
+    assert len(checked) >= 5
 
 
-def test_base_bundle_alone_refuses_charmhub_k6(catalog: charm_catalog.Catalog) -> None:
-    problems = [str(p) for p in bc.check_files(BUNDLE, [], catalog)]
-    assert len(problems) == 1
-    assert problems[0].startswith("k6: charm loadgate-k6-k8s has no `channel`")
-    assert "overlays/local-k6.yaml" in problems[0]
+def test_the_bundle_deploys_our_packed_k6_charm_as_written() -> None:
+    """`juju deploy ./bundle.yaml` from bundles/: k6 is the file scripts/pack-k6-charm writes,
+    with its OCI image; `k6-k8s` on Charmhub (another charm) is never asked for."""
+    k6 = _bundle()["applications"]["k6"]
+    charmcraft = yaml.safe_load(K6_CHARMCRAFT.read_text())
+    assert k6["charm"] == f"./{paths.K6_CHARM_FILE}"
+    assert f"{charmcraft['name']}.charm" == paths.K6_CHARM_FILE
+    assert charmcraft["name"] == "loadgate-k6-k8s"
+    image = charmcraft["resources"]["k6-image"]["upstream-source"]
+    assert k6["resources"] == {"k6-image": image}
+    assert "channel" not in k6
+    assert set(k6["storage"]) == set(charmcraft.get("storage") or {})
 
 
-def test_bundle_has_the_pipeline_the_issue_asks_for() -> None:
-    doc, _ = bc.load(BUNDLE, [LOCAL_K6])
+def test_a_missing_packed_charm_says_to_pack_it(
+    catalog: charm_catalog.Catalog, tmp_path: Path
+) -> None:
+    shutil.copytree(
+        ROOT / "bundles", tmp_path / "bundles", ignore=shutil.ignore_patterns("*.charm")
+    )
+    problems = [str(p) for p in bc.check_files(tmp_path / "bundles" / "bundle.yaml", [], catalog)]
+    assert problems == [
+        f"k6: local charm {tmp_path / 'bundles' / paths.K6_CHARM_FILE} does not exist: "
+        "run scripts/pack-k6-charm in a loadgate checkout"
+    ]
+
+
+def test_bundle_has_the_pipeline_the_issue_asks_for(packed: Path) -> None:
+    doc, _ = bc.load(packed)
     apps = doc["applications"]
     assert apps["loki"]["scale"] == 2
     assert bc.track_of(apps["otelcol"]["channel"]) in ("dev", "0.130")  # has receive-otlp
     assert bc.track_of(apps["loki"]["channel"]) == "3.7"
     for name, app in apps.items():
-        assert "/" in app.get("channel", "x/local"), f"{name}: channel not pinned to a track"
+        if name != "k6":
+            assert "/" in app["channel"], f"{name}: channel not pinned to a track"
     relations = {frozenset(r) for r in doc["relations"]}
     wanted = [
         ["k6:send-otlp", "otelcol:receive-otlp"],
@@ -105,19 +143,24 @@ def test_bundle_has_the_pipeline_the_issue_asks_for() -> None:
         assert frozenset([f"{cos}:certificates", "ca:certificates"]) in relations
 
 
-def test_local_k6_overlay_gives_a_local_charm_and_its_image() -> None:
-    doc, _ = bc.load(BUNDLE, [LOCAL_K6])
-    k6 = doc["applications"]["k6"]
-    assert Path(k6["charm"]).is_absolute()
-    assert k6["charm"].endswith("charms/k6-k8s/loadgate-k6-k8s_amd64.charm")
-    assert k6["resources"] == {"k6-image": "docker.io/grafana/k6:1.8.1"}
-
-
-def test_revision_overlay_pins_a_revision() -> None:
-    doc, _ = bc.load(BUNDLE, [LOCAL_K6, OVERLAYS / "otelcol-revision.yaml"])
-    otelcol = doc["applications"]["otelcol"]
-    assert isinstance(otelcol["revision"], int)
-    assert otelcol["channel"] == "dev/edge"
+def test_no_committed_file_pins_an_unseen_revision() -> None:
+    """The channel head is gated by default; a revision comes from --otelcol-revision, or from
+    revisions.yaml with where it was seen (issue 12, point 16)."""
+    assert not (OVERLAYS / "otelcol-revision.yaml").exists()
+    for path in [BUNDLE, *OVERLAYS.glob("*.yaml")]:
+        doc = yaml.safe_load(path.read_text())
+        for app, spec in (doc.get("applications") or {}).items():
+            assert "revision" not in (spec or {}), f"{path.name}: {app} pins a revision"
+    for path in [
+        BUNDLE,
+        *OVERLAYS.glob("*.yaml"),
+        *(ROOT / "tests" / "integration").glob("*.yaml"),
+    ]:
+        assert "UNVERIFIED" not in path.read_text().upper(), path
+    _, revisions, default = settings.load_revisions(
+        ROOT / "tests" / "integration" / "revisions.yaml"
+    )
+    assert default is None or default in revisions
 
 
 @pytest.mark.parametrize(
@@ -148,11 +191,22 @@ def test_upstream_data_records_where_each_track_was_read(catalog: charm_catalog.
     assert "receive-otlp" not in otelcol["2"].endpoints
 
 
-def test_cli_checks_the_real_bundle(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check-bundle"]) == 0
+def test_cli_checks_the_real_bundle(packed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-bundle", str(packed)]) == 0
     out = capsys.readouterr().out
-    assert out.count("OK") == len(bc.default_combinations(BUNDLE))
+    assert out.count("OK") == len(bc.default_combinations(packed))
     assert "FAIL" not in out
+
+
+def test_cli_fails_without_the_packed_charm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(
+        ROOT / "bundles", tmp_path / "bundles", ignore=shutil.ignore_patterns("*.charm")
+    )
+    assert main(["check-bundle", str(tmp_path / "bundles" / "bundle.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert "run scripts/pack-k6-charm" in out
 
 
 # ---- broken copies -------------------------------------------------------------------------
@@ -302,12 +356,40 @@ def test_relation_to_a_missing_application(catalog: charm_catalog.Catalog, tmp_p
 
 
 def test_local_charm_needs_its_image(catalog: charm_catalog.Catalog, tmp_path: Path) -> None:
-    overlay = tmp_path / "no-image.yaml"
-    overlay.write_text("applications:\n  k6:\n    charm: ./loadgate-k6-k8s_amd64.charm\n")
-    problems = _problems_of(catalog, tmp_path, lambda d: None, overlays=(overlay,))
+    problems = _problems_of(catalog, tmp_path, lambda d: d["applications"]["k6"].pop("resources"))
     assert problems == [
         "k6: local charm loadgate-k6-k8s needs resource 'k6-image' set in `resources`"
     ]
+
+
+def test_a_packed_upstream_charm_is_read_from_its_metadata(
+    catalog: charm_catalog.Catalog, tmp_path: Path
+) -> None:
+    """An overlay that deploys a packed otelcol (its repository's CI) is checked against the
+    endpoints inside that .charm, and must give its image."""
+    packed = jw.upstream_charm(
+        tmp_path / "otelcol.charm", "opentelemetry-collector-k8s", "dev",
+        {"opentelemetry-collector-image": "img:1"},
+    )  # fmt: skip
+    good = tmp_path / "local-otelcol.yaml"
+    good.write_text(
+        f"applications:\n  otelcol:\n    charm: {packed}\n"
+        "    resources: {opentelemetry-collector-image: 'img:1'}\n"
+    )
+    assert _problems_of(catalog, tmp_path, lambda d: None, overlays=(good,)) == []
+    no_image = tmp_path / "no-image.yaml"
+    no_image.write_text(f"applications:\n  otelcol:\n    charm: {packed}\n")
+    assert _problems_of(catalog, tmp_path, lambda d: None, overlays=(no_image,)) == [
+        "otelcol: local charm opentelemetry-collector-k8s needs resource "
+        "'opentelemetry-collector-image' set in `resources`"
+    ]
+    broken = tmp_path / "broken.charm"
+    broken.write_text("not a zip")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"applications:\n  otelcol:\n    charm: {broken}\n")
+    problems = _problems_of(catalog, tmp_path, lambda d: None, overlays=(bad,))
+    assert len(problems) == 1
+    assert "not a packed charm" in problems[0]
 
 
 def test_cli_fails_and_names_the_endpoint(
@@ -319,7 +401,8 @@ def test_cli_fails_and_names_the_endpoint(
     )
     broken = tmp_path / "bundle.yaml"
     broken.write_text(yaml.safe_dump(doc))
-    assert main(["check-bundle", str(broken), "--overlay", str(LOCAL_K6)]) == 1
+    jw.k6_charm(tmp_path / paths.K6_CHARM_FILE)
+    assert main(["check-bundle", str(broken), "--overlay", str(CI_OVERLAY)]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out
     assert "otelcol:send-logs: no such endpoint" in out
@@ -328,7 +411,7 @@ def test_cli_fails_and_names_the_endpoint(
 def test_cli_unreadable_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bundle.yaml"
     bad.write_text("applications: [unclosed\n")
-    assert main(["check-bundle", str(bad), "--overlay", str(LOCAL_K6)]) == 2
+    assert main(["check-bundle", str(bad), "--overlay", str(CI_OVERLAY)]) == 2
     assert "not valid YAML" in capsys.readouterr().err
 
 

@@ -18,38 +18,25 @@ import httpx
 import jubilant
 import pytest
 import yaml
+from juju_fakes import (
+    CLIENT,
+    COLLECTOR_CONFIG,
+    FINISHED,
+    Model,
+    make_target,
+    status_of,
+)
 
-from loadgate import bundle_check, charm_catalog, tls
+from loadgate import bundle_check, tls
 from loadgate.core.spec import RunSpec
 from loadgate.juju import actions, endpoints, reachability, settings
-from loadgate.juju import model as juju_model
-from loadgate.juju.pytest_plugin import resolve_charm_path
 from loadgate.pipeline import Scope, read_counters
 from loadgate.queries import PrometheusAPI, QueryError, scalar_of
 from loadgate.runner import RunError
-from loadgate.targets.juju import JujuTarget
 
 ROOT = Path(__file__).resolve().parents[2]
 CHARMCRAFT = ROOT / "charms" / "k6-k8s" / "charmcraft.yaml"
 INTEGRATION = ROOT / "tests" / "integration"
-
-# get-results of a finished run as `juju run --format json` hands it over: nested mappings
-# (dotted keys), hyphenated names, every value a string.
-CLIENT: dict[str, str] = {
-    "requests": "1200",
-    "failed": "6",
-    "error-rate": "0.005",
-    "p99-ms": "42.5",
-    "records-sent": "6000",
-    "records-accepted": "5970",
-    "records-per-minute": "59700.0",
-    "duration-s": "60.0",
-    "dropped-iterations": "0",
-    "instances": "1",
-    "histogram": json.dumps({"base_ms": 0.05, "per_octave": 8, "counts": {"80": 1200}}),
-}
-FINISHED: dict[str, Any] = {"run-id": "r1", "status": "passed", "verdict": "PASS", "client": CLIENT}
-
 
 # ---- action results ------------------------------------------------------------------------
 
@@ -295,35 +282,8 @@ def test_prometheus_error_answer() -> None:
 # ---- endpoints -----------------------------------------------------------------------------
 
 
-def _status(apps: dict[str, dict[str, dict[str, Any]]]) -> jubilant.Status:
-    return jubilant.Status._from_dict(  # pyright: ignore[reportPrivateUsage]
-        {
-            "model": {
-                "name": "m",
-                "type": "caas",
-                "controller": "c",
-                "cloud": "k8s",
-                "version": "3.6.0",
-                "model-status": {},
-            },
-            "machines": {},
-            "applications": {
-                name: {
-                    "charm": name,
-                    "charm-origin": "charmhub",
-                    "charm-name": name,
-                    "charm-rev": 1,
-                    "exposed": False,
-                    "units": units,
-                }
-                for name, units in apps.items()
-            },
-        }
-    )
-
-
 def test_unit_endpoints_and_leader() -> None:
-    status = _status(
+    status = status_of(
         {
             "loki": {
                 "loki/10": {"address": "10.0.0.10"},
@@ -341,7 +301,7 @@ def test_unit_endpoints_and_leader() -> None:
 
 
 def test_unit_without_address() -> None:
-    status = _status({"loki": {"loki/0": {"address": ""}}})
+    status = status_of({"loki": {"loki/0": {"address": ""}}})
     with pytest.raises(endpoints.EndpointError, match="unit loki/0 has no address yet"):
         endpoints.unit_endpoints(status, "loki", "m")
 
@@ -356,17 +316,6 @@ def test_ca_from_results() -> None:
     assert endpoints.ca_from_results({"ca-certificate": pem}) == pem
     with pytest.raises(endpoints.EndpointError, match="no PEM `ca-certificate`"):
         endpoints.ca_from_results({"certificate": pem})
-
-
-COLLECTOR_CONFIG = """
-exporters:
-  loki/send-loki-logs/0:
-    endpoint: https://loki-1.loki-endpoints.cos.svc.cluster.local:3100/loki/api/v1/push
-  loki/send-loki-logs/1:
-    endpoint: https://loki-0.loki-endpoints.cos.svc.cluster.local:3100/loki/api/v1/push
-  prometheusremotewrite/0:
-    endpoint: https://prometheus-0.prometheus-endpoints.cos.svc.cluster.local:9090/api/v1/write
-"""
 
 
 def test_exporter_that_writes_to_a_loki_unit() -> None:
@@ -476,7 +425,14 @@ def _files(tmp_path: Path, revisions: dict[str, Any], gates: dict[str, Any]) -> 
     return r, g
 
 
-REVISIONS = {"otelcol": {"channel": "dev/edge", "revisions": [200, 201], "default": 201}}
+SEEN = "juju info opentelemetry-collector-k8s --channel dev/edge, 2026-11-01"
+REVISIONS = {
+    "otelcol": {
+        "channel": "dev/edge",
+        "revisions": [{"revision": 200, "seen": SEEN}, {"revision": 201, "seen": SEEN}],
+        "default": 201,
+    }
+}
 GATES = {
     "defaults": {"rate": 60000, "duration": "5m", "p99-ms": 200},
     "revisions": {"200": {"p99-ms": 300}},
@@ -492,6 +448,7 @@ def test_option_wins_over_the_matrix_file(tmp_path: Path) -> None:
     assert settings.resolve_otelcol(None, None, r) == settings.OtelcolPin(
         "dev/edge", 201, "revisions.yaml default"
     )
+    assert settings.matrix(r) == ["200", "201"]
 
 
 def test_channel_head_without_a_default(tmp_path: Path) -> None:
@@ -499,6 +456,7 @@ def test_channel_head_without_a_default(tmp_path: Path) -> None:
     assert settings.resolve_otelcol(None, None, r) == settings.OtelcolPin(
         "dev/edge", None, "channel head"
     )
+    assert settings.matrix(r) == ["head"]
 
 
 @pytest.mark.parametrize(
@@ -517,11 +475,25 @@ def test_bad_options_name_the_option(
         settings.resolve_otelcol(revision, channel, r)
 
 
-def test_bad_matrix_file_names_the_field(tmp_path: Path) -> None:
-    r, _ = _files(tmp_path, {"otelcol": {"channel": "dev/edge", "revisions": ["x"]}}, GATES)
-    with pytest.raises(
-        settings.SettingsError, match=r"otelcol.revisions: must be a positive whole number; got 'x'"
-    ):
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (200, r"each revision must be a mapping \{revision: N, seen: where it was seen\}"),
+        ({"revision": 200}, "revision 200 needs `seen`: where and when it was seen"),
+        ({"revision": "x", "seen": SEEN}, "must be a positive whole number; got 'x'"),
+    ],
+)
+def test_a_revision_nobody_saw_is_refused(tmp_path: Path, entry: Any, message: str) -> None:
+    """Numbers nobody has seen on Charmhub do not belong in revisions.yaml (issue 12, 16)."""
+    r, _ = _files(tmp_path, {"otelcol": {"channel": "dev/edge", "revisions": [entry]}}, GATES)
+    with pytest.raises(settings.SettingsError, match=message):
+        settings.load_revisions(r)
+
+
+def test_default_must_be_a_listed_revision(tmp_path: Path) -> None:
+    revisions = {"otelcol": {"channel": "dev/edge", "revisions": [], "default": 200}}
+    r, _ = _files(tmp_path, revisions, GATES)
+    with pytest.raises(settings.SettingsError, match="revision 200 is not one of the listed"):
         settings.load_revisions(r)
 
 
@@ -529,17 +501,17 @@ def test_gates_defaults_and_overrides(tmp_path: Path) -> None:
     _, g = _files(tmp_path, REVISIONS, GATES)
     assert settings.gate_params(g, 200) == {"rate": 60000, "duration": "5m", "p99-ms": 300}
     assert settings.gate_params(g, 201)["p99-ms"] == 200
-    spec = settings.gate_spec(g, settings.OtelcolPin("dev/edge", 200, "option"))
+    labels = {"revision": "200", "otelcol_channel": "dev/edge"}
+    spec = settings.gate_spec(g, 200, labels)
     assert spec.p99_ms == 300
-    assert spec.labels == {"otelcol": "200", "revision": "200"}
-    head = settings.gate_spec(g, settings.OtelcolPin("dev/edge", None, "channel head"))
-    assert head.labels == {"otelcol": "dev-edge"}
+    assert spec.labels == labels
+    assert settings.gate_spec(g, None, {"otelcol_charm": "local"}).p99_ms == 200
 
 
 def test_bad_gate_names_the_parameter(tmp_path: Path) -> None:
     _, g = _files(tmp_path, REVISIONS, {"defaults": {"p99": 100}})
     with pytest.raises(settings.SettingsError, match=r"gates.yaml: p99: unknown parameter"):
-        settings.gate_spec(g, settings.OtelcolPin("dev/edge", None, "x"))
+        settings.gate_spec(g, None, {})
 
 
 def test_committed_matrix_and_gates_are_valid() -> None:
@@ -547,48 +519,18 @@ def test_committed_matrix_and_gates_are_valid() -> None:
     assert bundle_check.track_of(channel) in ("dev", "0.130")
     # An empty matrix gates the head of the channel (the workflow's "head" job).
     for revision in revisions or [None]:
-        spec = settings.gate_spec(
-            INTEGRATION / "gates.yaml", settings.OtelcolPin(channel, revision, "x")
-        )
-        if revision is None:
-            assert spec.labels["otelcol"] == channel.replace("/", "-")
-            assert "revision" not in spec.labels
-        else:
-            assert spec.labels["revision"] == str(revision)
+        spec = settings.gate_spec(INTEGRATION / "gates.yaml", revision, {"revision": "1"})
         assert actions.start_load_params(spec)
 
 
-# ---- generated overlays --------------------------------------------------------------------
+def test_matrix_command_for_the_workflow(capsys: pytest.CaptureFixture[str]) -> None:
+    assert settings.main(["matrix", str(INTEGRATION / "revisions.yaml")]) == 0
+    matrix = json.loads(capsys.readouterr().out)
+    assert matrix == settings.matrix(INTEGRATION / "revisions.yaml")
+    assert settings.main(["matrix"]) == 2
 
 
-def test_generated_overlays_pass_the_bundle_checker(tmp_path: Path) -> None:
-    charm = tmp_path / "loadgate-k6-k8s_amd64.charm"
-    charm.write_bytes(b"")
-    pin = settings.OtelcolPin("dev/edge", 200, "option")
-    overlays = [
-        juju_model.write_overlay(juju_model.local_k6_overlay(charm), tmp_path, "local.yaml"),
-        juju_model.write_overlay(juju_model.pin_overlay(pin), tmp_path, "pin.yaml"),
-    ]
-    catalog = charm_catalog.build(bundle_check.default_upstream(), [CHARMCRAFT])
-    assert bundle_check.check_files(ROOT / "bundles" / "bundle.yaml", overlays, catalog) == []
-    doc, _ = bundle_check.load(ROOT / "bundles" / "bundle.yaml", overlays)
-    assert doc["applications"]["otelcol"]["revision"] == 200
-    assert doc["applications"]["k6"]["charm"] == str(charm)
-
-
-# ---- charm path and skip reason ------------------------------------------------------------
-
-
-def test_charm_path_resolution(tmp_path: Path) -> None:
-    charm = tmp_path / "k6-k8s_amd64.charm"
-    charm.write_bytes(b"")
-    assert resolve_charm_path(str(charm), {}) == charm
-    assert resolve_charm_path(None, {"CHARM_PATH": str(charm)}) == charm
-    assert resolve_charm_path(None, {}) is None
-    with pytest.raises(pytest.UsageError, match=r"\$CHARM_PATH: must name a packed .charm file"):
-        resolve_charm_path(None, {"CHARM_PATH": str(tmp_path / "missing.charm")})
-    with pytest.raises(pytest.UsageError, match=r"--charm-path: must name a packed \.charm file"):
-        resolve_charm_path(str(tmp_path), {})
+# ---- skip reason ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -660,73 +602,17 @@ def test_skip_reason_without_the_cli() -> None:
 # ---- the Juju target's run flow (jubilant calls answered in-process) -----------------------
 
 
-@dataclass
-class _Task:
-    results: dict[str, Any]
-
-
-@dataclass
-class _Model:
-    """The jubilant.Juju calls JujuTarget makes, answered from a script of get-results."""
-
-    results: list[dict[str, Any]]
-    start_run_id: str | None = None
-    model: str = "ctl:admin/cos"
-    ran: list[tuple[str, str, dict[str, Any]]] = field(
-        default_factory=list[tuple[str, str, dict[str, Any]]]
-    )
-
-    def status(self) -> jubilant.Status:
-        return _status(
-            {
-                "ca": {"ca/0": {"address": "10.0.0.9", "leader": True}},
-                "prometheus": {"prometheus/0": {"address": "10.0.0.3"}},
-                "loki": {"loki/0": {"address": "10.0.0.1"}, "loki/1": {"address": "10.0.0.2"}},
-                "otelcol": {"otelcol/0": {"address": "10.0.0.4"}},
-                "k6": {"k6/0": {"address": "10.0.0.5", "leader": True}},
-            }
-        )
-
-    def run(
-        self,
-        unit: str,
-        action: str,
-        params: dict[str, Any] | None = None,
-        *,
-        wait: float | None = None,
-    ) -> _Task:
-        self.ran.append((unit, action, dict(params or {})))
-        if action == "get-ca-certificate":
-            return _Task({"ca-certificate": tls.generate().ca_cert_pem.decode()})
-        if action == "start-load":
-            return _Task({"run-id": self.start_run_id or (params or {})["run-id"]})
-        if action == "get-results":
-            return _Task(self.results.pop(0))
-        return _Task({})
-
-    def ssh(self, target: str, command: str, *args: str, container: str | None = None) -> str:
-        assert (target, command, args, container) == (
-            "otelcol/0",
-            "cat",
-            (endpoints.OTELCOL_CONFIG,),
-            "otelcol",
-        )
-        return COLLECTOR_CONFIG
-
-
-def _target(model: _Model, tmp_path: Path) -> JujuTarget:
-    return JujuTarget(model, workdir=tmp_path, poll_every=0.0)  # pyright: ignore[reportArgumentType]
-
-
-def test_target_follows_the_run_to_its_end(tmp_path: Path) -> None:
+def test_target_follows_the_run_to_its_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     running = {
         "run-id": "r1",
         "status": "running",
         "client": {**CLIENT, "records-sent": "100"},
     }
-    model = _Model([running, FINISHED])
-    target = _target(model, tmp_path)
-    assert target.scope == Scope(exporter="loki/send-loki-logs/1", loki={"juju_unit": "loki/0"})
+    model = Model([running, FINISHED])
+    target = make_target(model, tmp_path, monkeypatch)
+    assert target.scope == Scope(
+        exporter="loki/send-loki-logs/1", loki={"juju_application": "loki"}
+    )
     assert target.prometheus().base_url == "https://10.0.0.3:9090"
     assert target.loki().base_url == "https://10.0.0.1:3100"
     target.start(RunSpec.from_params({"run-id": "r1", "duration": "2s"}), tmp_path)
@@ -747,15 +633,17 @@ def test_target_follows_the_run_to_its_end(tmp_path: Path) -> None:
     target.close()
 
 
-def test_target_refuses_a_run_id_it_did_not_ask_for(tmp_path: Path) -> None:
-    target = _target(_Model([], start_run_id="charm-own-id"), tmp_path)
+def test_target_refuses_a_run_id_it_did_not_ask_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = make_target(Model([], start_run_id="charm-own-id"), tmp_path, monkeypatch)
     with pytest.raises(RunError, match="its start-load must take `run-id`"):
         target.start(RunSpec.from_params({"run-id": "r1"}), tmp_path)
 
 
-def test_target_reports_a_k6_error(tmp_path: Path) -> None:
-    model = _Model([{"run-id": "r1", "status": "error", "error": "k6 exited 107: bad script"}])
-    target = _target(model, tmp_path)
+def test_target_reports_a_k6_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = Model([{"run-id": "r1", "status": "error", "error": "k6 exited 107: bad script"}])
+    target = make_target(model, tmp_path, monkeypatch)
     target.start(RunSpec.from_params({"run-id": "r1"}), tmp_path)
     assert target.poll() is None
     with pytest.raises(RunError, match="ended in error: k6 exited 107: bad script"):

@@ -1,72 +1,21 @@
-"""Deploying the bundle into a model and driving actions, over jubilant."""
+"""Waiting for the model, driving actions and scaling, over jubilant (deploy.py deploys)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jubilant
-import yaml
-
-from .settings import OtelcolPin
 
 BUNDLE_APPS = (
     "otelcol", "loki", "ca", "prometheus", "grafana", "alertmanager", "catalogue", "traefik", "k6",
 )  # fmt: skip
-K6_IMAGE = "docker.io/grafana/k6:1.8.1"
 DEPLOY_TIMEOUT = 30 * 60.0
 ACTION_TIMEOUT = 5 * 60.0
 
 
 class ActionError(RuntimeError):
     """An action failed or could not run; the message says which, where and why."""
-
-
-def overlay_dir() -> Path:
-    """A folder for generated overlays that the Juju CLI can read.
-
-    The strictly confined juju snap cannot read /tmp or hidden folders of $HOME; it can read
-    ~/snap/juju/common, where jubilant also copies local charms.
-    """
-    juju = shutil.which("juju")
-    if juju and os.path.realpath(juju).startswith("/snap/"):
-        folder = Path.home() / "snap" / "juju" / "common" / "loadgate-overlays"
-        folder.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(dir=folder))
-    return Path(tempfile.mkdtemp(prefix="loadgate-overlays-"))
-
-
-def pin_overlay(pin: OtelcolPin) -> dict[str, Any]:
-    """The overlay that puts otelcol on the pinned channel (and revision)."""
-    app: dict[str, Any] = {"channel": pin.channel}
-    if pin.revision is not None:
-        app["revision"] = pin.revision
-    return {"applications": {"otelcol": app}}
-
-
-def local_k6_overlay(charm_path: Path, image: str = K6_IMAGE) -> dict[str, Any]:
-    """The overlay that deploys `k6` from a packed charm file, with its OCI image."""
-    return {
-        "applications": {
-            "k6": {"charm": str(charm_path.resolve()), "resources": {"k6-image": image}}
-        }
-    }
-
-
-def write_overlay(overlay: Mapping[str, Any], folder: Path, name: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(yaml.safe_dump(dict(overlay), sort_keys=False))
-    return path
-
-
-def deploy_bundle(juju: jubilant.Juju, bundle: Path, overlays: Sequence[Path] = ()) -> None:
-    """`juju deploy <bundle> --trust --overlay ...` (trust applies to apps with `trust: true`)."""
-    juju.deploy(str(bundle.resolve()), trust=True, overlays=[str(p.resolve()) for p in overlays])
 
 
 def wait_ready(

@@ -4,8 +4,13 @@ revisions.yaml::
 
     otelcol:
       channel: dev/edge        # a track with receive-otlp (dev or 0.130)
-      revisions: [200, 201]    # the CI matrix: one job per revision (--otelcol-revision N)
+      revisions:               # the CI matrix: one job per revision (--otelcol-revision N)
+        - revision: 201
+          seen: "juju info opentelemetry-collector-k8s --channel dev/edge, 2026-08-01"
       default: null            # revision used without --otelcol-revision; null = channel head
+
+Every listed revision says where it was seen (`seen`): a number nobody has seen on Charmhub does
+not belong in the file. An empty list gates the head of the channel.
 
 gates.yaml::
 
@@ -41,10 +46,6 @@ class OtelcolPin:
     revision: int | None
     source: str  # where the choice came from, for the report
 
-    @property
-    def label(self) -> str:
-        return str(self.revision) if self.revision is not None else self.channel
-
 
 def _read(path: Path) -> dict[str, Any]:
     return load_mapping(path, SettingsError)
@@ -70,6 +71,21 @@ def check_revision(value: Any, field: str) -> int:
     return revision
 
 
+def _matrix_entry(raw: Any, where: str) -> int:
+    if not isinstance(raw, dict):
+        raise SettingsError(
+            f"{where}: each revision must be a mapping {{revision: N, seen: where it was seen}}; "
+            f"got {raw!r} (a number nobody has seen on Charmhub does not belong here)"
+        )
+    seen = raw.get("seen")  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(seen, str) or not seen.strip():
+        raise SettingsError(
+            f"{where}: revision {raw.get('revision')!r} needs `seen`: where and when it was seen, "  # pyright: ignore[reportUnknownMemberType]
+            "e.g. `juju info opentelemetry-collector-k8s --channel dev/edge, 2026-08-01`"
+        )
+    return check_revision(raw.get("revision"), where)  # pyright: ignore[reportUnknownMemberType]
+
+
 def load_revisions(path: Path) -> tuple[str, list[int], int | None]:
     """(channel, matrix revisions, default revision) from revisions.yaml."""
     otelcol = _read(path).get("otelcol")
@@ -78,14 +94,17 @@ def load_revisions(path: Path) -> tuple[str, list[int], int | None]:
     channel = check_channel(otelcol.get("channel"), f"{path}: otelcol.channel")  # pyright: ignore[reportUnknownMemberType]
     raw = otelcol.get("revisions") or []  # pyright: ignore[reportUnknownMemberType]
     if not isinstance(raw, list):
-        raise SettingsError(f"{path}: otelcol.revisions: must be a list of revision numbers")
-    revisions = [check_revision(r, f"{path}: otelcol.revisions") for r in raw]  # pyright: ignore[reportUnknownVariableType]
+        raise SettingsError(f"{path}: otelcol.revisions: must be a list of revisions")
+    revisions = [_matrix_entry(r, f"{path}: otelcol.revisions") for r in raw]  # pyright: ignore[reportUnknownVariableType]
     default = otelcol.get("default")  # pyright: ignore[reportUnknownMemberType]
-    return (
-        channel,
-        revisions,
-        None if default is None else check_revision(default, f"{path}: otelcol.default"),
-    )
+    if default is not None:
+        default = check_revision(default, f"{path}: otelcol.default")
+        if default not in revisions:
+            raise SettingsError(
+                f"{path}: otelcol.default: revision {default} is not one of the listed "
+                "(seen) revisions"
+            )
+    return channel, revisions, default
 
 
 def resolve_otelcol(
@@ -123,19 +142,44 @@ def gate_params(gates_file: Path, revision: int | None) -> dict[str, Any]:
 
 def gate_spec(
     gates_file: Path,
-    pin: OtelcolPin,
+    revision: int | None,
+    labels: Mapping[str, str],
     extra: Mapping[str, Any] | None = None,
-    labels: Mapping[str, str] | None = None,
 ) -> RunSpec:
-    """The RunSpec of a gate run for this pin, labelled with the revision or channel."""
-    params = {**gate_params(gates_file, pin.revision), **(extra or {})}
-    all_labels = {"otelcol": pin.label.replace("/", "-"), **(labels or {})}
-    if pin.revision is not None:
-        all_labels["revision"] = str(pin.revision)
-    params["labels"] = all_labels
+    """The RunSpec of a gate run: gates.yaml defaults, the overrides of `revision` (the otelcol
+    revision the model runs, None for a local charm) and the labels of what the model runs."""
+    params = {**gate_params(gates_file, revision), **(extra or {})}
+    params["labels"] = dict(labels)
     try:
         return RunSpec.from_params(params)
     except SpecError as exc:
         raise SettingsError(
             f"{gates_file}: " + "; ".join(f"{name}: {msg}" for name, msg in exc.problems)
         ) from None
+
+
+def matrix(path: Path) -> list[str]:
+    """The CI matrix of revisions.yaml: each listed revision, or ["head"] (the channel head)."""
+    _, revisions, _ = load_revisions(path)
+    return [str(r) for r in revisions] or ["head"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m loadgate.juju.settings matrix FILE`: the CI matrix as JSON (the workflow)."""
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] != "matrix":
+        print("usage: python -m loadgate.juju.settings matrix REVISIONS_FILE", file=sys.stderr)
+        return 2
+    try:
+        print(json.dumps(matrix(Path(args[1]))))
+    except SettingsError as exc:
+        print(f"loadgate: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

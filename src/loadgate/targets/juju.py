@@ -14,10 +14,10 @@ import jubilant
 
 from ..core.spec import RunSpec
 from ..core.summary import ClientFigures
-from ..juju import actions, endpoints
+from ..juju import actions, deployed, endpoints
+from ..juju import scope as loki_scope
 from ..juju.endpoints import UnitEndpoint
 from ..juju.model import ActionError, run_action
-from ..pipeline import Scope
 from ..queries import LokiAPI, PrometheusAPI
 from ..runner import Progress, RunError
 
@@ -43,6 +43,7 @@ class JujuTarget:
         otelcol_app: str = "otelcol",
         workdir: Path | None = None,
         poll_every: float = POLL_EVERY,
+        scrape_timeout: float = SCRAPE_TIMEOUT,
     ):
         self.juju = juju
         self.k6_app, self.otelcol_app = k6_app, otelcol_app
@@ -53,9 +54,20 @@ class JujuTarget:
         self.ca_file = endpoints.write_ca(endpoints.fetch_ca(juju, ca_app), folder)
         self.prometheus_unit = endpoints.unit_endpoints(status, prometheus_app, self.model)[0]
         self.loki_units = endpoints.unit_endpoints(status, loki_app, self.model)
-        self.loki_unit = self.loki_units[0]
-        self.scope = self._scope(status)
         self._prom = endpoints.prometheus_api(self.prometheus_unit, self.ca_file)
+        try:
+            self.loki_copy = loki_scope.choose_loki_copy(
+                self._prom,
+                loki_app,
+                self.loki_units,
+                endpoints.leader(status, loki_app),
+                timeout=scrape_timeout,
+            )
+            self.loki_unit = self.loki_copy.unit
+            self.scope = loki_scope.scope_for(self._exporter(status), self.loki_copy)
+        except BaseException:
+            self._prom.client.close()
+            raise
         self._loki = endpoints.loki_api(self.loki_unit, self.ca_file)
         self._run_id = ""
         self._out_dir: Path | None = None
@@ -65,14 +77,11 @@ class JujuTarget:
         self._last: Progress | None = None
         self._final: actions.RunStatus | None = None
 
-    # ---- where the figures come from ------------------------------------------------------
+    # ---- where the figures come from (juju/scope.py states the rule) ----------------------
 
-    def _scope(self, status: jubilant.Status) -> Scope:
-        """The pipeline copy the figures follow: the collector's exporter to `loki_unit` and
-        that unit's own metrics. With one Loki unit there is one copy and one exporter."""
-        loki_matchers = {"juju_unit": self.loki_unit.unit}
-        if len(self.loki_units) == 1:
-            return Scope(loki=loki_matchers)
+    def _exporter(self, status: jubilant.Status) -> str:
+        """The collector exporter that pushes to the followed Loki unit: the same name on every
+        collector unit, read from each unit's own config."""
         names = {
             endpoints.exporter_for(
                 endpoints.loki_exporters(endpoints.read_collector_config(self.juju, unit.unit)),
@@ -85,7 +94,7 @@ class JujuTarget:
                 f"the collector units push to {self.loki_unit.unit} through differently named "
                 f"exporters ({sorted(names)}); scale {self.otelcol_app} to one unit"
             )
-        return Scope(exporter=names.pop(), loki=loki_matchers)
+        return names.pop()
 
     def prometheus(self) -> PrometheusAPI:
         return self._prom
@@ -193,7 +202,14 @@ class JujuTarget:
             "charms": charms,
             "prometheus": _where(self.prometheus_unit),
             "loki": _where(self.loki_unit),
-            "scope": {"exporter": self.scope.exporter, "loki": dict(self.scope.loki)},
+            "scope": {
+                "exporter": self.scope.exporter,
+                "loki": dict(self.scope.loki),
+                "loki_units_scraped": self.loki_copy.scraped,
+                "why": self.loki_copy.reason,
+                "rule": "one copy: the exporter to the followed Loki unit, that unit's counters "
+                "and its LogQL count (loadgate.juju.scope)",
+            },
         }
 
     def close(self) -> None:
@@ -214,6 +230,14 @@ def _save(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 
+def labelled_for_model(spec: RunSpec, status: jubilant.Status, otelcol_app: str) -> RunSpec:
+    """The spec labelled with what the model runs (revision and channel of the collector from
+    `juju status`); a label the user gave that says otherwise is refused (MismatchError)."""
+    found = deployed.labels({"otelcol": deployed.read(status, otelcol_app)})
+    deployed.refuse_conflicting_labels(spec.labels, found)
+    return RunSpec.from_params({**spec.to_params(), "labels": {**found, **spec.labels}})
+
+
 def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
     """`loadgate run --target juju --model M`: the run through the model's k6 charm."""
     from ..cli import EXIT_BAD_INPUT, UsageError, console
@@ -224,14 +248,22 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
         raise UsageError("--model: required with --target juju (the model holding the bundle)")
     juju = jubilant.Juju(model=args.model)
     try:
+        spec = labelled_for_model(spec, juju.status(), "otelcol")
+        console.print(
+            f"model {args.model}: labels "
+            + ", ".join(f"{k}={v}" for k, v in sorted(spec.labels.items()))
+        )
         target = JujuTarget(juju)
-    except (endpoints.EndpointError, ActionError, jubilant.CLIError) as exc:
-        console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]")
+    except deployed.MismatchError as exc:
+        console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]", soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except (endpoints.EndpointError, ActionError, jubilant.CLIError, QueryError) as exc:
+        console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]", soft_wrap=True)
         return EXIT_BAD_INPUT
     try:
         return run_with(target, spec, args, scope=target.scope, scrape_timeout=SCRAPE_TIMEOUT)
     except (RunError, QueryError, ActionError, actions.ActionResultError) as exc:
-        console.print(f"[red]loadgate run: {exc}[/red]")
+        console.print(f"[red]loadgate run: {exc}[/red]", soft_wrap=True)
         return EXIT_BAD_INPUT
     finally:
         target.close()

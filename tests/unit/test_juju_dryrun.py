@@ -1,0 +1,310 @@
+"""Dry runs of the Juju gate against a fake `juju` on PATH (juju_world.py, fake_juju.py).
+
+The integration suite (tests/integration, as CI runs it) and `loadgate run --target juju --model
+M` run in their own processes against a fake juju that records every call and answers with
+Juju 3.6-shaped JSON, and against the model's Prometheus and Loki served over HTTPS by a test CA
+(certificates verified for each unit's in-cluster name). Then every call is checked: the juju
+snap could read every file it was handed (bundle, overlays, charms, action params: the fake is
+as confined as the snap), the bundle and overlays merge and pass the bundle checker, and every
+action's params pass Juju's own schema validation (tests/support/jujuschema.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import juju_world as jw
+import pytest
+import yaml
+from support.jujuschema import K6_CHARMCRAFT_YAML, validate_action_params
+
+from loadgate import bundle_check, charm_catalog, paths
+
+ROOT = Path(__file__).resolve().parents[2]
+K6_ACTIONS = ("start-load", "get-results", "stop-load")
+
+
+def copy_bundles(to: Path) -> Path:
+    """The repository's bundle and overlays, with a packed k6 charm next to the bundle."""
+    shutil.copytree(ROOT / "bundles", to, ignore=shutil.ignore_patterns("*.charm"))
+    jw.k6_charm(to / paths.K6_CHARM_FILE)
+    return to / "bundle.yaml"
+
+
+def pytest_run(
+    world: jw.World, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args]
+    return subprocess.run(
+        argv, cwd=ROOT, env=world.env(**(env or {})), capture_output=True, text=True, timeout=300
+    )
+
+
+def loadgate_run(world: jw.World, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "loadgate.cli", "run", "--target", "juju", *args]
+    return subprocess.run(
+        argv, cwd=world.root, env=world.env(), capture_output=True, text=True, timeout=300
+    )
+
+
+def commands(calls: Iterable[dict[str, Any]]) -> list[str]:
+    return [c["argv"][0] for c in calls]
+
+
+def unit_action(call: dict[str, Any]) -> tuple[str, str]:
+    """(unit, action) of a recorded `juju run`."""
+    args = [a for a in call["argv"][1:]]
+    for flag in ("--model", "--format", "--wait", "--params"):
+        if flag in args:
+            i = args.index(flag)
+            del args[i : i + 2]
+    unit, action = args
+    return unit, action
+
+
+def params_of(call: dict[str, Any]) -> dict[str, Any]:
+    argv = call["argv"]
+    if "--params" not in argv:
+        return {}
+    path = argv[argv.index("--params") + 1]
+    return yaml.safe_load(call["files"][path]["content"]) or {}
+
+
+def assert_every_file_readable(world: jw.World, calls: list[dict[str, Any]]) -> int:
+    """Every file a call named was readable by the (confined) fake juju, and lived where the
+    snap can read: under ~/snap/juju/common. Returns how many files were checked."""
+    common = world.home / "snap" / "juju" / "common"
+    checked = 0
+    for call in calls:
+        for path, seen in call["files"].items():
+            assert seen["readable"], f"juju could not read {path} ({seen['what']}): {call['argv']}"
+            assert Path(path).is_relative_to(common), f"{path} is outside {common}"
+            checked += 1
+    return checked
+
+
+def assert_params_valid(calls: list[dict[str, Any]]) -> dict[str, int]:
+    """Each k6 action's params pass Juju's validation of the charm's schema (defaults inserted
+    as `juju run` does must still describe the same run). Returns actions -> count."""
+    seen: dict[str, int] = {}
+    for call in calls:
+        if call["argv"][0] != "run":
+            continue
+        unit, action = unit_action(call)
+        params = params_of(call)
+        if unit.startswith("k6/"):
+            assert action in K6_ACTIONS, action
+            validated = validate_action_params(K6_CHARMCRAFT_YAML, action, params)
+            assert {k: validated[k] for k in params} == params
+        else:
+            assert (unit, action, params) == ("ca/0", "get-ca-certificate", {})
+        seen[action] = seen.get(action, 0) + 1
+    return seen
+
+
+def assert_deploy_valid(call: dict[str, Any], world: jw.World) -> dict[str, Any]:
+    """The deployed bundle and overlays pass the bundle checker; the merged bundle."""
+    argv = call["argv"]
+    bundle = Path(argv[argv.index("--model") + 2])
+    overlays = [Path(argv[i + 1]) for i, a in enumerate(argv) if a == "--overlay"]
+    assert "--trust" in argv
+    assert call["files"][str(bundle)]["content"] == bundle.read_text()
+    catalog = charm_catalog.build(paths.upstream_charms_file(), [paths.k6_charmcraft_file()])
+    assert [str(p) for p in bundle_check.check_files(bundle, overlays, catalog)] == []
+    doc, _ = bundle_check.load(bundle, overlays)
+    return doc
+
+
+# ---- the integration suite -----------------------------------------------------------------
+
+
+def test_integration_suite_dry_run(tmp_path: Path) -> None:
+    with jw.world(tmp_path, snap=True) as world:
+        bundle = copy_bundles(tmp_path / "bundles")
+        done = pytest_run(
+            world,
+            "tests/integration",
+            "--require-juju",
+            "--bundle",
+            str(bundle),
+            "--overlay",
+            str(bundle.parent / "overlays" / "ci-small-storage.yaml"),
+        )
+        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+        assert "17 passed" in done.stdout
+        calls = world.calls()
+        prometheus_queries = list(world.model.queries)
+    assert all(c["rc"] == 0 for c in calls), [c for c in calls if c["rc"]]
+    # The commands, in order of first use, and nothing else.
+    first_use = list(dict.fromkeys(commands(calls)))
+    assert first_use == [
+        "controllers", "models", "add-model", "status", "deploy", "run", "ssh", "show-unit",
+        "add-unit", "remove-unit", "destroy-model",
+    ]  # fmt: skip
+    assert commands(calls).count("deploy") == 1
+    # Every file handed to juju: readable by the snap, under ~/snap/juju/common.
+    assert assert_every_file_readable(world, calls) >= 8
+    # The deployment: the staged bundle, the otelcol pin and the CI overlay, checked.
+    deploy = next(c for c in calls if c["argv"][0] == "deploy")
+    doc = assert_deploy_valid(deploy, world)
+    k6 = doc["applications"]["k6"]
+    assert Path(k6["charm"]).read_bytes() == (bundle.parent / paths.K6_CHARM_FILE).read_bytes()
+    assert k6["resources"] == {"k6-image": "docker.io/grafana/k6:1.8.1"}
+    assert doc["applications"]["otelcol"]["channel"] == "dev/edge"
+    assert "revision" not in doc["applications"]["otelcol"]  # the channel head by default
+    assert doc["applications"]["loki"]["storage"]["loki-chunks"] == "2G"  # ci-small-storage
+    # Every action's params as Juju validates them.
+    assert assert_params_valid(calls) == {
+        "get-ca-certificate": 1,
+        "start-load": 2,
+        "get-results": 4,
+    }
+    # The figures follow the one Loki copy Prometheus scrapes (the leader, loki/1).
+    assert 'count(loki_build_info{juju_application="loki"})' in prometheus_queries
+    rows = [json.loads(p.read_text()) for p in (world.root / "results").glob("*/result.json")]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["labels"]["revision"] == "207"  # what the model runs (the fake head)
+        assert row["labels"]["otelcol_channel"] == "dev/edge"
+        assert row["environment"]["loki"]["unit"] == "loki/1"
+        assert row["environment"]["scope"]["exporter"] == "loki/send-loki-logs/0"
+        sent = row["ledger"]["steps"][0]["count"]
+        assert row["pipeline"]["loki_received"] == sent > 0
+        assert row["ledger"]["balanced"]
+
+
+def test_model_reuse_refuses_another_revision(tmp_path: Path) -> None:
+    """--model holding revision 1 while the run asks for 201: refused, nothing deployed."""
+    models = {"cos": {"apps": jw.deployed_apps({"rev": 1})}}
+    with jw.world(tmp_path, snap=True, models=models) as world:
+        done = pytest_run(
+            world,
+            "tests/integration/test_deployed_bundle.py",
+            "--model",
+            "cos",
+            "--otelcol-revision",
+            "201",
+        )
+        calls = world.calls()
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-3000:]
+    assert (
+        "otelcol runs opentelemetry-collector-k8s revision 1 from channel dev/edge; the run asks "
+        "for opentelemetry-collector-k8s revision 201 from channel dev/edge (revision 1, not 201)"
+    ) in done.stdout
+    assert "deploy" not in commands(calls)
+    assert "run" not in commands(calls)
+
+
+def test_model_reuse_labels_with_the_deployed_revision(tmp_path: Path) -> None:
+    models = {"cos": {"apps": jw.deployed_apps({"rev": 1})}}
+    with jw.world(tmp_path, snap=True, models=models) as world:
+        done = pytest_run(
+            world,
+            "tests/integration/test_load_gates.py::test_result_row_written",
+            "--model",
+            "cos",
+        )
+        calls = world.calls()
+        rows = [json.loads(p.read_text()) for p in (world.root / "results").glob("*/result.json")]
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "deploy" not in commands(calls)
+    assert [r["labels"]["revision"] for r in rows] == ["1"]
+
+
+def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
+    """The otelcol repository's CI: its packed charm in place of otelcol (images from its own
+    metadata), CHARM_PATH set to that charm and ignored, loadgate's k6 charm from the env."""
+    otelcol = jw.upstream_charm(
+        tmp_path / "opentelemetry-collector-k8s_amd64.charm",
+        "opentelemetry-collector-k8s",
+        "dev",
+        {"opentelemetry-collector-image": "ubuntu/opentelemetry-collector:0.130-24.04"},
+    )
+    k6 = jw.k6_charm(tmp_path / "k6" / paths.K6_CHARM_FILE)
+    with jw.world(tmp_path, snap=True) as world:
+        done = pytest_run(
+            world,
+            "tests/integration/test_deployed_bundle.py::test_every_application_active_and_idle",
+            "tests/integration/test_load_gates.py::test_result_row_written",
+            "--otelcol-charm",
+            str(otelcol),
+            env={"CHARM_PATH": str(otelcol), "LOADGATE_K6_CHARM": str(k6)},
+        )
+        calls = world.calls()
+        rows = [json.loads(p.read_text()) for p in (world.root / "results").glob("*/result.json")]
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "CHARM_PATH is not read" in done.stdout
+    assert_every_file_readable(world, calls)
+    deploy = next(c for c in calls if c["argv"][0] == "deploy")
+    doc = assert_deploy_valid(deploy, world)
+    apps = doc["applications"]
+    assert Path(apps["otelcol"]["charm"]).read_bytes() == otelcol.read_bytes()
+    assert apps["otelcol"]["resources"] == {
+        "opentelemetry-collector-image": "ubuntu/opentelemetry-collector:0.130-24.04"
+    }
+    assert "channel" not in apps["otelcol"]
+    assert Path(apps["k6"]["charm"]).read_bytes() == k6.read_bytes()
+    assert len(rows) == 1
+    labels = rows[0]["labels"]
+    assert labels["otelcol_charm"] == "local"
+    assert labels["otelcol_sha256"] == hashlib.sha256(otelcol.read_bytes()).hexdigest()[:12]
+    assert "revision" not in labels  # no Charmhub revision to claim
+
+
+# ---- loadgate run --target juju --model M --------------------------------------------------
+
+
+def test_loadgate_run_juju_dry_run(tmp_path: Path) -> None:
+    models = {"cos": {"apps": jw.deployed_apps()}}
+    with jw.world(tmp_path, snap=True, models=models) as world:
+        done = loadgate_run(
+            world,
+            *("--model", "cos", "--rate", "60000", "--duration", "1m", "--run-id", "dry-1"),
+            *("--labels", "team=o11y", "--drain-timeout", "30"),
+        )
+        calls = world.calls()
+        loki_asked = {unit for unit, _ in world.model.loki_queries}
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert all(c["rc"] == 0 for c in calls), [c for c in calls if c["rc"]]
+    assert list(dict.fromkeys(commands(calls))) == ["status", "run", "ssh"]
+    ssh = next(c for c in calls if c["argv"][0] == "ssh")
+    assert ssh["argv"][-5:] == [
+        "--container",
+        "otelcol",
+        "otelcol/0",
+        "cat",
+        "/etc/otelcol/config.yaml",
+    ]
+    assert assert_every_file_readable(world, calls) == 2  # the two params files
+    assert assert_params_valid(calls) == {
+        "get-ca-certificate": 1,
+        "start-load": 1,
+        "get-results": 1,
+    }
+    start = next(c for c in calls if c["argv"][0] == "run" and "start-load" in c["argv"])
+    assert params_of(start)["run-id"] == "dry-1"
+    assert params_of(start)["labels"] == "otelcol_channel=dev/edge,revision=207,team=o11y"
+    row = json.loads((world.root / "results" / "dry-1" / "result.json").read_text())
+    assert row["labels"] == {"otelcol_channel": "dev/edge", "revision": "207", "team": "o11y"}
+    assert row["verdict"] == "PASS"
+    assert row["ledger"]["balanced"]
+    assert row["pipeline"]["loki_received"] == 60000  # the leader's copy, not loki/0's zero
+    assert row["delivered"]["records"] == 60000
+    assert loki_asked == {"loki/1"}  # the LogQL count asks the followed unit
+
+
+def test_loadgate_run_refuses_a_label_the_model_contradicts(tmp_path: Path) -> None:
+    models = {"cos": {"apps": jw.deployed_apps({"rev": 1})}}
+    with jw.world(tmp_path, snap=False, models=models) as world:
+        done = loadgate_run(world, "--model", "cos", "--labels", "revision=201")
+        calls = world.calls()
+    assert done.returncode == 2
+    assert "revision=201 but the model runs revision=1" in done.stderr
+    assert commands(calls) == ["status"]

@@ -1,0 +1,101 @@
+"""Which Loki copy the Juju target's figures follow (issue 12, point 14).
+
+The Loki charm publishes its scrape job for its leader's address only. With loki/1 the leader,
+the old target followed loki/0 (`juju_unit="loki/0"`): Prometheus has no such series, so
+`loki_received` read 0. The figures now follow the one unit Prometheus scrapes, end to end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from juju_fakes import (
+    COLLECTOR_CONFIG,
+    FINISHED,
+    LOKI_SCRAPED,
+    Model,
+    make_target,
+    prometheus_answering,
+)
+
+from loadgate.core.spec import RunSpec
+from loadgate.juju import endpoints
+from loadgate.juju import scope as loki_scope
+from loadgate.pipeline import Scope, read_counters
+
+UNITS = [
+    endpoints.UnitEndpoint(f"loki/{n}", f"10.0.0.{n + 1}", endpoints.unit_fqdn(f"loki/{n}", "cos"))
+    for n in range(2)
+]
+APP = 'count(loki_build_info{juju_application="loki"})'
+
+
+def unit_query(unit: str) -> str:
+    return f'count(loki_build_info{{juju_application="loki",juju_unit="{unit}"}})'
+
+
+def test_the_leader_is_followed_when_the_series_carry_no_unit() -> None:
+    seen: list[str] = []
+    prom = prometheus_answering({APP: 1.0}, seen)
+    copy = loki_scope.choose_loki_copy(prom, "loki", UNITS, "loki/1")
+    assert copy.unit.unit == "loki/1"
+    assert copy.matchers == {"juju_application": "loki"}
+    assert "the leader loki/1" in copy.reason
+    assert seen[0] == APP
+
+
+def test_the_scraped_unit_is_followed_by_its_label() -> None:
+    prom = prometheus_answering({APP: 1.0, unit_query("loki/0"): 1.0}, [])
+    copy = loki_scope.choose_loki_copy(prom, "loki", UNITS, "loki/1")
+    assert copy.unit.unit == "loki/0"  # Prometheus says which unit it scrapes
+    assert copy.matchers == {"juju_application": "loki"}
+
+
+def test_several_scraped_units_follow_the_leader_by_label() -> None:
+    answers = {APP: 2.0, unit_query("loki/0"): 1.0, unit_query("loki/1"): 1.0}
+    copy = loki_scope.choose_loki_copy(prometheus_answering(answers, []), "loki", UNITS, "loki/1")
+    assert copy.unit.unit == "loki/1"
+    assert copy.matchers == {"juju_application": "loki", "juju_unit": "loki/1"}
+
+
+def test_several_unlabelled_copies_are_refused() -> None:
+    prom = prometheus_answering({APP: 2.0}, [])
+    with pytest.raises(endpoints.EndpointError, match="the copies cannot be told apart"):
+        loki_scope.choose_loki_copy(prom, "loki", UNITS, "loki/1")
+
+
+def test_no_loki_series_is_refused() -> None:
+    sleeps: list[float] = []
+    prom = prometheus_answering({}, [])
+    with pytest.raises(endpoints.EndpointError, match="Prometheus holds no Loki series"):
+        loki_scope.choose_loki_copy(prom, "loki", UNITS, "loki/1", timeout=0.0, sleep=sleeps.append)
+
+
+def test_loki_counters_sum_over_the_application() -> None:
+    """loki_received asks for the application's series, not one unit's."""
+    seen: list[str] = []
+    prom = prometheus_answering({}, seen)
+    read_counters(
+        prom, scope=Scope(exporter="loki/send-loki-logs/0", loki={"juju_application": "loki"})
+    )
+    loki = [q for q in seen if "loki_distributor_lines_received_total" in q]
+    assert loki == ['sum(loki_distributor_lines_received_total{juju_application="loki"})']
+
+
+def test_target_follows_the_leaders_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """loki/1 leads: the exporter to loki-1, Loki's counters by application, LogQL on loki/1."""
+    model = Model([FINISHED], loki_leader="loki/1")
+    target = make_target(model, tmp_path, monkeypatch, {**LOKI_SCRAPED})
+    assert target.loki_unit.unit == "loki/1"
+    # COLLECTOR_CONFIG pushes to loki-1 through loki/send-loki-logs/0.
+    assert "loki/send-loki-logs/0" in COLLECTOR_CONFIG
+    assert target.scope == Scope(
+        exporter="loki/send-loki-logs/0", loki={"juju_application": "loki"}
+    )
+    assert target.loki().base_url == "https://10.0.0.2:3100"
+    env = target.environment()
+    assert env["loki"]["unit"] == "loki/1"
+    assert "the leader loki/1" in env["scope"]["why"]
+    target.start(RunSpec.from_params({"run-id": "r1"}), tmp_path)
+    target.close()
