@@ -154,10 +154,8 @@ def sources_dir(env: Mapping[str, str] | None = None) -> Path | None:
     override = environ.get(ENV_SOURCES_DIR)
     if override:
         return Path(override).expanduser()
-    try:
-        candidate = paths.project_root().parent / "shared" / "charm-sources"
-    except FileNotFoundError:
-        return None
+    checkout = paths.k6_dir().parent  # the repository, when loadgate runs from a checkout
+    candidate = checkout.parent / "shared" / "charm-sources"
     return candidate if candidate.is_dir() else None
 
 
