@@ -9,7 +9,9 @@ Known metric names, and where each comes from:
   (COS), so queries match both; `otelcol_process_memory_rss` likewise with or without `_bytes`.
   `otelcol_exporter_enqueue_failed_log_records` appears only once the queue refused records.
 - Loki's own metrics; `loki_discarded_samples_total` appears only once Loki discarded lines.
-tests/local/test_dashboard_queries.py (repository root) runs every query against the real stack.
+tests/local/test_dashboard_queries.py (repository root) runs every query against the real stack
+after a run, makes k6 drop iterations and Loki discard lines to see those panels fill; only
+`otelcol_exporter_enqueue_failed_log_records` has not been seen there (a full queue).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ K6_METRICS = {
     "k6_log_records_accepted_total",
     "k6_http_req_duration_seconds",
     "k6_vus",
+    "k6_vus_max",
     "k6_dropped_iterations_total",
 }
 _COLLECTOR_COUNTERS = {
