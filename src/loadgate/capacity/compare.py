@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from scipy.stats import t as student_t  # pyright: ignore[reportMissingTypeStubs]
+from scipy.special import stdtrit  # pyright: ignore[reportMissingTypeStubs]
 
 from . import fields as f
 
@@ -215,7 +215,7 @@ class MetricDecision:
 
 def _t(df: float, confidence: float) -> float:
     """Student's t quantile (the normal one for infinite degrees of freedom)."""
-    return float(student_t.ppf(confidence, df))  # pyright: ignore[reportUnknownMemberType]
+    return float(stdtrit(df, confidence))  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _welch(va: float, na: int, vb: float, nb: int) -> tuple[float, float]:
@@ -229,14 +229,23 @@ def _welch(va: float, na: int, vb: float, nb: int) -> tuple[float, float]:
 def _repeats_needed(
     va: float, vb: float, half_width: float, start: int, confidence: float
 ) -> int | None:
-    """The smallest n per side whose interval half-width would be at most `half_width`."""
-    if half_width <= 0:
-        return None
-    for n in range(max(2, start), MAX_REPEATS + 1):
+    """The smallest n per side whose interval half-width would be at most `half_width`
+    (the half-width shrinks as n grows, so a bisection over n finds it)."""
+
+    def narrow_enough(n: int) -> bool:
         se, df = _welch(va, n, vb, n)
-        if _t(df, confidence) * se <= half_width:
-            return n
-    return None
+        return _t(df, confidence) * se <= half_width
+
+    lo, hi = max(2, start), MAX_REPEATS
+    if half_width <= 0 or not narrow_enough(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if narrow_enough(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _pct(x: float) -> str:

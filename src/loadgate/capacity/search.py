@@ -46,6 +46,8 @@ the retry (15 s), the hold: 180 s. A knee near 10,000: four failing probes down 
 135 s; everything failing: five probes and the retry, 90 s. A failing hold adds the holds of the
 descent and the retry of the failed one, 120 s for one step down: 150 + 120 = 270 s near
 200,000, 300 s at worst, the 300 s budget. Anything longer stops at the budget.
+`SearchPlan.noiseless_worst_case()` computes the longest noiseless search of a plan (9 steps,
+180 s at the defaults) and `validate` refuses a budget or a step limit below it.
 """
 
 from __future__ import annotations
