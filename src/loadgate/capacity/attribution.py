@@ -70,7 +70,13 @@ class BottleneckFigures:
     loki_push_p99_ms: float | None = None  # Loki push request latency p99, when measured
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {fl.name: getattr(self, fl.name) for fl in fields(self)}
+        d: dict[str, Any] = {
+            fl.name: getattr(self, fl.name)
+            if fl.name in _INT_FIELDS
+            else f.real(getattr(self, fl.name))
+            for fl in fields(self)
+            if fl.name != "failed_gates"
+        }
         d["failed_gates"] = list(self.failed_gates) if self.failed_gates is not None else None
         return d
 
@@ -127,7 +133,7 @@ class Claim:
             "component": self.component,
             "text": self.text,
             "figure": self.figure,
-            "value": self.value,
+            "value": f.real(self.value),
             "threshold": self.threshold,
         }
 

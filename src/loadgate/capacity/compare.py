@@ -83,9 +83,9 @@ class Metric:
         return {
             "name": self.name,
             "better": self.better,
-            "margin": self.margin,
+            "margin": f.real(self.margin),
             "unit": self.unit,
-            "resolution": self.resolution,
+            "resolution": f.real(self.resolution),
         }
 
     @classmethod
@@ -177,14 +177,14 @@ class MetricDecision:
         return {
             "metric": self.metric.to_dict(),
             "decision": self.decision,
-            "baseline": list(self.baseline),
-            "candidate": list(self.candidate),
-            "baseline_mean": self.baseline_mean,
-            "candidate_mean": self.candidate_mean,
-            "change": self.change,
-            "lower": self.lower,
-            "upper": self.upper,
-            "df": self.df,
+            "baseline": [f.real(v) for v in self.baseline],
+            "candidate": [f.real(v) for v in self.candidate],
+            "baseline_mean": f.real(self.baseline_mean),
+            "candidate_mean": f.real(self.candidate_mean),
+            "change": f.real(self.change),
+            "lower": f.real(self.lower),
+            "upper": f.real(self.upper),
+            "df": f.real(self.df),
             "repeats_needed": self.repeats_needed,
             "reason": self.reason,
         }

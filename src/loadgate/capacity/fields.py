@@ -13,6 +13,11 @@ class RecordError(ValueError):
     """A field of a record that is missing or of the wrong type. The message names the field."""
 
 
+def real(value: float | None) -> float | None:
+    """A float for JSON (1000 -> 1000.0), so a record's text survives a round trip unchanged."""
+    return None if value is None else float(value)
+
+
 def mapping(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise RecordError(f"{where}: expected an object, got {type(value).__name__}")

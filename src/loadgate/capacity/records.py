@@ -148,9 +148,9 @@ class SearchRecord:
             "result": self.result.to_dict(),
             "bottleneck": bottleneck.to_dict() if bottleneck else None,
             "steps": [s.to_dict() for s in self.steps],
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "wall_s": self.wall_s,
+            "started_at": f.real(self.started_at),
+            "ended_at": f.real(self.ended_at),
+            "wall_s": f.real(self.wall_s),
             "notes": list(self.notes),
         }
 
@@ -214,7 +214,7 @@ class RepeatRecord:
             "position": self.position,
             "side": self.side,
             "repeat": self.repeat,
-            "values": dict(self.values),
+            "values": {name: f.real(v) for name, v in self.values.items()},
             "ref": self.ref,
         }
 
@@ -320,10 +320,10 @@ class CompareRecord:
             "exit_code": self.exit_code,
             "decisions": [d.to_dict() for d in self.decisions],
             "runs": [r.to_dict() for r in self.runs],
-            "confidence": self.confidence,
+            "confidence": f.real(self.confidence),
             "rule": self.rule,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
+            "started_at": f.real(self.started_at),
+            "ended_at": f.real(self.ended_at),
             "notes": list(self.notes),
         }
 

@@ -197,8 +197,8 @@ class SearchPlan:
             "start_rate": self.start_rate,
             "min_rate": self.min_rate,
             "max_rate": self.max_rate,
-            "precision": self.precision,
-            "growth": self.growth,
+            "precision": f.real(self.precision),
+            "growth": f.real(self.growth),
             "probe_s": self.probe_s,
             "hold_s": self.hold_s,
             "max_steps": self.max_steps,
@@ -281,15 +281,15 @@ class StepOutcome:
         return {
             "rate": self.rate,
             "passed": self.passed,
-            "accepted_per_min": self.accepted_per_min,
-            "p99_ms": self.p99_ms,
-            "error_rate": self.error_rate,
-            "queue_max": self.queue_max,
-            "collector_cpu_cores": self.collector_cpu_cores,
+            "accepted_per_min": f.real(self.accepted_per_min),
+            "p99_ms": f.real(self.p99_ms),
+            "error_rate": f.real(self.error_rate),
+            "queue_max": f.real(self.queue_max),
+            "collector_cpu_cores": f.real(self.collector_cpu_cores),
             "loki_discarded": self.loki_discarded,
             "verdict": self.verdict,
             "run_id": self.run_id,
-            "wall_s": self.wall_s,
+            "wall_s": f.real(self.wall_s),
         }
 
     @classmethod
@@ -340,10 +340,10 @@ class SearchResult:
             "capacity_per_min": self.capacity_per_min,
             "confirmed": self.confirmed,
             "lowest_failing_per_min": self.lowest_failing_per_min,
-            "precision": self.precision,
+            "precision": f.real(self.precision),
             "steps": self.steps,
             "load_s": self.load_s,
-            "wall_s": self.wall_s,
+            "wall_s": f.real(self.wall_s),
             "summary": self.summary,
         }
 
