@@ -172,9 +172,11 @@ def test_unmeasured_repeats_are_left_out() -> None:
     assert d.baseline == (200_000, None, 201_000, 199_000)
 
 
-def test_values_must_be_positive() -> None:
+def test_values_must_be_positive_and_confidence_one_sided() -> None:
     with pytest.raises(ValueError, match=r"capacity_per_min candidate\[1\]: must be a positive"):
         decide(CAPACITY, [1.0, 2.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match=r"confidence: must be between 0\.5 and 1"):
+        decide(CAPACITY, [1.0, 2.0], [1.0, 2.0], confidence=95)
 
 
 # ---- the resolution of searched capacities ---------------------------------------------------

@@ -260,6 +260,8 @@ def decide(
 ) -> MetricDecision:
     """The decision for one metric from its repeats (None: a repeat that did not measure it).
     Values must be positive: a zero or negative value raises ValueError naming it."""
+    if not 0.5 < confidence < 1:
+        raise ValueError(f"confidence: must be between 0.5 and 1 (one-sided); got {confidence}")
     for side, values in ((BASELINE, baseline), (CANDIDATE, candidate)):
         for i, v in enumerate(values):
             if v is not None and not (math.isfinite(v) and v > 0):
