@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import StartStack
+from conftest import StartStack, processes_mentioning
 
 from loadgate import queries as q
 from loadgate.queries import LokiAPI, PrometheusAPI
@@ -117,7 +117,7 @@ def test_a_second_up_is_refused_while_one_runs(stack: local.StackInfo) -> None:
 
 
 def _pids_of(root: Path) -> list[int]:
-    return local._processes_under(root)  # pyright: ignore[reportPrivateUsage]
+    return processes_mentioning(root)
 
 
 def test_up_then_down_leaves_no_process(start_stack: StartStack, tmp_path: Path) -> None:
