@@ -14,6 +14,7 @@ from types import FrameType
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from . import __version__
 
@@ -104,7 +105,12 @@ def shielded() -> Generator[None]:
 
 def error(command: str, message: object) -> None:
     """An error line; the message is printed as text, never read as rich markup."""
-    console.print(f"[red]loadgate {escape(command)}: {escape(str(message))}[/red]")
+    console.print(f"[red]loadgate {escape(command)}: {escape(str(message))}[/red]", soft_wrap=True)
+
+
+def notice(message: str) -> None:
+    """A warning line (what a run found and did about it), printed as text."""
+    console.print(Text(message, style="yellow"), soft_wrap=True)
 
 
 def _base_port(value: str) -> int:

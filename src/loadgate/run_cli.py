@@ -18,6 +18,7 @@ from .cli import (
     UsageError,
     console,
     error,
+    notice,
     seconds_flag,
     shielded,
     stdout,
@@ -207,6 +208,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         error("run", exc)
         return EXIT_BAD_INPUT
     try:
+        if lock.previous is not None and lock.previous.process != lock.holder.process:
+            notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
         return _run_locked(args, spec, root)
     finally:
         with shielded():
@@ -218,7 +221,7 @@ def _run_locked(args: argparse.Namespace, spec: RunSpec, root: Path) -> int:
     stack; stop it at the end only if this run started it (and was not told to keep it)."""
     found = orphans.stop_orphan_k6(root)
     if found:
-        console.print(Text(f"found: {found}", style="yellow"))
+        notice(f"found: {found}")
     started_here = False
     info = local.read_info(root)
     try:
@@ -227,14 +230,11 @@ def _run_locked(args: argparse.Namespace, spec: RunSpec, root: Path) -> int:
             assert owner is not None
             left = [f"pebble (pid {info.pid})"] if info.pebble_alive() else []
             left += [f"{n} (pid {p})" for n, p in local.leftovers(info) if p != info.pid]
-            console.print(
-                Text(
-                    f"found: the stack at {root} was started by run {owner.run_id} (loadgate "
-                    f"pid {owner.process.pid}), which ended without stopping it"
-                    + (f"; still running: {', '.join(left)}" if left else "")
-                    + ": stopping it and starting a fresh one",
-                    style="yellow",
-                )
+            notice(
+                f"found: the stack at {root} was started by run {owner.run_id} (loadgate "
+                f"pid {owner.process.pid}), which ended without stopping it"
+                + (f"; still running: {', '.join(left)}" if left else "")
+                + ": stopping it and starting a fresh one"
             )
             with shielded():
                 local.down(root)
@@ -248,7 +248,8 @@ def _run_locked(args: argparse.Namespace, spec: RunSpec, root: Path) -> int:
         else:
             _check_running_stack(info, args)
             console.print(
-                Text(f"using the running stack (profile {info.profile.name}, {info.root})")
+                Text(f"using the running stack (profile {info.profile.name}, {info.root})"),
+                soft_wrap=True,
             )
         target = LocalTarget(info)
         try:

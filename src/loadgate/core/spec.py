@@ -278,7 +278,12 @@ class RunSpec:
 
         run_id = str(norm.get("run-id") or new_run_id())
         if not _RUN_ID_RE.fullmatch(run_id):
-            problems.append(("run-id", "must be 1-64 characters of letters, digits, '_', '.', '-'"))
+            problems.append(
+                (
+                    "run-id",
+                    f"must be 1-64 characters of letters, digits, '_', '.', '-'; got {run_id!r}",
+                )
+            )
         values["run_id"] = run_id
 
         bmin, bmax = values.get("body_min"), values.get("body_max")
