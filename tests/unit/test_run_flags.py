@@ -4,6 +4,7 @@ as typed (never read as markup), and nothing started, built or written."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,15 @@ BAD: dict[str, list[str]] = {
     "--base-port": ["80", "70000", "x"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
+
+
+def returns(value: Any) -> Callable[..., Any]:
+    """A stand-in that takes any arguments and returns `value`."""
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        return value
+
+    return stand_in
 
 
 @pytest.fixture
@@ -153,7 +163,7 @@ def test_run_errors_carry_the_run_prefix_not_binaries(
 ) -> None:
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
-    monkeypatch.setattr(binaries, "missing", lambda names, bdir: ["k6"])
+    monkeypatch.setattr(binaries, "missing", returns(["k6"]))
 
     def fail(*args: Any, **kwargs: Any) -> None:
         raise binaries.BuildError("go: command not found")
@@ -168,7 +178,7 @@ def test_run_errors_carry_the_run_prefix_not_binaries(
 def test_build_errors_of_binaries_keep_their_own_prefix(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(binaries, "missing", lambda names, bdir: ["k6"])
+    monkeypatch.setattr(binaries, "missing", returns(["k6"]))
 
     def fail(*args: Any, **kwargs: Any) -> None:
         raise binaries.BuildError("go: command not found")

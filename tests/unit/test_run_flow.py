@@ -7,6 +7,7 @@ import argparse
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,15 @@ from loadgate.stack.procs import ProcessId
 from loadgate.stack.profile import Profile
 
 DEAD = ProcessId(os.getpid(), 1)  # this PID with another start time: a process that is gone
+
+
+def returns(value: Any) -> Callable[..., Any]:
+    """A stand-in that takes any arguments and returns `value`."""
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        return value
+
+    return stand_in
 
 
 class Calls:
@@ -65,7 +75,7 @@ def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Calls:
     root = tmp_path / "stack"
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(root))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
-    monkeypatch.setattr(run_cli, "build_missing", lambda names, **kw: cli.EXIT_OK)
+    monkeypatch.setattr(run_cli, "build_missing", returns(cli.EXIT_OK))
 
     def start_stack(args: argparse.Namespace, owner: local.Owner | None = None) -> Any:
         calls.started.append(owner)
@@ -166,8 +176,8 @@ def test_a_run_that_did_not_start_the_stack_never_stops_it(
     flow: Calls, monkeypatch: pytest.MonkeyPatch, outcome: str
 ) -> None:
     info = info_of(root_of(), owner=None)  # started by `loadgate stack up`
-    monkeypatch.setattr(local, "read_info", lambda root=None: info)
-    monkeypatch.setattr(local, "status", lambda root=None: healthy(info))
+    monkeypatch.setattr(local, "read_info", returns(info))
+    monkeypatch.setattr(local, "status", returns(healthy(info)))
     if outcome == "error":
 
         def broken(*args: Any, **kw: Any) -> int:
@@ -184,8 +194,8 @@ def test_a_stack_abandoned_by_a_dead_run_is_named_stopped_and_replaced(
     flow: Calls, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     info = info_of(root_of(), owner=local.Owner(DEAD, "killed-run", keep=False))
-    monkeypatch.setattr(local, "read_info", lambda root=None: info)
-    monkeypatch.setattr(local, "leftovers", lambda info: [])
+    monkeypatch.setattr(local, "read_info", returns(info))
+    monkeypatch.setattr(local, "leftovers", returns([]))
     assert cli.main(["run", "--run-id", "next-run"]) == cli.EXIT_OK
     err = capsys.readouterr().err
     assert "was started by run killed-run" in err
@@ -198,8 +208,8 @@ def test_a_stack_kept_by_a_finished_run_is_reused_and_kept(
     flow: Calls, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     info = info_of(root_of(), owner=local.Owner(DEAD, "kept-run", keep=True))
-    monkeypatch.setattr(local, "read_info", lambda root=None: info)
-    monkeypatch.setattr(local, "status", lambda root=None: healthy(info))
+    monkeypatch.setattr(local, "read_info", returns(info))
+    monkeypatch.setattr(local, "status", returns(healthy(info)))
     assert cli.main(["run"]) == cli.EXIT_OK
     assert flow.started == []
     assert flow.downs == 0
@@ -221,8 +231,8 @@ def test_a_broken_running_stack_is_refused_before_any_load(
     said: str,
 ) -> None:
     info = info_of(root_of(), owner=None)
-    monkeypatch.setattr(local, "read_info", lambda root=None: info)
-    monkeypatch.setattr(local, "status", lambda root=None: healthy(info, sick))
+    monkeypatch.setattr(local, "read_info", returns(info))
+    monkeypatch.setattr(local, "status", returns(healthy(info, sick)))
     assert cli.main(["run"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert said in err
