@@ -154,9 +154,10 @@ class Tracker:
         lo = self.until_ms
         starts = self._starts(lo, until_ms)
         for svc, found in starts.items():
-            for p in found:
-                if p not in self.starts[svc]:
-                    self.starts[svc].append(p)
+            known = self.starts[svc]
+            for p in found:  # one process seen again in a later window is not a new start
+                if not any(k.target == p.target and abs(k.at - p.at) <= 1.0 for k in known):
+                    known.append(p)
         for name, sel in self.scope.selectors().items():
             self.counters[name].fold(self.prom.samples(sel, lo, until_ms), starts[FIGURES[name]])
         self.until_ms = until_ms

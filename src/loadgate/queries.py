@@ -22,7 +22,7 @@ COLLECTOR_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_log_records_total"
 COLLECTOR_QUEUE_SIZE = "otelcol_exporter_queue_size"
 COLLECTOR_CPU = "otelcol_process_cpu_seconds_total"
 COLLECTOR_RSS = "otelcol_process_memory_rss"
-COLLECTOR_UPTIME = "otelcol_process_uptime_seconds_total"
+COLLECTOR_UPTIME = "otelcol_process_uptime_total"
 # Loki's own metrics.
 LOKI_RECEIVED = "loki_distributor_lines_received_total"
 LOKI_DISCARDED = "loki_discarded_samples_total"

@@ -4,6 +4,7 @@ honest unknowns with lower bounds and recorded restarts when a service restarted
 
 from __future__ import annotations
 
+import pytest
 from fakeprom import FakeProm
 
 from loadgate import pipeline as pipe
@@ -148,3 +149,20 @@ def test_advancing_in_pieces_equals_one_window() -> None:
     for until in (1011.5, 1030, 1030, 1064.002, 1098):
         pieces.advance(until)
     assert pieces.total("collector_accepted") == whole.total("collector_accepted") == 7 * 94
+
+
+def test_a_restart_seen_in_several_windows_is_one_restart() -> None:
+    # Uptime is read a few milliseconds after the scrape starts: the start estimates jitter.
+    p = FakeProm()
+    for i, t in enumerate(range(1000, 1060, 2)):
+        inst, start = ("a", 900.0) if t < 1020 else ("b", 1019.5)
+        jitter = 0.003 * (i % 3)
+        lab = {**COLLECTOR, "service_instance_id": inst}
+        p.add(q.COLLECTOR_UPTIME, lab, t, t - start - jitter)
+        scrape_loki(p, t, 900, 0)
+    tracker = pipe.Tracker(p.api())
+    tracker.baseline(1004)
+    for until in range(1010, 1060, 4):
+        tracker.advance(until)
+    assert len(tracker.restarts()["otelcol"]) == 1
+    assert tracker.restarts()["otelcol"][0] == pytest.approx(1019.5, abs=0.01)
