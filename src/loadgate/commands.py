@@ -163,9 +163,10 @@ def _stack_status(root: Path) -> int:
     stdout.print(_status_table(st))
     if st.info is not None:
         stdout.print(
-            Text(f"run dir {st.info.root}  profile {st.info.profile.name}  CA {st.info.ca_file}")
+            Text(f"run dir {st.info.root}  profile {st.info.profile.name}  CA {st.info.ca_file}"),
+            soft_wrap=True,
         )
     holder = runlock.read_holder(root) if runlock.is_locked(root) else None
     if holder is not None:
-        stdout.print(Text(f"in use by {holder.describe()}"))
+        stdout.print(Text(f"in use by {holder.describe()}"), soft_wrap=True)
     return EXIT_OK if st.healthy else EXIT_BAD_INPUT

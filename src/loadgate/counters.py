@@ -135,8 +135,8 @@ def judge(
     `present`: whether the process the counter belongs to was scraped at all in the window; a
     counter without any series is then 0 (it counted nothing), otherwise unknown.
     `restarts`: service name -> times it started inside the window."""
-    if not counter.seen:
-        return Count(0) if present else Count(None, None, absent_reason)
+    if not counter.seen and not present:
+        return Count(None, None, absent_reason)
     reasons: list[str] = []
     for service, times in (restarts or {}).items():
         if times:

@@ -178,11 +178,10 @@ class Tracker:
             svc: sorted({p.at for p in found if p.at > start}) for svc, found in self.starts.items()
         }
 
-    @property
-    def exact(self) -> bool:
-        """No counter was reset and no service restarted so far."""
-        return not any(self.restarts().values()) and not any(
-            c.resets for c in self.counters.values()
+    def exact(self, service: str) -> bool:
+        """No counter of `service` was reset and it did not restart so far."""
+        return not self.restarts()[service] and not any(
+            c.resets for name, c in self.counters.items() if FIGURES[name] == service
         )
 
     def total(self, name: str) -> int:

@@ -114,6 +114,12 @@ class DrainOutcome:
     queue_end: float | None
 
 
+# With inexact collector counters, how long exports must stay still to call the queue drained
+# when Loki does not yet hold every acknowledged record: more than the exporter's longest retry
+# back-off (30 s by default), since a batch waiting for its retry is not in the queue's size.
+STILL_FOR = 35.0
+
+
 def drain(
     prom: PrometheusAPI,
     tracker: pipe.Tracker,
@@ -123,16 +129,19 @@ def drain(
     *,
     scope: pipe.Scope | None = None,
     scrape_timeout: float = 30.0,
+    all_stored: Callable[[], bool] | None = None,
 ) -> DrainOutcome:
     """Wait (bounded) until everything the collector accepted has left its queue.
 
     Settled means, in a scrape taken after the load ended, an empty queue and: exported +
-    failed + dropped >= accepted when the counters are exact; when a restart or reset made
-    them inexact, no export since the previous scrape."""
+    failed + dropped >= accepted when the collector's counters are exact. When a restart or
+    reset made them inexact: exports stopped since the previous scrape and `all_stored()`
+    (Loki holds every acknowledged record), or exports still for STILL_FOR seconds."""
     scope = scope or tracker.scope
     start = time.monotonic()
     since = load_ended
     previous_exported: int | None = None
+    still_since = start
     while True:
         horizon = wait_fresh_scrape(prom, since, scrape_timeout, scope)
         tracker.advance(horizon)
@@ -144,7 +153,7 @@ def drain(
         exported = tracker.total("collector_exported")
         if not tracker.seen("collector_exported") and queue is None:
             settled = True  # no Loki exporter to wait for (its figures are unknown)
-        elif tracker.exact:
+        elif tracker.exact(pipe.OTELCOL):
             left = (
                 exported
                 + tracker.total("collector_failed")
@@ -152,7 +161,17 @@ def drain(
             )
             settled = left >= tracker.total("collector_accepted") and not queue
         else:
-            settled = not queue and exported == previous_exported
+            if exported != previous_exported:
+                still_since = time.monotonic()
+            still = exported == previous_exported
+            settled = (
+                not queue
+                and still
+                and (
+                    time.monotonic() - still_since >= STILL_FOR
+                    or (all_stored is not None and all_stored())
+                )
+            )
         if settled:
             return DrainOutcome(True, elapsed, queue)
         if elapsed > timeout:
@@ -236,8 +255,22 @@ def execute(
     figures: pipe.PipelineFigures
     try:
         phase("drain: waiting for the collector's queue to empty")
+
+        def all_stored() -> bool:
+            try:
+                stored = loki.count_run(spec.run_id, started - 5, time.time())
+            except QueryError:
+                return False
+            return stored >= client.records_accepted
+
         outcome = drain(
-            prom, tracker, ended, drain_timeout, scope=scope, scrape_timeout=scrape_timeout
+            prom,
+            tracker,
+            ended,
+            drain_timeout,
+            scope=scope,
+            scrape_timeout=scrape_timeout,
+            all_stored=all_stored,
         )
         if not outcome.drained:
             notes.append(

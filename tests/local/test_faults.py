@@ -136,8 +136,8 @@ def test_loki_stopped_for_15s_mid_run(
     assert pipeline["loki_received"] is None
     unknown = pipeline["unknown"]["loki_received"]
     assert "loki restarted 1 time" in unknown["reason"]
-    stored = result["ledger"]["steps"][-1]["count"]
-    assert 0 < unknown["lower_bound"] <= stored
+    # (Loki counts lines it received, retried pushes included: not bounded by what it stores.)
+    assert unknown["lower_bound"] > 0
     # The collector did not restart: its counts are exact, and the run's records all arrived.
     counts = [s["count"] for s in result["ledger"]["steps"]]
     assert None not in counts
@@ -315,7 +315,8 @@ def test_stack_down_after_pebble_died_stops_only_what_the_stack_started(
         assert cli.main(["stack", "down"]) == cli.EXIT_OK
         err = capsys.readouterr().err
         assert all(f"(pid {pid})" in err for _, pid in services)
-        assert [pid for _, pid in services if ProcessId.of(pid)] == []
+        alive = [pid for _, pid in services if (p := ProcessId.of(pid)) and p.alive()]
+        assert alive == []
         assert tail.poll() is None  # a tail of the stack's log is not the stack's
         assert local.status(other_root).healthy  # nor is another stack
         assert len(local.stack_processes(other)) >= 4

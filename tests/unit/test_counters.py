@@ -118,3 +118,10 @@ def test_process_starts_from_an_uptime_counter() -> None:
     # One process sampled twice, start estimated within scrape jitter: one start.
     jitter = Series(target, [(100.0, 40.0), (102.004, 42.0)])
     assert len(starts_from_uptime([jitter])) == 1
+
+
+def test_a_counter_without_series_is_a_lower_bound_when_its_service_restarted() -> None:
+    # The dead process may have counted (e.g. dropped records) after its last scrape.
+    count = judge(Counter(), present=True, absent_reason="-", restarts={"otelcol": [5.0]})
+    assert count == Count(None, 0, count.reason)
+    assert "otelcol restarted" in count.reason
