@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
@@ -106,18 +105,21 @@ def spec_from_args(args: argparse.Namespace, *, loopback_only: bool) -> RunSpec:
 
 
 def check_results_dir(root: Path, run_id: str) -> None:
-    """The results folder can take this run's results: checked before anything starts."""
+    """The results folder can take this run's results: checked before anything starts, and
+    without leaving anything behind (the folder is made when the run writes to it)."""
     where = f"results directory {root} (LOADGATE_RESULTS_DIR)"
     if root.exists() and not root.is_dir():
         raise UsageError(f"{where} is a file, not a directory")
+    existing = root
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{where} is not writable: {existing} is a file")
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=root, prefix=".loadgate-probe-"):
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".loadgate-probe-"):
             pass
     except OSError as exc:
         raise UsageError(f"{where} is not writable: {exc.strerror or exc}") from None
-    if not os.access(root, os.W_OK | os.X_OK):
-        raise UsageError(f"{where} is not writable")
     if results.run_dir(root, run_id).exists():
         raise UsageError(
             f"--run-id: {run_id} already has results in {results.run_dir(root, run_id)}; "

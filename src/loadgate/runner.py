@@ -64,9 +64,11 @@ class Target(Protocol):
     def environment(self) -> dict[str, Any]: ...
 
 
-def newest_scrapes(prom: PrometheusAPI, scope: pipe.Scope) -> dict[str, float | None]:
-    """Service -> time of its oldest newest sample (every series of it scraped since)."""
-    return {svc: prom.instant(f"min(timestamp({sel}))") for svc, sel in scope.anchors().items()}
+def newest_scrapes(
+    prom: PrometheusAPI, scope: pipe.Scope, at: float | None = None
+) -> dict[str, float | None]:
+    """Service -> time of its oldest newest sample at `at` (every series of it scraped since)."""
+    return {svc: prom.instant(f"min(timestamp({sel}))", at) for svc, sel in scope.anchors().items()}
 
 
 def wait_fresh_scrape(
@@ -76,8 +78,9 @@ def wait_fresh_scrape(
     scope: pipe.Scope | None = None,
 ) -> float:
     """Block until Prometheus holds samples newer than `since` of every service of the pipeline
-    (the collector and Loki, each on its own). Returns the time up to which every scrape of
-    them is stored: the oldest of their newest samples."""
+    (the collector and Loki, each on its own). Returns a time up to which every scrape of them
+    is stored (the oldest of their newest samples) and by which each was scraped after
+    `since`: figures read up to it include everything each service counted before `since`."""
     scope = scope or pipe.Scope()
     deadline = time.monotonic() + timeout
     while True:
@@ -86,7 +89,12 @@ def wait_fresh_scrape(
             newest = newest_scrapes(prom, scope)
             stale = {svc: t for svc, t in newest.items() if t is None or t < since}
             if not stale:
-                return min(t for t in newest.values() if t is not None)
+                horizon = min(t for t in newest.values() if t is not None)
+                upto = newest_scrapes(prom, scope, horizon)
+                if all(t is not None and t >= since for t in upto.values()):
+                    return horizon
+                # A service scraped after `since` only after another's newest: one more round.
+                stale = {svc: t for svc, t in upto.items() if t is None or t < since}
             now = time.time()
             problem = (
                 "Prometheus has no fresh scrape of "

@@ -69,9 +69,12 @@ class Sim:
     sent: int = 0
     stored: int = 0
     next_scrape: float = 0.0
+    loki_phase: float = 0.0  # Loki is scraped this long after the collector
+    next_loki_scrape: float = 0.0
 
     def __post_init__(self) -> None:
         self.t = self.next_scrape = self.clock.now
+        self.next_loki_scrape = self.t + self.loki_phase
         self.collector = Process(self.t - 100)
         self.loki = Process(self.t - 100)
 
@@ -100,10 +103,13 @@ class Sim:
                 self.stored += int(self.queue)
                 self.queue = 0
             if self.t >= self.next_scrape:
-                self.scrape(self.t)
+                self.scrape_collector(self.t)
                 self.next_scrape += 2.0
+            if self.t >= self.next_loki_scrape:
+                self.scrape_loki(self.t)
+                self.next_loki_scrape += 2.0
 
-    def scrape(self, t: float) -> None:
+    def scrape_collector(self, t: float) -> None:
         lab = {**COLLECTOR, "service_instance_id": f"i{self.instance}"}
         c = self.collector.counts
         self.prom.add(q.COLLECTOR_UPTIME, lab, t, t - self.collector.start)
@@ -113,6 +119,8 @@ class Sim:
         self.prom.add(q.COLLECTOR_EXPORTED, exp, t, c.get("exported", 0))
         self.prom.add(q.COLLECTOR_FAILED, exp, t, 0)
         self.prom.add(q.COLLECTOR_QUEUE_SIZE, exp, t, self.queue)
+
+    def scrape_loki(self, t: float) -> None:
         if self.loki_up(t):
             self.prom.add(q.LOKI_BUILD_INFO, {**LOKI, "version": "3.7.8"}, t, 1)
             self.prom.add(q.PROCESS_START, LOKI, t, self.loki.start)
@@ -170,12 +178,12 @@ class FakeTarget:
         return {}
 
 
-@pytest.fixture
-def sim(monkeypatch: pytest.MonkeyPatch) -> Sim:
+@pytest.fixture(params=[0.0, 1.5], ids=["same-phase", "loki-1.5s-later"])
+def sim(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Sim:
     clock = Clock()
     monkeypatch.setattr(runner, "time", clock)
     prom = FakeProm()
-    s = Sim(prom, clock)
+    s = Sim(prom, clock, loki_phase=request.param)
 
     def follow(p: FakeProm, query: str) -> None:
         s.run_until(clock.now)
