@@ -79,6 +79,19 @@ def _step(name: str, count: Count, source: str, prev: int | None, notes: list[st
     return Step(name, count.value, source, lost, "; ".join(notes), surplus)
 
 
+def dropped_after_acceptance(pipeline: PipelineFigures) -> Count:
+    """Records the exporter could not queue after the receiver had acknowledged them (a
+    processor such as batch in between). Without one, a full queue makes the receiver refuse
+    the request instead: those records are among `refused`, not lost after acceptance."""
+    enqueue_failed = pipeline.count("collector_enqueue_failed")
+    refused = pipeline.count("collector_refused")
+    if enqueue_failed.value is None or refused.value is None:
+        bound = enqueue_failed.lower_bound if enqueue_failed.value is None else None
+        reason = enqueue_failed.reason or refused.reason
+        return Count(None, 0 if bound is not None else None, reason)
+    return Count(max(0, enqueue_failed.value - refused.value))
+
+
 def build(client: ClientFigures, pipeline: PipelineFigures | None, stored: int | None) -> Ledger:
     """Each step with the figures that explain a difference from the step before it."""
     sent = client.records_sent
@@ -94,8 +107,13 @@ def build(client: ClientFigures, pipeline: PipelineFigures | None, stored: int |
         accepted = pipeline.count("collector_accepted")
         source = "collector receiver accepted"
         refused = pipeline.count("collector_refused")
+        queue_full = pipeline.count("collector_enqueue_failed").value
         if refused.value:
-            notes.append(f"collector refused {refused.value:,}")
+            full = min(queue_full or 0, refused.value)
+            notes.append(
+                f"collector refused {refused.value:,}"
+                + (f" ({full:,} with its sending queue full)" if full else "")
+            )
         elif refused.value is None:
             notes.append(f"collector refused: {refused.text()}")
         if client.records_accepted != accepted.value:
@@ -108,10 +126,9 @@ def build(client: ClientFigures, pipeline: PipelineFigures | None, stored: int |
         notes = []
         if accepted.value is None or accepted.value != exported.value:
             failed = pipeline.count("collector_failed")
-            dropped = pipeline.count("collector_enqueue_failed")
             notes += [
                 f"{failed.text()} failed after retries",
-                f"{dropped.text()} dropped (queue full)",
+                f"{dropped_after_acceptance(pipeline).text()} dropped (queue full)",
             ]
             if pipeline.queue_size_end:
                 notes.append(f"{pipeline.queue_size_end:.0f} batches still queued")
@@ -127,6 +144,12 @@ def build(client: ClientFigures, pipeline: PipelineFigures | None, stored: int |
             )
         elif discarded.value is None:
             notes.append(f"Loki discarded: {discarded.text()}")
+    loki_restarts = len(pipeline.restarts.get("loki", [])) if pipeline is not None else 0
+    if loki_restarts and stored is not None and last is not None and stored < last:
+        notes.append(
+            f"Loki restarted during the run: {last - stored:,} records it acknowledged are not "
+            "stored (lost around its restart)"
+        )
     if stored is not None and stored > client.records_accepted:
         notes.append(
             f"Loki holds {stored - client.records_accepted:,} records k6 never saw "

@@ -142,9 +142,10 @@ def drain(
     """Wait (bounded) until everything the collector accepted has left its queue.
 
     Settled means, in a scrape taken after the load ended, an empty queue and: exported +
-    failed + dropped >= accepted when the collector's counters are exact. When a restart or
-    reset made them inexact: exports stopped since the previous scrape and `all_stored()`
-    (Loki holds every acknowledged record), or exports still for STILL_FOR seconds."""
+    failed + dropped after acceptance >= accepted when the collector's counters are exact.
+    When a restart or reset made them inexact: exports stopped since the previous scrape and
+    `all_stored()` (Loki holds every acknowledged record), or exports still for STILL_FOR
+    seconds."""
     scope = scope or tracker.scope
     start = time.monotonic()
     since = load_ended
@@ -162,11 +163,13 @@ def drain(
         if not tracker.seen("collector_exported") and queue is None:
             settled = True  # no Loki exporter to wait for (its figures are unknown)
         elif tracker.exact(pipe.OTELCOL):
-            left = (
-                exported
-                + tracker.total("collector_failed")
-                + tracker.total("collector_enqueue_failed")
+            # A full queue makes the receiver refuse: those enqueue failures are among the
+            # refused records, not among the accepted ones the queue must account for.
+            dropped = max(
+                0,
+                tracker.total("collector_enqueue_failed") - tracker.total("collector_refused"),
             )
+            left = exported + tracker.total("collector_failed") + dropped
             settled = left >= tracker.total("collector_accepted") and not queue
         else:
             if exported != previous_exported:

@@ -138,11 +138,15 @@ def test_loki_stopped_for_15s_mid_run(
     assert "loki restarted 1 time" in unknown["reason"]
     # (Loki counts lines it received, retried pushes included: not bounded by what it stores.)
     assert unknown["lower_bound"] > 0
-    # The collector did not restart: its counts are exact, and the run's records all arrived.
+    # The collector did not restart: its counts are exact.
     counts = [s["count"] for s in result["ledger"]["steps"]]
     assert None not in counts
-    assert result["ledger"]["lost_after_acceptance"] == 0
     assert result["delivered"]["drained"] is True
+    # Loki may lose a few records it acknowledged just before it stopped (seen here: 0 to 15
+    # of ~40,000): the gate says so, and the ledger names the restart as the cause.
+    stored = result["ledger"]["steps"][-1]
+    if result["ledger"]["lost_after_acceptance"]:
+        assert "Loki restarted during the run" in stored["note"]
     assert "Loki lines received" in out.out
     assert "unknown (at least" in out.out
     assert "loki restarts" in out.out

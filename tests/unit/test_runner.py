@@ -307,3 +307,39 @@ def test_an_interrupted_load_stops_the_target(sim: Sim, tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         runner.execute(spec(), target, tmp_path)
     assert target.stopped
+
+
+def test_refused_records_do_not_end_the_drain_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 100 accepted, 50 exported, 60 refused because the queue was full: 50 accepted records
+    # are still on their way (a batch waiting for its retry is not in the queue's size).
+    clock = Clock()
+    monkeypatch.setattr(runner, "time", clock)
+    prom = FakeProm()
+    lab = {**COLLECTOR, "exporter": EXPORTER}
+
+    def scrape(t: float, accepted: float, exported: float, refused: float) -> None:
+        prom.add(q.COLLECTOR_UPTIME, COLLECTOR, t, t - 900)
+        prom.add(q.COLLECTOR_ACCEPTED, COLLECTOR, t, accepted)
+        prom.add(q.COLLECTOR_REFUSED, COLLECTOR, t, refused)
+        prom.add(q.COLLECTOR_EXPORTED, lab, t, exported)
+        prom.add(q.COLLECTOR_ENQUEUE_FAILED, lab, t, refused)
+        prom.add(q.COLLECTOR_QUEUE_SIZE, lab, t, 0)
+        prom.add(q.LOKI_BUILD_INFO, LOKI, t, 1)
+        prom.add(q.PROCESS_START, LOKI, t, 900)
+
+    def follow(p: FakeProm, query: str) -> None:
+        p.now = clock.now
+        last = max((t for s in p.series for t, _ in s.samples), default=0.0)
+        if clock.now - last >= 2:
+            scrape(clock.now, 100, 50, 60)
+
+    prom.on_query = follow
+    scrape(clock.now, 0, 0, 0)
+    clock.now += 2
+    scrape(clock.now, 0, 0, 0)
+    tracker = runner.pipe.Tracker(prom.api())
+    tracker.baseline(clock.now)
+    clock.now += 1
+    outcome = runner.drain(prom.api(), tracker, clock.now, timeout=10)
+    assert not outcome.drained
+    assert tracker.total("collector_exported") == 50
