@@ -74,7 +74,7 @@ class Scope:
     def anchors(self) -> dict[str, str]:
         """Service -> a series every successful scrape of it has (freshness, and 'is it there')."""
         return {
-            OTELCOL: q.selector(q.COLLECTOR_UPTIME),
+            OTELCOL: q.selector(q.COLLECTOR_CPU),
             LOKI: q.selector(q.LOKI_BUILD_INFO, self.loki),
         }
 
@@ -107,7 +107,7 @@ class Scope:
             "collector_refused",
         ):
             return f"the collector has no exporter matching exporter=~{self.exporter!r}"
-        return f"Prometheus has no series of the collector ({q.COLLECTOR_UPTIME})"
+        return f"Prometheus has no series of the collector ({q.COLLECTOR_CPU})"
 
     def queue_size(self) -> str:
         return q.loki_exporters_only(q.COLLECTOR_QUEUE_SIZE, None, self.exporter)
@@ -164,7 +164,8 @@ class Tracker:
 
     def _starts(self, lo: int, hi: int) -> dict[str, list[ProcessStart]]:
         anchors = self.scope.anchors()
-        collector = cnt.starts_from_uptime(self.prom.samples(anchors[OTELCOL], lo, hi))
+        uptime = q.selector(q.COLLECTOR_UPTIME)
+        collector = cnt.starts_from_uptime(self.prom.samples(uptime, lo, hi))
         loki_targets = {s.target for s in self.prom.samples(anchors[LOKI], lo, hi)}
         loki = cnt.starts_from_start_time(
             s for s in self.prom.samples(q.PROCESS_START, lo, hi) if s.target in loki_targets

@@ -20,6 +20,7 @@ def scrape_collector(
 ) -> None:
     lab = {**COLLECTOR, "service_instance_id": inst}
     p.add(q.COLLECTOR_UPTIME, lab, t, t - start)
+    p.add(q.COLLECTOR_CPU, lab, t, 0.01 * (t - start))
     p.add(q.COLLECTOR_ACCEPTED, {**lab, "receiver": "otlp"}, t, accepted)
     p.add(q.COLLECTOR_REFUSED, {**lab, "receiver": "otlp"}, t, 0)
     p.add(q.COLLECTOR_EXPORTED, {**lab, "exporter": EXPORTER}, t, exported)
@@ -159,6 +160,7 @@ def test_a_restart_seen_in_several_windows_is_one_restart() -> None:
         jitter = 0.003 * (i % 3)
         lab = {**COLLECTOR, "service_instance_id": inst}
         p.add(q.COLLECTOR_UPTIME, lab, t, t - start - jitter)
+        p.add(q.COLLECTOR_CPU, lab, t, 0.01 * (t - start))
         scrape_loki(p, t, 900, 0)
     tracker = pipe.Tracker(p.api())
     tracker.baseline(1004)

@@ -113,6 +113,7 @@ class Sim:
         lab = {**COLLECTOR, "service_instance_id": f"i{self.instance}"}
         c = self.collector.counts
         self.prom.add(q.COLLECTOR_UPTIME, lab, t, t - self.collector.start)
+        self.prom.add(q.COLLECTOR_CPU, lab, t, 0.01 * (t - self.collector.start))
         self.prom.add(q.COLLECTOR_ACCEPTED, {**lab, "receiver": "otlp"}, t, c.get("accepted", 0))
         self.prom.add(q.COLLECTOR_REFUSED, {**lab, "receiver": "otlp"}, t, 0)
         exp = {**lab, "exporter": EXPORTER}
@@ -319,6 +320,7 @@ def test_refused_records_do_not_end_the_drain_early(monkeypatch: pytest.MonkeyPa
 
     def scrape(t: float, accepted: float, exported: float, refused: float) -> None:
         prom.add(q.COLLECTOR_UPTIME, COLLECTOR, t, t - 900)
+        prom.add(q.COLLECTOR_CPU, COLLECTOR, t, 1.0)
         prom.add(q.COLLECTOR_ACCEPTED, COLLECTOR, t, accepted)
         prom.add(q.COLLECTOR_REFUSED, COLLECTOR, t, refused)
         prom.add(q.COLLECTOR_EXPORTED, lab, t, exported)
