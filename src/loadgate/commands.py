@@ -166,7 +166,7 @@ def _stack_status(root: Path) -> int:
             Text(f"run dir {st.info.root}  profile {st.info.profile.name}  CA {st.info.ca_file}"),
             soft_wrap=True,
         )
-    holder = runlock.read_holder(root) if runlock.is_locked(root) else None
-    if holder is not None:
+    holder = runlock.read_holder(root)  # cleared on release: a live process here holds it
+    if holder is not None and holder.process.alive():
         stdout.print(Text(f"in use by {holder.describe()}"), soft_wrap=True)
     return EXIT_OK if st.healthy else EXIT_BAD_INPUT

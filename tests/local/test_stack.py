@@ -141,8 +141,11 @@ def test_a_port_in_use_is_named_and_nothing_starts(start_stack: StartStack, tmp_
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", ports.loki_http))
         busy.listen()
-        with pytest.raises(local.StackError, match=f"port in use: loki_http {ports.loki_http}"):
+        with pytest.raises(
+            local.StackError, match=f"port in use: loki_http {ports.loki_http}"
+        ) as info:
             start_stack(tmp_path / "stack", 24660)
+    assert "`loadgate stack down`" in str(info.value)
     assert not (tmp_path / "stack" / "stack.json").exists()
     assert _pids_of(tmp_path / "stack") == []
 

@@ -96,7 +96,9 @@ def read_holder(root: Path) -> Holder | None:
 
 
 def is_locked(root: Path) -> bool:
-    """Whether some process holds the lock now (probing takes and drops it when free)."""
+    """Whether some process holds the lock now. The probe takes a shared lock for an instant
+    when it is free, so a run starting at that very instant would be refused: for tests and
+    diagnostics, not for `stack status` (which reads the holder's record instead)."""
     try:
         fd = os.open(lock_path(root), os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
