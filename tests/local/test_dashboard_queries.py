@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from loadgate import cli, paths
+from loadgate import cli
 from loadgate.core.spec import RunSpec
 from loadgate.stack import local
 from loadgate.targets.local import LocalTarget
@@ -28,7 +28,9 @@ from loadgate.tls import client_context
 
 pytestmark = pytest.mark.local
 
-DASHBOARD_FILE = paths.project_root() / "charms/k6-k8s/src/grafana_dashboards/loadgate-k6.json"
+DASHBOARD_FILE = (
+    Path(__file__).resolve().parents[2] / "charms/k6-k8s/src/grafana_dashboards/loadgate-k6.json"
+)
 RUN_ID = "dash-probe.1"
 STUCK_RUN_ID = "dash-stuck.1"
 RATE_WINDOW = "20s"

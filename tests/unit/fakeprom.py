@@ -64,7 +64,7 @@ class FakeProm:
                 out.append(s)
         return out
 
-    def _last(
+    def last(
         self, s: FakeSeries, at: float, window: float = LOOKBACK
     ) -> tuple[float, float] | None:
         """The series' newest sample an instant query sees: none when a later scrape of its
@@ -97,14 +97,14 @@ class FakeProm:
             result = [r for r in result if r["values"]]
             return {"resultType": "matrix", "result": result}
         if m := re.fullmatch(r"min\(timestamp\((.+)\)\)", query):
-            stamps = [last[0] for s in self.select(m.group(1)) if (last := self._last(s, at))]
+            stamps = [last[0] for s in self.select(m.group(1)) if (last := self.last(s, at))]
             return _vector(min(stamps) if stamps else None)
         if m := re.fullmatch(r"count\(last_over_time\((.+)\[(\d+)s\]\)\)", query):
             window = float(m.group(2))
-            n = sum(1 for s in self.select(m.group(1)) if self._last(s, at, window))
+            n = sum(1 for s in self.select(m.group(1)) if self.last(s, at, window))
             return _vector(float(n) if n else None)
         if m := re.fullmatch(r"sum\((" + _SELECTOR + r")\)", query):
-            values = [last[1] for s in self.select(m.group(1)) if (last := self._last(s, at))]
+            values = [last[1] for s in self.select(m.group(1)) if (last := self.last(s, at))]
             return _vector(sum(values) if values else None)
         return _vector(None)
 
