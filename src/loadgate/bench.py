@@ -28,6 +28,7 @@ from .core.summary import read_summary
 from .stack import render
 from .stack.layout import Layout
 from .stack.ports import Ports, busy_ports
+from .stack.procs import parent_death_signal
 from .stack.profile import PROFILES
 
 TARGET_PER_CORE = 2_000_000  # log records per minute per k6 core (issue target)
@@ -85,6 +86,7 @@ def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFig
         [str(bdir / "otelcol"), f"--config={layout.collector_config}"],
         stdout=collector_log,
         stderr=subprocess.STDOUT,
+        preexec_fn=parent_death_signal(),
     )
     collector_log.close()
     try:
@@ -102,7 +104,11 @@ def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFig
         started = time.monotonic()
         with (work / "k6.log").open("wb") as k6_log:
             k6 = subprocess.Popen(
-                cmd.argv, env={**os.environ, **cmd.env}, stdout=k6_log, stderr=subprocess.STDOUT
+                cmd.argv,
+                env={**os.environ, **cmd.env},
+                stdout=k6_log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=parent_death_signal(),
             )
             _, status, usage = os.wait4(k6.pid, 0)
             k6.returncode = os.waitstatus_to_exitcode(status)
@@ -144,7 +150,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
     except SpecError as exc:
         raise UsageError("; ".join(f"--{n}: {m}" for n, m in exc.problems)) from None
-    if build_missing(("k6", "otelcol")) != EXIT_OK:
+    if build_missing(("k6", "otelcol"), command="bench") != EXIT_OK:
         return EXIT_BAD_INPUT
     ports = Ports.from_base(args.base_port)
     busy = busy_ports(ports)

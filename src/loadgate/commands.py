@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -15,10 +17,11 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from . import binaries, paths
-from .cli import EXIT_BAD_INPUT, EXIT_OK, console, stdout
-from .stack import local
+from .cli import EXIT_BAD_INPUT, EXIT_OK, console, error, shielded, stdout
+from .stack import local, runlock
 from .stack import profile as profiles
 from .stack.ports import Ports
 
@@ -27,8 +30,9 @@ def cmd_binaries(args: argparse.Namespace) -> int:
     return build_missing(list(args.only or binaries.PART_NAMES), force=args.force)
 
 
-def build_missing(names: Sequence[str], *, force: bool = False) -> int:
-    """Build the named parts that are not current, with progress; EXIT_OK when all are."""
+def build_missing(names: Sequence[str], *, force: bool = False, command: str = "binaries") -> int:
+    """Build the named parts that are not current, with progress; EXIT_OK when all are.
+    `command` names the loadgate command in error messages."""
     bdir = paths.bin_dir()
     todo = list(names) if force else binaries.missing(names, bdir)
     console.print(f"binaries cache: {bdir}")
@@ -67,13 +71,14 @@ def build_missing(names: Sequence[str], *, force: bool = False) -> int:
             binaries.ensure(names, force=force, on_start=on_start, on_done=on_done)
         except binaries.BuildError as exc:
             progress.stop()
-            console.print(f"[red]loadgate binaries: {exc}[/red]")
+            error(command, exc)
             return EXIT_BAD_INPUT
     console.print(f"[green]built[/green]: {', '.join(todo)} in {bdir}")
     return EXIT_OK
 
 
-def start_stack(args: argparse.Namespace) -> local.StackInfo:
+def start_stack(args: argparse.Namespace, owner: local.Owner | None = None) -> local.StackInfo:
+    """Start the stack the flags ask for; `owner`: the run starting it (None: `stack up`)."""
     prof = profiles.get(args.profile, args.queue_size)
     ports = Ports.from_base(args.base_port)
     timeout = getattr(args, "timeout", 60.0)
@@ -84,10 +89,10 @@ def start_stack(args: argparse.Namespace) -> local.StackInfo:
             marks = "  ".join(f"{n} {'ok' if ok else '…'}" for n, ok in healthy.items())
             spinner.update(f"starting the local stack ({elapsed:4.1f}s): {marks}")
 
-        info = local.up(prof, ports, timeout=timeout, on_wait=on_wait)
+        info = local.up(prof, ports, timeout=timeout, on_wait=on_wait, owner=owner)
     console.print(
         f"[green]stack up[/green] in {time.monotonic() - started:.1f}s "
-        f"(profile {prof.name}, run dir {info.root})"
+        f"(profile {escape(prof.name)}, run dir {escape(str(info.root))})"
     )
     return info
 
@@ -99,31 +104,69 @@ def _status_table(st: local.StackStatus) -> Table:
     table.add_column("pebble")
     table.add_column("health")
     for s in st.services:
-        health = "[green]healthy[/green]" if s.healthy else f"[red]unhealthy ({s.detail})[/red]"
-        table.add_row(s.name, str(s.port), s.pebble, health)
+        health = (
+            Text("healthy", style="green")
+            if s.healthy
+            else Text(f"unhealthy ({s.detail})", style="red")
+        )
+        table.add_row(s.name, str(s.port), Text(s.pebble), health)
     return table
 
 
 def cmd_stack(args: argparse.Namespace) -> int:
-    if args.action == "up":
+    root = paths.stack_dir()
+    if args.action == "down" and not root.is_dir():
+        console.print("stopped: nothing was running")
+        return EXIT_OK
+    if args.action in ("up", "down"):
         try:
-            start_stack(args)
-        except (local.StackError, ValueError) as exc:
-            console.print(f"[red]loadgate stack up: {exc}[/red]")
+            with runlock.held(root, runlock.Holder.me(f"stack {args.action}")):
+                if args.action == "up":
+                    return _stack_up(args)
+                with shielded():
+                    return _stack_down(root)
+        except runlock.BusyError as exc:
+            error(f"stack {args.action}", exc)
             return EXIT_BAD_INPUT
-        stdout.print(_status_table(local.status()))
-        return EXIT_OK
-    if args.action == "down":
-        stopped = local.down()
-        console.print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
-        return EXIT_OK
-    st = local.status()
+    return _stack_status(root)
+
+
+def _stack_up(args: argparse.Namespace) -> int:
+    try:
+        start_stack(args)
+    except (local.StackError, ValueError) as exc:
+        error("stack up", exc)
+        return EXIT_BAD_INPUT
+    stdout.print(_status_table(local.status()))
+    return EXIT_OK
+
+
+def _stack_down(root: Path) -> int:
+    stopped = local.down(root)
+    console.print("stopped: " + escape(", ".join(stopped) if stopped else "nothing was running"))
+    return EXIT_OK
+
+
+def _stack_status(root: Path) -> int:
+    st = local.status(root)
+    if st.pebble_gone and st.info is not None:
+        stdout.print(_status_table(st))
+        error(
+            "stack status",
+            f"the stack's Pebble daemon (pid {st.info.pid}) is gone, but its services still "
+            f"run: {local.describe_leftovers(st.leftovers)}; stop them with `loadgate stack down`",
+        )
+        return EXIT_BAD_INPUT
     if not st.running:
         console.print("the local stack is not running (start it with `loadgate stack up`)")
         return EXIT_BAD_INPUT
     stdout.print(_status_table(st))
     if st.info is not None:
         stdout.print(
-            f"run dir {st.info.root}  profile {st.info.profile.name}  CA {st.info.ca_file}"
+            Text(f"run dir {st.info.root}  profile {st.info.profile.name}  CA {st.info.ca_file}"),
+            soft_wrap=True,
         )
+    holder = runlock.read_holder(root)  # cleared on release: a live process here holds it
+    if holder is not None and holder.process.alive():
+        stdout.print(Text(f"in use by {holder.describe()}"), soft_wrap=True)
     return EXIT_OK if st.healthy else EXIT_BAD_INPUT

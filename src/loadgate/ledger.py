@@ -1,4 +1,8 @@
-"""The loss ledger: sent -> accepted -> exported -> stored, with what explains each difference."""
+"""The loss ledger: sent -> accepted -> exported -> stored, with what explains each difference.
+
+A step whose count could not be measured exactly is unknown (None) with the reason, never a
+guess; a step that holds more than the one before says so instead of showing a negative loss.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .core.summary import ClientFigures
+from .counters import Count
 from .pipeline import PipelineFigures
 
 
@@ -14,8 +19,9 @@ class Step:
     name: str
     count: int | None
     source: str
-    lost: int | None  # previous step minus this one (None when either is unknown)
+    lost: int | None  # previous step minus this one, never negative (None when either is unknown)
     note: str = ""
+    surplus: int | None = None  # how many more than the previous step this one holds
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -33,21 +39,57 @@ class Ledger:
 
     @property
     def lost_after_acceptance(self) -> int | None:
-        """Records acknowledged to the generator that are not stored in Loki."""
+        """Records acknowledged to the generator that are not stored in Loki (never negative:
+        a store holding more than was acknowledged is `stored_unacknowledged`)."""
         stored = self.steps[-1].count
-        return None if stored is None else self.acknowledged - stored
+        return None if stored is None else max(0, self.acknowledged - stored)
+
+    @property
+    def stored_unacknowledged(self) -> int | None:
+        """Records stored although k6 never saw them acknowledged (a lost response)."""
+        stored = self.steps[-1].count
+        return None if stored is None else max(0, stored - self.acknowledged)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "balanced": self.balanced,
             "acknowledged": self.acknowledged,
             "lost_after_acceptance": self.lost_after_acceptance,
+            "stored_unacknowledged": self.stored_unacknowledged,
             "steps": [s.to_dict() for s in self.steps],
         }
 
 
-def _lost(prev: int | None, cur: int | None) -> int | None:
-    return None if prev is None or cur is None else prev - cur
+def _compare(prev: int | None, cur: int | None) -> tuple[int | None, int | None]:
+    """(lost, surplus) of a step against the one before it."""
+    if prev is None or cur is None:
+        return None, None
+    if cur > prev:
+        return 0, cur - prev
+    return prev - cur, None
+
+
+def _step(name: str, count: Count, source: str, prev: int | None, notes: list[str]) -> Step:
+    lost, surplus = _compare(prev, count.value)
+    if count.value is None:
+        bound = (
+            f" (at least {count.lower_bound:,} counted)" if count.lower_bound is not None else ""
+        )
+        notes = [f"unknown{bound}: {count.reason or 'not measured'}", *notes]
+    return Step(name, count.value, source, lost, "; ".join(notes), surplus)
+
+
+def dropped_after_acceptance(pipeline: PipelineFigures) -> Count:
+    """Records the exporter could not queue after the receiver had acknowledged them (a
+    processor such as batch in between). Without one, a full queue makes the receiver refuse
+    the request instead: those records are among `refused`, not lost after acceptance."""
+    enqueue_failed = pipeline.count("collector_enqueue_failed")
+    refused = pipeline.count("collector_refused")
+    if enqueue_failed.value is None or refused.value is None:
+        bound = enqueue_failed.lower_bound if enqueue_failed.value is None else None
+        reason = enqueue_failed.reason or refused.reason
+        return Count(None, 0 if bound is not None else None, reason)
+    return Count(max(0, enqueue_failed.value - refused.value))
 
 
 def build(client: ClientFigures, pipeline: PipelineFigures | None, stored: int | None) -> Ledger:
@@ -55,40 +97,65 @@ def build(client: ClientFigures, pipeline: PipelineFigures | None, stored: int |
     sent = client.records_sent
     steps = [Step("sent", sent, "k6 log_records_sent", None)]
 
-    if pipeline is None:
-        accepted, source = client.records_accepted, "k6 log_records_accepted (2xx)"
-    else:
-        accepted, source = pipeline.collector_accepted, "collector receiver accepted"
     notes: list[str] = []
     if client.failed:
         notes.append(f"{client.failed:,} failed requests")
-    if pipeline is not None and pipeline.collector_refused:
-        notes.append(f"collector refused {pipeline.collector_refused:,}")
-    if pipeline is not None and client.records_accepted != accepted:
-        notes.append(f"k6 saw {client.records_accepted:,} acknowledged")
-    steps.append(Step("accepted", accepted, source, _lost(sent, accepted), "; ".join(notes)))
+    if pipeline is None:
+        accepted = Count(client.records_accepted)
+        source = "k6 log_records_accepted (2xx)"
+    else:
+        accepted = pipeline.count("collector_accepted")
+        source = "collector receiver accepted"
+        refused = pipeline.count("collector_refused")
+        queue_full = pipeline.count("collector_enqueue_failed").value
+        if refused.value:
+            full = min(queue_full or 0, refused.value)
+            notes.append(
+                f"collector refused {refused.value:,}"
+                + (f" ({full:,} with its sending queue full)" if full else "")
+            )
+        elif refused.value is None:
+            notes.append(f"collector refused: {refused.text()}")
+        if client.records_accepted != accepted.value:
+            notes.append(f"k6 saw {client.records_accepted:,} acknowledged")
+    steps.append(_step("accepted", accepted, source, sent, notes))
 
-    last = accepted
+    last = accepted.value
     if pipeline is not None:
-        exported = pipeline.collector_exported
-        note = ""
-        if accepted != exported:
-            parts = [
-                f"{pipeline.collector_failed:,} failed after retries",
-                f"{pipeline.collector_enqueue_failed:,} dropped (queue full)",
+        exported = pipeline.count("collector_exported")
+        notes = []
+        if accepted.value is None or accepted.value != exported.value:
+            failed = pipeline.count("collector_failed")
+            notes += [
+                f"{failed.text()} failed after retries",
+                f"{dropped_after_acceptance(pipeline).text()} dropped (queue full)",
             ]
             if pipeline.queue_size_end:
-                parts.append(f"{pipeline.queue_size_end:.0f} batches still queued")
-            note = ", ".join(parts)
-        steps.append(
-            Step("exported", exported, "collector exporter sent", _lost(accepted, exported), note)
-        )
-        last = exported
+                notes.append(f"{pipeline.queue_size_end:.0f} batches still queued")
+        steps.append(_step("exported", exported, "collector exporter sent", last, notes))
+        last = exported.value
 
-    note = ""
-    if pipeline is not None and pipeline.loki_discarded:
-        note = (
-            f"Loki discarded {pipeline.loki_discarded:,} lines (rate limits; the exporter retries)"
+    notes = []
+    if pipeline is not None:
+        discarded = pipeline.count("loki_discarded")
+        if discarded.value:
+            notes.append(
+                f"Loki discarded {discarded.value:,} lines (rate limits; the exporter retries)"
+            )
+        elif discarded.value is None:
+            notes.append(f"Loki discarded: {discarded.text()}")
+    loki_restarts = len(pipeline.restarts.get("loki", [])) if pipeline is not None else 0
+    if loki_restarts and stored is not None and last is not None and stored < last:
+        notes.append(
+            f"Loki restarted during the run: {last - stored:,} records it acknowledged are not "
+            "stored (lost around its restart)"
         )
-    steps.append(Step("stored", stored, "LogQL count in Loki", _lost(last, stored), note))
+    if stored is not None and stored > client.records_accepted:
+        notes.append(
+            f"Loki holds {stored - client.records_accepted:,} records k6 never saw "
+            "acknowledged (their response was lost, e.g. the collector died after accepting "
+            "them)"
+        )
+    stored_count = Count(stored) if stored is not None else Count(None, None, "LogQL failed")
+    steps.append(_step("stored", stored_count, "LogQL count in Loki", last, notes))
     return Ledger(steps, acknowledged=client.records_accepted)

@@ -6,8 +6,9 @@ base URL and TLS trust differ. Every figure a query yields carries a `source` st
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -21,9 +22,12 @@ COLLECTOR_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_log_records_total"
 COLLECTOR_QUEUE_SIZE = "otelcol_exporter_queue_size"
 COLLECTOR_CPU = "otelcol_process_cpu_seconds_total"
 COLLECTOR_RSS = "otelcol_process_memory_rss"
+COLLECTOR_UPTIME = "otelcol_process_uptime_total"
 # Loki's own metrics.
 LOKI_RECEIVED = "loki_distributor_lines_received_total"
 LOKI_DISCARDED = "loki_discarded_samples_total"
+LOKI_BUILD_INFO = "loki_build_info"
+PROCESS_START = "process_start_time_seconds"  # Go client's process collector (Loki)
 # k6 remote write (native histogram of http_req_duration, in seconds).
 K6_DURATION = "k6_http_req_duration_seconds"
 
@@ -37,6 +41,16 @@ def _selector(matchers: Mapping[str, str]) -> str:
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def selector(
+    metric: str, matchers: Mapping[str, str] | None = None, exporter: str | None = None
+) -> str:
+    """A series selector: the metric, label matchers and optionally an `exporter` regex."""
+    inner = _selector(matchers or {})[1:-1]
+    if exporter is not None:
+        inner = (inner + "," if inner else "") + f'exporter=~"{_escape(exporter)}"'
+    return f"{metric}{{{inner}}}" if inner else metric
 
 
 def counter_total(metric: str, matchers: Mapping[str, str] | None = None) -> str:
@@ -87,6 +101,36 @@ class QueryError(RuntimeError):
     """An API answered with an error or could not be reached."""
 
 
+class UnreachableError(QueryError):
+    """The API did not answer at all (connection refused, timeout)."""
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of a query answer: its labels and its samples (time in seconds, value)."""
+
+    labels: dict[str, str]
+    samples: list[tuple[float, float]] = field(default_factory=list[tuple[float, float]])
+
+    @property
+    def key(self) -> tuple[tuple[str, str], ...]:
+        """Identity of the series: every label but the metric name."""
+        return tuple(sorted((k, v) for k, v in self.labels.items() if k != "__name__"))
+
+    @property
+    def target(self) -> tuple[str, str]:
+        """The scrape target the series came from."""
+        return self.labels.get("job", ""), self.labels.get("instance", "")
+
+
+def to_ms(t: float) -> int:
+    return round(t * 1000)
+
+
+# A raw-sample query covers at most this much time; longer windows are asked in pieces.
+MAX_WINDOW_MS = 3600 * 1000
+
+
 @dataclass
 class PrometheusAPI:
     base_url: str
@@ -99,6 +143,31 @@ class PrometheusAPI:
             params["time"] = f"{at:.3f}"
         data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
         return scalar_of(data)
+
+    def vector(self, query: str, at: float | None = None) -> list[Series]:
+        """Every series of an instant query, each with its one sample."""
+        params: dict[str, Any] = {"query": query}
+        if at is not None:
+            params["time"] = f"{at:.3f}"
+        data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
+        return series_of(data)
+
+    def samples(self, sel: str, start_ms: int, end_ms: int) -> list[Series]:
+        """The raw samples of every series of `sel` in (start, end], times in milliseconds.
+
+        Range selectors are left-open (Prometheus 3), so consecutive windows never share or
+        miss a sample. Long windows are asked in pieces and joined."""
+        by_key: dict[tuple[tuple[str, str], ...], Series] = {}
+        lo = start_ms
+        while lo < end_ms:
+            hi = min(end_ms, lo + MAX_WINDOW_MS)
+            params = {"query": f"{sel}[{hi - lo}ms]", "time": f"{hi / 1000:.3f}"}
+            data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
+            for s in series_of(data):
+                found = by_key.setdefault(s.key, Series(s.labels))
+                found.samples.extend(s.samples)
+            lo = hi
+        return list(by_key.values())
 
 
 @dataclass
@@ -120,6 +189,8 @@ class LokiAPI:
 def _get_json(client: httpx.Client, url: str, params: Mapping[str, Any]) -> dict[str, Any]:
     try:
         resp = client.get(url, params=params)
+    except (httpx.ConnectError, httpx.TimeoutException) as exc:
+        raise UnreachableError(f"{url}: {type(exc).__name__}: {exc}") from exc
     except httpx.HTTPError as exc:
         raise QueryError(f"{url}: {type(exc).__name__}: {exc}") from exc
     if resp.status_code != 200:
@@ -142,3 +213,15 @@ def scalar_of(answer: Mapping[str, Any]) -> float | None:
         raise QueryError(f"expected one series, got {len(result)}")
     value = float(result[0]["value"][1])
     return None if value != value else value  # NaN: no data in the window
+
+
+def series_of(answer: Mapping[str, Any]) -> list[Series]:
+    """The series of a vector or matrix answer; NaN samples (no data) are left out."""
+    data = answer.get("data") or {}
+    out: list[Series] = []
+    for item in data.get("result") or []:
+        labels = {str(k): str(v) for k, v in (item.get("metric") or {}).items()}
+        raw = item.get("values") or ([item["value"]] if "value" in item else [])
+        samples = [(float(t), float(v)) for t, v in raw]
+        out.append(Series(labels, [(t, v) for t, v in samples if not math.isnan(v)]))
+    return out

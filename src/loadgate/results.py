@@ -51,6 +51,15 @@ class RunResult:
     verdict: str
     environment: dict[str, Any] = field(default_factory=dict[str, Any])
     notes: list[str] = field(default_factory=list[str])
+    # Service -> its restarts during the run (Prometheus) and its supervisor's view (Pebble).
+    restarts: dict[str, Any] = field(default_factory=dict[str, Any])
+    # What could not be measured because the stack broke (Prometheus or Loki down): the run's
+    # figures are incomplete and `loadgate run` exits 2.
+    problems: list[str] = field(default_factory=list[str])
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,7 +77,9 @@ class RunResult:
             "gates": [g.to_dict() for g in self.gates],
             "verdict": self.verdict,
             "environment": self.environment,
+            "restarts": self.restarts,
             "notes": list(self.notes),
+            "problems": list(self.problems),
         }
 
 

@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
+from rich.markup import escape
+from rich.text import Text
+
 from . import paths, results, runner, tables
-from .cli import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, UsageError, console, stdout
+from .cli import (
+    EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    UsageError,
+    console,
+    error,
+    notice,
+    seconds_flag,
+    shielded,
+    stdout,
+)
 from .commands import build_missing, start_stack
 from .core.gates import PASS
 from .core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
@@ -14,10 +29,13 @@ from .pipeline import Scope
 from .queries import QueryError
 from .results import RunResult
 from .runner import Progress, Target
-from .stack import local
+from .stack import local, orphans, runlock
 from .stack import profile as profiles
 from .stack.ports import Ports
+from .stack.procs import ProcessId
 from .targets.local import LocalTarget
+
+MAX_DRAIN_TIMEOUT = 24 * 3600.0
 
 DEFAULTS = RunSpec()
 
@@ -61,7 +79,10 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="Juju model (with --target juju)")
     p.add_argument("--keep-stack", action="store_true", help="leave a stack this run started up")
     p.add_argument(
-        "--drain-timeout", type=float, default=60.0, help="seconds to wait for the queue to drain"
+        "--drain-timeout",
+        type=seconds_flag(0, MAX_DRAIN_TIMEOUT, allow_low=True),
+        default=60.0,
+        help="seconds to wait for the queue to drain (default 60)",
     )
 
 
@@ -83,6 +104,29 @@ def spec_from_args(args: argparse.Namespace, *, loopback_only: bool) -> RunSpec:
         ) from None
 
 
+def check_results_dir(root: Path, run_id: str) -> None:
+    """The results folder can take this run's results: checked before anything starts, and
+    without leaving anything behind (the folder is made when the run writes to it)."""
+    where = f"results directory {root} (LOADGATE_RESULTS_DIR)"
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{where} is a file, not a directory")
+    existing = root
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{where} is not writable: {existing} is a file")
+    try:
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".loadgate-probe-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{where} is not writable: {exc.strerror or exc}") from None
+    if results.run_dir(root, run_id).exists():
+        raise UsageError(
+            f"--run-id: {run_id} already has results in {results.run_dir(root, run_id)}; "
+            "a run id names one run (Loki's read-back counts its records by it)"
+        )
+
+
 def _progress_line(p: Progress) -> str:
     rate = p.records_accepted / p.elapsed_s if p.elapsed_s > 0 else 0.0
     line = (
@@ -90,7 +134,7 @@ def _progress_line(p: Progress) -> str:
         f"records sent {p.records_sent:,}  accepted/s {rate:,.0f}  "
         f"errors {p.error_rate * 100:.2f}%"
     )
-    return line + (f"  {p.detail}" if p.detail else "")
+    return line + (f"  {escape(p.detail)}" if p.detail else "")
 
 
 def report_result(result: RunResult, results_root: Path) -> None:
@@ -98,8 +142,18 @@ def report_result(result: RunResult, results_root: Path) -> None:
     stdout.print(tables.ledger_table(result.ledger))
     stdout.print(tables.verdict_table(result))
     for note in result.notes:
-        stdout.print(f"[yellow]note:[/yellow] {note}")
-    stdout.print(f"result: {results.run_dir(results_root, result.run_id) / results.RESULT_FILE}")
+        stdout.print(f"[yellow]note:[/yellow] {escape(note)}")
+    for problem in result.problems:
+        stdout.print(f"[red]incomplete:[/red] {escape(problem)}")
+    path = results.run_dir(results_root, result.run_id) / results.RESULT_FILE
+    stdout.print(Text(f"result: {path}"))
+
+
+def exit_code(result: RunResult) -> int:
+    """2 when the stack broke and figures are missing, else 0 for PASS and 1 for FAIL."""
+    if not result.complete:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if result.verdict == PASS else EXIT_GATE_FAILED
 
 
 def run_with(
@@ -117,8 +171,8 @@ def run_with(
             status.update(_progress_line(p))
 
         def on_phase(text: str) -> None:
-            status.update(text)
-            console.log(text)
+            status.update(escape(text))
+            console.log(Text(text))
 
         result = runner.execute(
             spec,
@@ -131,43 +185,92 @@ def run_with(
             scrape_timeout=scrape_timeout,
         )
     report_result(result, results_root)
-    return EXIT_OK if result.verdict == PASS else EXIT_GATE_FAILED
+    return exit_code(result)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.target == "juju":
         from .targets.juju import cmd_run_juju
 
-        return cmd_run_juju(args, spec_from_args(args, loopback_only=False))
+        spec = spec_from_args(args, loopback_only=False)
+        if not args.model:
+            raise UsageError("--model: required with --target juju (the model holding the bundle)")
+        check_results_dir(paths.results_dir(), spec.run_id)
+        return cmd_run_juju(args, spec)
     spec = spec_from_args(args, loopback_only=True)
     if args.model:
         raise UsageError("--model: only applies with --target juju")
-    if build_missing(("k6", *local.STACK_PARTS)) != EXIT_OK:
+    check_results_dir(paths.results_dir(), spec.run_id)
+    if build_missing(("k6", *local.STACK_PARTS), command="run") != EXIT_OK:
         return EXIT_BAD_INPUT
-    started_here = False
-    info = local.running_info()
+    root = paths.stack_dir()
     try:
+        lock = runlock.acquire(root, runlock.Holder.me("run", spec.run_id))
+    except runlock.BusyError as exc:
+        error("run", exc)
+        return EXIT_BAD_INPUT
+    try:
+        if lock.previous is not None and lock.previous.process != lock.holder.process:
+            notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
+        return _run_locked(args, spec, root)
+    finally:
+        with shielded():
+            lock.release()
+
+
+def _run_locked(args: argparse.Namespace, spec: RunSpec, root: Path) -> int:
+    """The run, holding the stack's lock: find what a dead run left, then use or start the
+    stack; stop it at the end only if this run started it (and was not told to keep it)."""
+    found = orphans.stop_orphan_k6(root)
+    if found:
+        notice(f"found: {found}")
+    started_here = False
+    info = local.read_info(root)
+    try:
+        if info is not None and info.abandoned:
+            owner = info.owner
+            assert owner is not None
+            left = [f"pebble (pid {info.pid})"] if info.pebble_alive() else []
+            left += [f"{n} (pid {p})" for n, p in local.leftovers(info) if p != info.pid]
+            notice(
+                f"found: the stack at {root} was started by run {owner.run_id} (loadgate "
+                f"pid {owner.process.pid}), which ended without stopping it"
+                + (f"; still running: {', '.join(left)}" if left else "")
+                + ": stopping it and starting a fresh one"
+            )
+            with shielded():
+                local.down(root)
+            info = None
+        elif info is not None and not info.pebble_alive():
+            info = None  # `up` stops on services left without their Pebble, with the fix
         if info is None:
-            info = start_stack(args)
+            owner = local.Owner(ProcessId.me(), spec.run_id, keep=args.keep_stack)
+            info = start_stack(args, owner=owner)
             started_here = True
         else:
             _check_running_stack(info, args)
-            console.print(f"using the running stack (profile {info.profile.name}, {info.root})")
+            console.print(
+                Text(f"using the running stack (profile {info.profile.name}, {info.root})"),
+                soft_wrap=True,
+            )
         target = LocalTarget(info)
         try:
             return run_with(target, spec, args)
         finally:
-            target.close()
+            with shielded():
+                target.close()
     except (local.StackError, runner.RunError, QueryError) as exc:
-        console.print(f"[red]loadgate run: {exc}[/red]")
+        error("run", exc)
         return EXIT_BAD_INPUT
     finally:
         if started_here and not args.keep_stack:
-            local.down()
+            with shielded():
+                local.down(root)
             console.print("stack stopped (use --keep-stack to leave it up)")
 
 
 def _check_running_stack(info: local.StackInfo, args: argparse.Namespace) -> None:
+    """A stack this run did not start: it must be the one asked for, and whole."""
     wanted = profiles.get(args.profile, args.queue_size)
     if wanted != info.profile:
         raise local.StackError(
@@ -179,4 +282,19 @@ def _check_running_stack(info: local.StackInfo, args: argparse.Namespace) -> Non
         raise local.StackError(
             "the running stack uses other ports than --base-port asks; "
             "stop it with `loadgate stack down` first"
+        )
+    st = local.status(info.root)
+    sick = [s for s in st.services if not (s.healthy and s.pebble == "active")]
+    if sick:
+        what = "; ".join(
+            (
+                f"Prometheus is down ({s.detail}, pebble: {s.pebble})"
+                if s.name == "prometheus"
+                else f"{s.name} is not healthy ({s.detail}, pebble: {s.pebble})"
+            )
+            for s in sick
+        )
+        raise local.StackError(
+            f"the running stack at {info.root} is broken: {what}; nothing was started. "
+            "Restart it (`loadgate stack down`, then run again) or fix the service"
         )

@@ -1,7 +1,9 @@
 """One load run against a target: baseline, load, drain, collect, judge, write.
 
 Shared by every target; a target only says how to start the load, follow it, read the k6
-summaries and reach Prometheus and Loki.
+summaries and reach Prometheus and Loki. Once the load has run, a failure to read the pipeline
+(Prometheus or Loki down) no longer loses the run: what was measured is kept and written, and
+the figures that could not be read are unknown, with the reason.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from . import results
 from .core import gates as gates_mod
 from .core.spec import RunSpec
 from .core.summary import ClientFigures
-from .queries import LokiAPI, PrometheusAPI, QueryError
+from .queries import LokiAPI, PrometheusAPI, QueryError, UnreachableError
 
-FRESHNESS = "min(timestamp(otelcol_process_cpu_seconds_total) or timestamp(loki_build_info))"
+# Optional on a target: `service_states() -> dict[str, dict[str, Any]]`, each service's state
+# as its supervisor sees it ({"current": "active", "since": <epoch seconds>}).
+SERVICE_STATES = "service_states"
 
 
 class RunError(RuntimeError):
@@ -60,67 +64,154 @@ class Target(Protocol):
     def environment(self) -> dict[str, Any]: ...
 
 
-def wait_fresh_scrape(prom: PrometheusAPI, since: float, timeout: float = 30.0) -> None:
-    """Block until Prometheus holds samples of the collector and Loki scraped after `since`."""
+def newest_scrapes(
+    prom: PrometheusAPI, scope: pipe.Scope, at: float | None = None
+) -> dict[str, float | None]:
+    """Service -> time of its oldest newest sample at `at` (every series of it scraped since)."""
+    return {svc: prom.instant(f"min(timestamp({sel}))", at) for svc, sel in scope.anchors().items()}
+
+
+def wait_fresh_scrape(
+    prom: PrometheusAPI,
+    since: float,
+    timeout: float = 30.0,
+    scope: pipe.Scope | None = None,
+) -> float:
+    """Block until Prometheus holds samples newer than `since` of every service of the pipeline
+    (the collector and Loki, each on its own). Returns a time up to which every scrape of them
+    is stored (the oldest of their newest samples) and by which each was scraped after
+    `since`: figures read up to it include everything each service counted before `since`."""
+    scope = scope or pipe.Scope()
     deadline = time.monotonic() + timeout
     while True:
+        problem = ""
         try:
-            newest = prom.instant(FRESHNESS)
-        except QueryError:
-            newest = None
-        if newest is not None and newest >= since:
-            return
-        if time.monotonic() > deadline:
-            raise RunError(
-                f"Prometheus has no fresh scrape of the collector and Loki after {timeout:.0f}s "
-                "(are both up and scraped?)"
+            newest = newest_scrapes(prom, scope)
+            stale = {svc: t for svc, t in newest.items() if t is None or t < since}
+            if not stale:
+                horizon = min(t for t in newest.values() if t is not None)
+                upto = newest_scrapes(prom, scope, horizon)
+                if all(t is not None and t >= since for t in upto.values()):
+                    return horizon
+                # A service scraped after `since` only after another's newest: one more round.
+                stale = {svc: t for svc, t in upto.items() if t is None or t < since}
+            now = time.time()
+            problem = (
+                "Prometheus has no fresh scrape of "
+                + ", ".join(
+                    f"{svc} ("
+                    + ("no sample at all" if t is None else f"newest {now - t:.0f}s old")
+                    + ")"
+                    for svc, t in stale.items()
+                )
+                + ": is it up and scraped?"
             )
+        except UnreachableError as exc:
+            problem = f"Prometheus is down or unreachable ({exc})"
+        except QueryError as exc:
+            problem = f"Prometheus answered with an error ({exc})"
+        if time.monotonic() > deadline:
+            raise RunError(f"{problem} (waited {timeout:.0f}s)")
         time.sleep(0.5)
 
 
 @dataclass(frozen=True)
 class DrainOutcome:
-    counts: dict[str, int]
     drained: bool
     seconds: float
     queue_end: float | None
 
 
+# With inexact collector counters, how long exports must stay still to call the queue drained
+# when Loki does not yet hold every acknowledged record: more than the exporter's longest retry
+# back-off (30 s by default), since a batch waiting for its retry is not in the queue's size.
+STILL_FOR = 35.0
+
+
 def drain(
     prom: PrometheusAPI,
-    before: dict[str, float],
+    tracker: pipe.Tracker,
     load_ended: float,
     timeout: float,
-    on_wait: Callable[[dict[str, int], float], None] | None = None,
+    on_wait: Callable[[pipe.Tracker, float], None] | None = None,
     *,
     scope: pipe.Scope | None = None,
     scrape_timeout: float = 30.0,
+    all_stored: Callable[[], bool] | None = None,
 ) -> DrainOutcome:
     """Wait (bounded) until everything the collector accepted has left its queue.
 
-    Settled means: exported + failed + dropped >= accepted, and the queue is empty, in a scrape
-    taken after the load ended.
-    """
+    Settled means, in a scrape taken after the load ended, an empty queue and: exported +
+    failed + dropped after acceptance >= accepted when the collector's counters are exact.
+    When a restart or reset made them inexact: exports stopped since the previous scrape and
+    `all_stored()` (Loki holds every acknowledged record), or exports still for STILL_FOR
+    seconds."""
+    scope = scope or tracker.scope
     start = time.monotonic()
     since = load_ended
+    previous_exported: int | None = None
+    still_since = start
     while True:
-        wait_fresh_scrape(prom, since, scrape_timeout)
-        since = time.time()
-        counts = pipe.delta(before, pipe.read_counters(prom, scope=scope))
-        queue = prom.instant((scope or pipe.Scope()).queue_size())
-        left = (
-            counts["collector_exported"]
-            + counts["collector_failed"]
-            + counts["collector_enqueue_failed"]
-        )
+        horizon = wait_fresh_scrape(prom, since, scrape_timeout, scope)
+        tracker.advance(horizon)
+        since = horizon + 0.001  # the next check needs a newer scrape
+        queue = prom.instant(scope.queue_size())
         elapsed = time.monotonic() - start
         if on_wait:
-            on_wait(counts, elapsed)
-        if left >= counts["collector_accepted"] and not queue:
-            return DrainOutcome(counts, True, elapsed, queue)
+            on_wait(tracker, elapsed)
+        exported = tracker.total("collector_exported")
+        if not tracker.seen("collector_exported") and queue is None:
+            settled = True  # no Loki exporter to wait for (its figures are unknown)
+        elif tracker.exact(pipe.OTELCOL):
+            # A full queue makes the receiver refuse: those enqueue failures are among the
+            # refused records, not among the accepted ones the queue must account for.
+            dropped = max(
+                0,
+                tracker.total("collector_enqueue_failed") - tracker.total("collector_refused"),
+            )
+            left = exported + tracker.total("collector_failed") + dropped
+            settled = left >= tracker.total("collector_accepted") and not queue
+        else:
+            if exported != previous_exported:
+                still_since = time.monotonic()
+            still = exported == previous_exported
+            settled = (
+                not queue
+                and still
+                and (
+                    time.monotonic() - still_since >= STILL_FOR
+                    or (all_stored is not None and all_stored())
+                )
+            )
+        if settled:
+            return DrainOutcome(True, elapsed, queue)
         if elapsed > timeout:
-            return DrainOutcome(counts, False, elapsed, queue)
+            return DrainOutcome(False, elapsed, queue)
+        previous_exported = exported
         time.sleep(0.5)
+
+
+def _restarts(tracker: pipe.Tracker | None, states: dict[str, dict[str, Any]], started: float):
+    """`restarts` of result.json: per service, the starts Prometheus saw inside the run and,
+    when the target has a supervisor (Pebble), its view."""
+    out: dict[str, dict[str, Any]] = {}
+    seen = tracker.restarts() if tracker is not None else {}
+    for svc in sorted(set(seen) | set(states)):
+        entry: dict[str, Any] = {}
+        if tracker is not None and svc in seen:
+            entry.update(
+                count=len(seen[svc]),
+                at=seen[svc],
+                source="Prometheus: process start times "
+                + ("(otelcol uptime)" if svc == pipe.OTELCOL else "(process_start_time_seconds)"),
+            )
+        if svc in states:
+            state = dict(states[svc])
+            since = state.get("since")
+            state["changed_during_run"] = isinstance(since, float | int) and since > started
+            entry["supervisor"] = state
+        out[svc] = entry
+    return out
 
 
 def execute(
@@ -142,13 +233,18 @@ def execute(
         if on_phase:
             on_phase(text)
 
+    scope = scope or pipe.Scope()
     out_dir = results.run_dir(results_root, spec.run_id)
-    out_dir.mkdir(parents=True, exist_ok=True)
     prom, loki = target.prometheus(), target.loki()
 
-    phase("baseline: waiting for a fresh Prometheus scrape")
-    wait_fresh_scrape(prom, time.time(), scrape_timeout)
-    before = pipe.read_counters(prom, scope=scope)
+    phase("baseline: waiting for a fresh Prometheus scrape of the collector and Loki")
+    horizon = wait_fresh_scrape(prom, time.time(), scrape_timeout, scope)
+    tracker = pipe.Tracker(prom, scope)
+    try:
+        tracker.baseline(horizon)
+    except QueryError as exc:
+        raise RunError(f"cannot read the baseline from Prometheus: {exc}") from None
+    out_dir.mkdir(parents=True, exist_ok=True)
 
     phase(f"load: {spec.scenario} {spec.executor} for {spec.duration}")
     started = time.time()
@@ -164,32 +260,86 @@ def execute(
     ended = time.time()
     client = target.finish()
 
-    phase("drain: waiting for the collector's queue to empty")
-    outcome = drain(prom, before, ended, drain_timeout, scope=scope, scrape_timeout=scrape_timeout)
     notes: list[str] = []
-    if not outcome.drained:
-        notes.append(
-            f"queue did not drain within {drain_timeout:.0f}s: records may still be in flight"
-        )
+    problems: list[str] = []
+    outcome: DrainOutcome | None = None
+    figures: pipe.PipelineFigures
+    try:
+        phase("drain: waiting for the collector's queue to empty")
 
-    phase("collect: Prometheus and LogQL")
+        def all_stored() -> bool:
+            try:
+                stored = loki.count_run(spec.run_id, started - 5, time.time())
+            except QueryError:
+                return False
+            return stored >= client.records_accepted
+
+        outcome = drain(
+            prom,
+            tracker,
+            ended,
+            drain_timeout,
+            scope=scope,
+            scrape_timeout=scrape_timeout,
+            all_stored=all_stored,
+        )
+        if not outcome.drained:
+            notes.append(
+                f"queue did not drain within {drain_timeout:g}s: records may still be in flight"
+            )
+        phase("collect: Prometheus and LogQL")
+        at = tracker.until_ms / 1000
+        figures = pipe.collect(
+            prom, tracker.counts(at), started, ended, outcome.queue_end, scope, tracker.restarts()
+        )
+    except (RunError, QueryError) as exc:
+        problems.append(f"pipeline figures unknown: {exc}")
+        figures = pipe.PipelineFigures.unmeasured(str(exc))
+    for svc, times in tracker.restarts().items():
+        if times:
+            when = ", ".join(time.strftime("%H:%M:%S", time.localtime(t)) for t in times)
+            notes.append(
+                f"{svc} restarted {len(times)} time(s) during the run (at {when}): its counters "
+                "cannot give exact figures (unknown, with a lower bound)"
+            )
+
     collected_at = time.time()
     window_start = started - 5
-    stored = loki.count_run(spec.run_id, window_start, collected_at)
+    query = q.logql_run_count(spec.run_id, int(collected_at - window_start) + 1)
+    stored: int | None
+    try:
+        stored = loki.count_run(spec.run_id, window_start, collected_at)
+    except QueryError as exc:
+        stored = None
+        problems.append(f"stored records unknown: Loki read-back failed: {exc}")
     delivery = results.Delivery(
         records=stored,
-        query=q.logql_run_count(spec.run_id, int(collected_at - window_start) + 1),
-        drained=outcome.drained,
-        drain_seconds=outcome.seconds,
+        query=query,
+        drained=outcome.drained if outcome else False,
+        drain_seconds=outcome.seconds if outcome else 0.0,
     )
-    figures = pipe.collect(prom, outcome.counts, started, ended, outcome.queue_end, scope)
     env = dict(target.environment())
-    p99_s = prom.instant(q.k6_p99_seconds(spec.run_id, int(collected_at - started) + 5))
+    try:
+        p99_s = prom.instant(q.k6_p99_seconds(spec.run_id, int(collected_at - started) + 5))
+    except QueryError:
+        p99_s = None
     if p99_s is not None:
         env["p99_ms_prometheus"] = p99_s * 1000
+    states: dict[str, dict[str, Any]] = {}
+    service_states = getattr(target, SERVICE_STATES, None)
+    if callable(service_states):
+        answer = service_states()
+        if isinstance(answer, dict):
+            states = {str(k): dict(v) for k, v in answer.items() if isinstance(v, dict)}  # pyright: ignore[reportUnknownArgumentType]
 
     ledger = ledger_mod.build(client, figures, stored)
     judged = gates_mod.judge(spec, client, lost_records=ledger.lost_after_acceptance)
+    if ledger.lost_after_acceptance is None:
+        judged.append(
+            gates_mod.Gate(
+                "lost_records", "<= 0", None, False, "k6 accepted - LogQL count in Loki: unknown"
+            )
+        )
     if client.dropped_iterations:
         notes.append(
             f"k6 dropped {client.dropped_iterations} iterations for lack of free VUs: those "
@@ -209,6 +359,8 @@ def execute(
         verdict=gates_mod.verdict(judged),
         environment=env,
         notes=notes,
+        restarts=_restarts(tracker, states, started),
+        problems=problems,
     )
     results.write(result, results_root)
     return result

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from loadgate import binaries, paths
-from loadgate.stack import local
+from loadgate.stack import local, procs
 from loadgate.stack.ports import Ports
 from loadgate.stack.profile import Profile
 
@@ -47,3 +48,19 @@ def stack(
         yield info
     finally:
         local.down(root)
+
+
+def processes_mentioning(path: Path) -> list[int]:
+    """Live processes (but this one) whose command line names `path`: the tests' broad view of
+    "anything left behind" (loadgate itself never kills by command line)."""
+    marker = str(path)
+    found: list[int] = []
+    for pid in procs.all_pids():
+        if pid == os.getpid():
+            continue
+        st = procs.stat(pid)
+        if st is None or st.state in "ZX":
+            continue
+        if any(marker in arg for arg in procs.cmdline(pid)):
+            found.append(pid)
+    return found

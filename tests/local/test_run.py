@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import processes_mentioning
 
 from loadgate import cli
 from loadgate.stack import local
@@ -106,5 +107,5 @@ def test_run_starts_and_stops_its_own_stack(
     assert code == cli.EXIT_OK, out.out + out.err
     assert "stack stopped" in out.err
     assert local.running_info(root) is None
-    assert local._processes_under(root) == []  # pyright: ignore[reportPrivateUsage]
+    assert processes_mentioning(root) == []
     assert result_of(tmp_path / "results")["ledger"]["balanced"] is True

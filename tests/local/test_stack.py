@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import StartStack
+from conftest import StartStack, processes_mentioning
 
 from loadgate import queries as q
 from loadgate.queries import LokiAPI, PrometheusAPI
@@ -117,7 +117,7 @@ def test_a_second_up_is_refused_while_one_runs(stack: local.StackInfo) -> None:
 
 
 def _pids_of(root: Path) -> list[int]:
-    return local._processes_under(root)  # pyright: ignore[reportPrivateUsage]
+    return processes_mentioning(root)
 
 
 def test_up_then_down_leaves_no_process(start_stack: StartStack, tmp_path: Path) -> None:
@@ -141,8 +141,11 @@ def test_a_port_in_use_is_named_and_nothing_starts(start_stack: StartStack, tmp_
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", ports.loki_http))
         busy.listen()
-        with pytest.raises(local.StackError, match=f"port in use: loki_http {ports.loki_http}"):
+        with pytest.raises(
+            local.StackError, match=f"port in use: loki_http {ports.loki_http}"
+        ) as info:
             start_stack(tmp_path / "stack", 24660)
+    assert "`loadgate stack down`" in str(info.value)
     assert not (tmp_path / "stack" / "stack.json").exists()
     assert _pids_of(tmp_path / "stack") == []
 

@@ -39,6 +39,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from fakeprom import FakeProm
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -206,6 +207,7 @@ class Model:
 
     state_file: Path
     queries: list[str] = field(default_factory=list[str])
+    store: FakeProm = field(default_factory=FakeProm)
     loki_queries: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
 
     def runs(self) -> list[dict[str, Any]]:
@@ -227,6 +229,9 @@ class Model:
             Series("otelcol_receiver_accepted_log_records_total", {"receiver": "otlp"}, total),
             Series("otelcol_receiver_refused_log_records_total", {"receiver": "otlp"}, 0.0),
             Series("otelcol_process_memory_rss", {}, 120 * MIB),
+            Series("otelcol_process_cpu_seconds_total", {}, 12.5),
+            Series("otelcol_process_uptime_total", {}, 3600.0),
+            Series("process_start_time_seconds", {"juju_application": "loki"}, 1.7e9),
             # Only the Loki leader is scraped (its scrape job names the leader's address); an
             # older prometheus_scrape library adds no juju_unit label to such a target.
             Series("loki_build_info", {"juju_application": "loki"}, 1.0),
@@ -248,28 +253,36 @@ class Model:
                 out.append(Series("k6_http_reqs_total", labels, share))
         return out
 
-    def answer(self, query: str) -> float | None:
+    def scrape(self, at: float) -> None:
+        """Store every series as a scrape at `at` would (targets named by job and instance)."""
+        for series in self.series():
+            job = next((j for j in ("otelcol", "k6") if series.metric.startswith(j)), "loki")
+            labels = {**series.labels, "job": job, "instance": f"{job}-0"}
+            if job == "k6":  # remote-written: k6 names its instance itself
+                labels["instance"] = series.labels["instance"]
+            self.store.add(series.metric, labels, at, series.value)
+
+    def data(self, query: str, at: float | None) -> dict[str, Any]:
+        """The `data` of Prometheus's answer to an instant query (at `at`, default now)."""
         self.queries.append(query)
-        if query.startswith("min(timestamp("):
-            return time.time()
+        now = time.time()
+        self.scrape(now)
+        when = now if at is None else at
         if query.startswith("histogram_quantile("):
-            return 0.0425
+            return _vector_data(0.0425)
         if "rate(otelcol_process_cpu_seconds_total" in query:
-            return 0.25
-        inner = re.sub(r"^(max|avg)_over_time\(\((.*)\)\[\d+s:\]\)$", r"\2", query)
-        m = re.fullmatch(r"(sum|count)\((.*)\)", inner)
-        if not m:
+            return _vector_data(0.25)
+        over = re.fullmatch(r"(?:max|avg)_over_time\(\((.*)\)\[\d+s:\]\)", query)
+        if over:
+            query = over.group(1)  # the fake's gauges are constant over the window
+        counted = re.fullmatch(r"count\((\w+(?:\{.*\})?)\)", query)
+        if counted:
+            found = [x for x in self.store.select(counted.group(1)) if self.store.last(x, when)]
+            return _vector_data(float(len(found))) if found else _vector_data_none()
+        known = ("sum(", "min(timestamp(", "count(last_over_time(")
+        if not (re.fullmatch(r"\w+(\{.*\})?\[\d+ms\]", query) or query.startswith(known)):
             raise ValueError(f"the fake Prometheus does not know {query!r}")
-        how, expr = m.groups()
-        sel = _SELECTOR.fullmatch(expr)
-        if not sel:
-            raise ValueError(f"the fake Prometheus does not know {query!r}")
-        metric = sel.group("metric") or sel.group("bare")
-        found = matchers(sel.group("sel") or "")
-        values = [s.value for s in self.series() if s.metric == metric and matches(s, found)]
-        if not values:
-            return None
-        return float(len(values)) if how == "count" else float(sum(values))
+        return self.store.answer(query, when)
 
     def logql(self, unit: str, query: str) -> float | None:
         self.loki_queries.append((unit, query))
@@ -278,6 +291,14 @@ class Model:
             raise ValueError(f"the fake Loki does not know {query!r}")
         run = next((r for r in self.runs() if r["run_id"] == m.group(1)), None)
         return None if run is None else float(run["requests"] * run["lpr"])
+
+
+def _vector_data(value: float) -> dict[str, Any]:
+    return {"resultType": "vector", "result": [{"metric": {}, "value": [time.time(), repr(value)]}]}
+
+
+def _vector_data_none() -> dict[str, Any]:
+    return {"resultType": "vector", "result": []}
 
 
 def _vector(value: float | None) -> dict[str, Any]:
@@ -295,7 +316,9 @@ def make_handler(model: Model, unit: str) -> type[http.server.BaseHTTPRequestHan
                     self._send(200, b"ready", "text/plain")
                     return
                 if url.path == "/api/v1/query" and unit.startswith("prometheus/"):
-                    body = _vector(model.answer(query))
+                    at = parse_qs(url.query).get("time", [None])[0]
+                    data = model.data(query, float(at) if at else None)
+                    body = {"status": "success", "data": data}
                 elif url.path == "/loki/api/v1/query" and unit.startswith("loki/"):
                     body = _vector(model.logql(unit, query))
                 else:

@@ -88,3 +88,31 @@ def test_without_pipeline_figures_or_stored_count() -> None:
     assert ledger.steps[-1].lost is None
     assert ledger.lost_after_acceptance is None
     assert not ledger.balanced
+
+
+def test_a_full_queue_refuses_and_is_not_counted_as_dropped_after_acceptance() -> None:
+    # Without a processor in between, a full sending queue makes the receiver refuse the
+    # request: the enqueue failures are the refused records, not losses after acceptance.
+    client = replace(CLIENT, failed=50, records_accepted=750)
+    pipe = replace(
+        PIPE,
+        collector_accepted=750,
+        collector_refused=250,
+        collector_enqueue_failed=250,
+        collector_exported=740,
+    )
+    ledger = build(client, pipe, stored=750)
+    accepted, exported = ledger.steps[1], ledger.steps[2]
+    assert "collector refused 250 (250 with its sending queue full)" in accepted.note
+    assert "0 dropped (queue full)" in exported.note
+
+
+def test_records_lost_around_a_loki_restart_are_named() -> None:
+    pipe = replace(PIPE, loki_received=None, restarts={"loki": [123.0], "otelcol": []})
+    ledger = build(CLIENT, pipe, stored=985)
+    stored = ledger.steps[-1]
+    assert stored.lost == 15
+    assert "Loki restarted during the run: 15 records it acknowledged are not stored" in (
+        stored.note
+    )
+    assert ledger.lost_after_acceptance == 15

@@ -2,7 +2,8 @@
 """The k6 charm: runs loadgate's k6 scenarios as parameterised actions.
 
 This module wires Juju events to the workload (workload.py), the peer coordination
-(cluster.py, segments.py) and the relations (targets.py, remote_write.py, certificate transfer).
+(cluster.py, segments.py) and the relations (targets.py, remote_write.py, certificate transfer,
+dashboards.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ops import pebble
 
 import runs
 from cluster import Cluster
+from dashboards import DashboardProvider
 from loadgate_core.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
 from peers import START_WINDOW_S, RunRequest, UnitReport
 from remote_write import RemoteWriteRequirer
@@ -57,6 +59,7 @@ class K6Charm(ops.CharmBase):
         self.cluster = Cluster(self.model)
         self.ca_transfer = CertificateTransferRequires(self, "receive-ca-cert")
         self.remote_write = RemoteWriteRequirer(self, "send-remote-write")
+        self.dashboards = DashboardProvider(self, "grafana-dashboard")
         observe = framework.observe
         observe(self.on[CONTAINER].pebble_ready, self._on_pebble_ready)
         observe(self.on[CONTAINER].pebble_check_failed, self._on_reconcile)

@@ -24,15 +24,16 @@ MAX_BODY = 1_048_576
 MAX_VUS = 10_000
 MAX_RATE = 1_000_000_000
 
-_DURATION_RE = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
-_LABEL_KEY_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-_LABEL_VALUE_RE = re.compile(r"^[A-Za-z0-9_.:/@+-]{1,128}$")
+# Matched with fullmatch and ASCII digits only: what passes is exactly what k6 and Loki get.
+_DURATION_RE = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?", re.ASCII)
+_LABEL_KEY_RE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*", re.ASCII)
+_LABEL_VALUE_RE = re.compile(r"[A-Za-z0-9_.:/@+-]{1,128}", re.ASCII)
 # Also the `pattern` of the k6 charm's `run-id` action parameters (charmcraft.yaml).
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 RUN_ID_RULE = (
     "must be 1-64 characters of letters, digits, '_', '.', '-', starting with a letter or digit"
 )
-_RUN_ID_RE = re.compile(RUN_ID_PATTERN)
+_RUN_ID_RE = re.compile(RUN_ID_PATTERN[1:-1], re.ASCII)  # used with fullmatch
 
 
 class SpecError(ValueError):
@@ -49,9 +50,8 @@ class SpecError(ValueError):
 
 def parse_duration(value: str) -> float:
     """Seconds in a k6 duration such as `60s`, `10m`, `1h30m`, `500ms`. Raises ValueError."""
-    text = value.strip()
-    m = _DURATION_RE.match(text)
-    if not text or m is None or not any(m.groups()):
+    m = _DURATION_RE.fullmatch(value)
+    if not value or m is None or not any(m.groups()):
         raise ValueError(f"must be a k6 duration like 30s, 10m or 1h30m, got {value!r}")
     h, mins, secs, ms = m.groups()
     return int(h or 0) * 3600 + int(mins or 0) * 60 + float(secs or 0) + int(ms or 0) / 1000
@@ -72,11 +72,11 @@ def parse_labels(value: str | Mapping[str, str]) -> dict[str, str]:
             pairs.append((k.strip(), v.strip()))
     labels: dict[str, str] = {}
     for k, v in pairs:
-        if not _LABEL_KEY_RE.match(k):
+        if not _LABEL_KEY_RE.fullmatch(k):
             raise ValueError(f"label name {k!r} must match [a-zA-Z_][a-zA-Z0-9_]*")
         if k in RESERVED_LABELS:
             raise ValueError(f"label name {k!r} is reserved ({', '.join(RESERVED_LABELS)})")
-        if not _LABEL_VALUE_RE.match(v):
+        if not _LABEL_VALUE_RE.fullmatch(v):
             raise ValueError(
                 f"label {k!r} value {v!r} must be 1-128 characters of letters, digits and _.:/@+-"
             )

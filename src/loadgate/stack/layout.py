@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import pebble_daemon
+from . import pebble_daemon, runlock
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,16 @@ class Layout:
     @property
     def state_file(self) -> Path:
         return self.root / "stack.json"
+
+    @property
+    def lock_file(self) -> Path:
+        """The run lock (see runlock.py): kept when the run directory is rewritten."""
+        return runlock.lock_path(self.root)
+
+    @property
+    def k6_file(self) -> Path:
+        """Which k6 process a run started, and for which loadgate process (orphan checks)."""
+        return self.root / "k6.json"
 
     @property
     def collector_config(self) -> Path:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import re
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,10 @@ import yaml
 
 from .. import binaries, paths
 from .. import tls as tls_material
-from . import pebble_daemon, render
+from . import pebble_daemon, procs, render
 from .layout import Layout
 from .ports import Ports, busy_ports
+from .procs import ProcessId
 from .profile import Profile
 
 SERVICES = ("otelcol", "loki", "prometheus")
@@ -31,6 +32,28 @@ STACK_PARTS = ("pebble", "otelcol", "loki", "prometheus")
 
 class StackError(RuntimeError):
     """The stack cannot be started, reached or stopped; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The run that started a stack; it stops the stack at its end unless told to keep it.
+    A stack started by `loadgate stack up` has no owner and is stopped only by `stack down`."""
+
+    process: ProcessId
+    run_id: str
+    keep: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"process": self.process.to_dict(), "run_id": self.run_id, "keep": self.keep}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Owner | None:
+        if not isinstance(data, dict):
+            return None
+        process = ProcessId.from_dict(data.get("process"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        if process is None:
+            return None
+        return cls(process, str(data.get("run_id") or ""), bool(data.get("keep")))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
 
 
 @dataclass(frozen=True)
@@ -43,6 +66,22 @@ class StackInfo:
     profile: Profile
     bin_dir: Path
     started_at: float
+    pebble_start_ticks: int = 0  # with `pid`, the Pebble daemon's identity (0: not recorded)
+    owner: Owner | None = None
+
+    @property
+    def pebble(self) -> ProcessId:
+        return ProcessId(self.pid, self.pebble_start_ticks)
+
+    def pebble_alive(self) -> bool:
+        if self.pebble_start_ticks:
+            return self.pebble.alive()
+        return _pid_alive(self.pid)
+
+    @property
+    def abandoned(self) -> bool:
+        """Started by a run that ended (or died) without stopping it and without keeping it."""
+        return self.owner is not None and not self.owner.keep and not self.owner.process.alive()
 
     @property
     def layout(self) -> Layout:
@@ -72,6 +111,8 @@ class StackInfo:
             "profile": self.profile.to_dict(),
             "bin_dir": str(self.bin_dir),
             "started_at": self.started_at,
+            "pebble_start_ticks": self.pebble_start_ticks,
+            "owner": self.owner.to_dict() if self.owner else None,
         }
 
     @classmethod
@@ -83,6 +124,8 @@ class StackInfo:
             profile=Profile(**d["profile"]),
             bin_dir=Path(d["bin_dir"]),
             started_at=float(d["started_at"]),
+            pebble_start_ticks=int(d.get("pebble_start_ticks") or 0),
+            owner=Owner.from_dict(d.get("owner")),
         )
 
 
@@ -97,13 +140,19 @@ class ServiceStatus:
 
 @dataclass
 class StackStatus:
-    running: bool
+    running: bool  # the Pebble daemon runs
     info: StackInfo | None
     services: list[ServiceStatus] = field(default_factory=list[ServiceStatus])
+    # Processes of the stack that outlived its Pebble daemon: (name, pid).
+    leftovers: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
 
     @property
     def healthy(self) -> bool:
         return self.running and bool(self.services) and all(s.healthy for s in self.services)
+
+    @property
+    def pebble_gone(self) -> bool:
+        return not self.running and bool(self.leftovers)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -130,13 +179,71 @@ def read_info(root: Path | None = None) -> StackInfo | None:
 
 def running_info(root: Path | None = None) -> StackInfo | None:
     info = read_info(root)
-    if info is None or not _pid_alive(info.pid):
+    if info is None or not info.pebble_alive():
         return None
     return info
 
 
+def stack_processes(info: StackInfo) -> list[ProcessId]:
+    """Every live process the stack started: its Pebble daemon and the services Pebble runs.
+
+    They share the session Pebble created (`start_new_session`), which no unrelated process
+    joins: a `tail` of the stack's log or another stack's services never match."""
+    return procs.session_members(info.pebble)
+
+
+def leftovers(info: StackInfo) -> list[tuple[str, int]]:
+    """Processes of the stack other than its Pebble daemon, by executable name."""
+    return [(_name_of(p.pid), p.pid) for p in stack_processes(info) if p.pid != info.pid]
+
+
+def _name_of(pid: int) -> str:
+    exe = procs.exe(pid)
+    if exe:
+        return Path(exe.removesuffix(" (deleted)")).name
+    argv = procs.cmdline(pid)
+    return Path(argv[0]).name if argv else "?"
+
+
+def describe_leftovers(found: list[tuple[str, int]]) -> str:
+    return ", ".join(f"{name} (pid {pid})" for name, pid in found)
+
+
 def pebble_client(info: StackInfo) -> ops.pebble.Client:
     return ops.pebble.Client(socket_path=str(info.layout.pebble_socket))
+
+
+def _rfc3339(text: str) -> float | None:
+    """Seconds since the epoch of Pebble's RFC 3339 times (nanosecond fractions)."""
+    m = re.fullmatch(r"(.+?T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", text, re.ASCII)
+    if m is None:
+        return None
+    base, frac, zone = m.groups()
+    try:
+        stamp = datetime.fromisoformat(base + ("+00:00" if zone == "Z" else zone))
+    except ValueError:
+        return None
+    return stamp.timestamp() + (float("0." + frac) if frac else 0.0)
+
+
+def service_states(info: StackInfo) -> dict[str, dict[str, Any]]:
+    """Each service as Pebble sees it: current state and since when (its last start or stop).
+    Empty when Pebble does not answer."""
+    transport = httpx.HTTPTransport(uds=str(info.layout.pebble_socket))
+    try:
+        with httpx.Client(transport=transport, timeout=2.0) as client:
+            answer = client.get("http://pebble/v1/services").json()
+    except (httpx.HTTPError, ValueError):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for item in answer.get("result") or []:
+        since = item.get("current-since")
+        out[str(item.get("name"))] = {
+            "current": str(item.get("current")),
+            "since": _rfc3339(since) if isinstance(since, str) else None,
+            "source": "Pebble",
+        }
+    return out
 
 
 def _http_client(info: StackInfo, timeout: float = 2.0) -> httpx.Client:
@@ -151,10 +258,22 @@ def _probe(client: httpx.Client, url: str) -> tuple[bool, str]:
     return resp.status_code == 200, f"HTTP {resp.status_code}"
 
 
+def _clear_run_dir(layout: Layout) -> None:
+    """Empty the run directory, keeping its lock file (a held flock must keep its file)."""
+    if not layout.root.is_dir():
+        return
+    for child in layout.root.iterdir():
+        if child == layout.lock_file:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
 def write_configs(layout: Layout, profile: Profile, ports: Ports, bin_dir: Path) -> None:
     """Fresh run directory: TLS material, the three configs and the Pebble layer."""
-    if layout.root.exists():
-        shutil.rmtree(layout.root)
+    _clear_run_dir(layout)
     for folder in layout.folders():
         folder.mkdir(parents=True, exist_ok=True)
     tls_material.write(tls_material.generate(), layout.tls)
@@ -187,15 +306,23 @@ def up(
     bin_dir: Path | None = None,
     timeout: float = 60.0,
     on_wait: Callable[[dict[str, bool], float], None] | None = None,
+    owner: Owner | None = None,
 ) -> StackInfo:
-    """Start the stack and return once every service is healthy; on any failure, stop it all."""
+    """Start the stack and return once every service is healthy; on any failure, stop it all.
+
+    `owner` is the run starting it (None: `loadgate stack up`)."""
     layout = Layout(root or paths.stack_dir())
     bdir = bin_dir or paths.bin_dir()
-    existing = running_info(layout.root)
-    if existing is not None:
+    existing = read_info(layout.root)
+    if existing is not None and existing.pebble_alive():
         raise StackError(
             f"a stack is already running from {layout.root} (pebble pid {existing.pid}); "
             "use it, or stop it first with `loadgate stack down`"
+        )
+    if existing is not None and (left := leftovers(existing)):
+        raise StackError(
+            f"the stack at {layout.root} lost its Pebble daemon (pid {existing.pid}) but its "
+            f"services still run: {describe_leftovers(left)}; stop them with `loadgate stack down`"
         )
     not_built = binaries.missing(STACK_PARTS, bdir)
     if not_built:
@@ -207,7 +334,9 @@ def up(
     if busy:
         listed = ", ".join(f"{name} {port}" for name, port in busy)
         raise StackError(
-            f"port in use: {listed}; stop what listens there or move the stack with --base-port"
+            f"port in use: {listed}; if it is a loadgate stack, stop it with `loadgate stack down` "
+            "(with its LOADGATE_STACK_DIR), else stop what listens there or move this stack with "
+            "--base-port"
         )
 
     write_configs(layout, profile, ports, bdir)
@@ -220,6 +349,7 @@ def up(
         env={"SSL_CERT_FILE": str(layout.ca_cert)},
         cwd=layout.root,
     )
+    pebble = ProcessId.of(proc.pid)
     info = StackInfo(
         root=layout.root,
         pid=proc.pid,
@@ -227,6 +357,8 @@ def up(
         profile=profile,
         bin_dir=bdir,
         started_at=time.time(),
+        pebble_start_ticks=pebble.start_ticks if pebble else 0,
+        owner=owner,
     )
     layout.state_file.write_text(json.dumps(info.to_dict(), indent=2))
     try:
@@ -275,85 +407,62 @@ def _wait_healthy(
             time.sleep(0.2)
 
 
-def _processes_under(root: Path) -> list[int]:
-    """Processes whose command line names a path in the run directory (a service left behind)."""
-    marker = str(root)
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline and _pid_alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
-
-
-def _wait_gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
-        if not _pid_alive(pid):
-            return True
-        time.sleep(0.1)
-    return not _pid_alive(pid)
-
-
 def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
-    """Stop the Pebble daemon and its services; kill anything of the stack that is left.
+    """Stop the Pebble daemon and its services, then whatever of the stack outlived it.
 
-    Returns what it stopped, as human-readable lines. Safe to call when nothing runs.
+    Only processes the stack started are touched: the recorded Pebble daemon (PID and start
+    time) and the members of its session. Returns what it stopped, as human-readable lines.
+    Safe to call when nothing runs.
     """
     layout = Layout(root or paths.stack_dir())
     stopped: list[str] = []
     info = read_info(layout.root)
-    if info is not None and _pid_alive(info.pid):
+    if info is None:
+        return stopped
+    if info.pebble_alive():
         try:
             pebble_client(info).stop_services(list(SERVICES), timeout=timeout)
             stopped.append("services " + ", ".join(SERVICES))
         except (ops.pebble.Error, OSError, TimeoutError):
             pass  # pebble may be starting or gone; the signals below still stop everything
-        os.kill(info.pid, signal.SIGTERM)
-        if not _wait_gone(info.pid, timeout):
-            os.kill(info.pid, signal.SIGKILL)
-            _wait_gone(info.pid, 5)
+        procs.terminate(info.pebble, timeout)
         stopped.append(f"pebble (pid {info.pid})")
-    for pid in _processes_under(layout.root):
-        try:
-            os.kill(pid, signal.SIGKILL)
-            _wait_gone(pid, 5)
-            stopped.append(f"leftover process {pid}")
-        except ProcessLookupError:
-            pass
+    for name, pid in leftovers(info):
+        proc = ProcessId.of(pid)
+        if proc is not None and procs.terminate(proc, 5.0):
+            stopped.append(f"leftover {name} (pid {pid})")
     layout.state_file.unlink(missing_ok=True)
     return stopped
 
 
 def status(root: Path | None = None) -> StackStatus:
-    info = running_info(root)
+    info = read_info(root)
     if info is None:
-        return StackStatus(running=False, info=read_info(root))
+        return StackStatus(running=False, info=None)
+    alive = info.pebble_alive()
+    left = [] if alive else leftovers(info)
+    if not alive and not left:
+        return StackStatus(running=False, info=info)
     port_of = {
         "otelcol": info.ports.otlp_http,
         "loki": info.ports.loki_http,
         "prometheus": info.ports.prometheus,
     }
     pebble_state: dict[str, str] = {}
-    try:
-        for svc in pebble_client(info).get_services(list(SERVICES)):
-            current = svc.current
-            state = current.value if isinstance(current, ops.pebble.ServiceStatus) else current
-            pebble_state[svc.name] = str(state)
-    except (ops.pebble.Error, OSError):
-        pass
+    if alive:
+        try:
+            for svc in pebble_client(info).get_services(list(SERVICES)):
+                current = svc.current
+                state = current.value if isinstance(current, ops.pebble.ServiceStatus) else current
+                pebble_state[svc.name] = str(state)
+        except (ops.pebble.Error, OSError):
+            pass
+    fallback = "unknown" if alive else "pebble gone"
     out: list[ServiceStatus] = []
     with _http_client(info) as client:
         for name, url in render.health_urls(info.ports).items():
             ok, detail = _probe(client, url)
             out.append(
-                ServiceStatus(name, port_of[name], pebble_state.get(name, "unknown"), ok, detail)
+                ServiceStatus(name, port_of[name], pebble_state.get(name, fallback), ok, detail)
             )
-    return StackStatus(running=True, info=info, services=out)
+    return StackStatus(running=alive, info=info, services=out, leftovers=left)

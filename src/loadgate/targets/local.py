@@ -17,7 +17,10 @@ from ..core.spec import RunSpec
 from ..core.summary import ClientFigures, SummaryError, read_summary
 from ..queries import LokiAPI, PrometheusAPI
 from ..runner import Progress, RunError
+from ..stack import local as stack_local
+from ..stack import orphans, procs
 from ..stack.local import StackInfo
+from ..stack.procs import ProcessId
 from ..tls import client_context
 
 SUMMARY_FILE = "k6-summary.json"
@@ -46,6 +49,7 @@ class LocalTarget:
         self._http = httpx.Client(verify=client_context(stack.ca_file), timeout=30.0)
         self._api = httpx.Client(timeout=2.0)
         self._proc: subprocess.Popen[bytes] | None = None
+        self._k6: ProcessId | None = None
         self._out_dir: Path | None = None
         self._api_port = 0
         self._started = 0.0
@@ -79,6 +83,8 @@ class LocalTarget:
         (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
         log = (out_dir / K6_LOG).open("wb")
         self._started = time.monotonic()
+        # k6 dies with loadgate (even after a SIGKILL of loadgate), and runs in its own process
+        # group: a terminal's Ctrl-C reaches loadgate only, which stops k6 and then the stack.
         self._proc = subprocess.Popen(
             cmd.argv,
             env={**os.environ, **cmd.env},
@@ -86,8 +92,15 @@ class LocalTarget:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             cwd=out_dir,
+            preexec_fn=procs.parent_death_signal(),
+            process_group=0,
         )
         log.close()
+        self._k6 = ProcessId.of(self._proc.pid)
+        if self._k6 is not None:
+            orphans.record_k6(
+                self.stack.root, orphans.K6Record(self._k6, ProcessId.me(), spec.run_id)
+            )
 
     def _metric(self, name: str) -> dict[str, Any]:
         resp = self._api.get(f"http://127.0.0.1:{self._api_port}/v1/metrics/{name}")
@@ -112,6 +125,7 @@ class LocalTarget:
         if self._proc is None or self._out_dir is None:
             raise RunError("k6 was not started")
         code = self._proc.wait()
+        self._forget()
         log = self._out_dir / K6_LOG
         if code not in (0, K6_THRESHOLDS_FAILED):
             raise RunError(f"k6 exited with code {code}:\n{log_tail(log)}\n(full log {log})")
@@ -119,6 +133,11 @@ class LocalTarget:
             return read_summary(self._out_dir / SUMMARY_FILE)
         except SummaryError as exc:
             raise RunError(f"{exc}; k6 exited {code}:\n{log_tail(log)}") from None
+
+    def _forget(self) -> None:
+        if self._k6 is not None:
+            orphans.forget_k6(self.stack.root, self._k6)
+            self._k6 = None
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -128,6 +147,12 @@ class LocalTarget:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+        if self._proc is not None and self._proc.poll() is not None:
+            self._forget()
+
+    def service_states(self) -> dict[str, dict[str, Any]]:
+        """Each service as the stack's Pebble daemon sees it (optional Target method)."""
+        return stack_local.service_states(self.stack)
 
     def environment(self) -> dict[str, Any]:
         return {

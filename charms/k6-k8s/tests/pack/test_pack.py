@@ -54,6 +54,7 @@ def test_charmcraft_accepts_the_project(tmp_path: Path) -> None:
         {"storage": "runs", "location": "/var/lib/k6"}
     ]
     assert expanded["parts"]["charm"]["plugin"] == "uv"
+    assert expanded["provides"]["grafana-dashboard"]["interface"] == "grafana_dashboard"
 
 
 def test_charmcraft_refuses_a_title_over_40_characters(tmp_path: Path) -> None:
@@ -105,7 +106,8 @@ def charm_files(folder: str) -> set[str]:
 def test_the_pack_primes_the_charm_code_and_its_scenarios(primed: dict[str, Any]) -> None:
     listed: list[str] = primed["primed"]
     outside_venv = {p for p in listed if not p.startswith("venv/")}
-    # Exactly: charmcraft's dispatch, and src/ as it is (charm code, loadgate core, scenarios).
+    # Exactly: charmcraft's dispatch, and src/ as it is (charm code, loadgate core, scenarios,
+    # dashboards).
     assert outside_venv == {"dispatch", *charm_files("src")}
     for scenario in ("src/k6/otlp-logs.js", "src/k6/lib/config.js", "src/k6/lib/payload.js"):
         assert scenario in listed
@@ -113,6 +115,7 @@ def test_the_pack_primes_the_charm_code_and_its_scenarios(primed: dict[str, Any]
         f"src/k6/lib/{p.name}" for p in (CHARM_DIR.parents[1] / "k6" / "lib").glob("*.js")
     }
     assert "src/charm.py" in listed
+    assert "src/grafana_dashboards/loadgate-k6.json" in listed  # Grafana's dashboard
     # The charm's dependencies from uv.lock, not its dev tools.
     site = [p for p in listed if p.startswith("venv/lib/") and p.endswith("/site-packages/ops/")]
     assert site, "ops is not in the primed venv"

@@ -20,14 +20,18 @@ PEM_B = "-----BEGIN CERTIFICATE-----\nMIIBBBBB\n-----END CERTIFICATE-----"
 RUNS = "/var/lib/k6/runs"
 
 
-def context(tmp_path: Path, *, unit_id: int = 0, scripts: bool = True) -> testing.Context[K6Charm]:
+def context(
+    tmp_path: Path, *, unit_id: int = 0, scripts: bool = True, dashboards: bool = True
+) -> testing.Context[K6Charm]:
     """A Context for unit `k6/<unit_id>` whose charm directory holds the charm's src/k6 scenarios
-    (as the packed charm does) and nothing else of ours; without them when `scripts` is False.
+    and src/grafana_dashboards (as the packed charm does) and nothing else of ours; without the
+    scenarios when `scripts` is False, without the dashboards when `dashboards` is False.
     """
     root = tmp_path / f"charm-root-{unit_id}"
     (root / "src").mkdir(parents=True, exist_ok=True)
-    if scripts and not (root / "src" / "k6").exists():
-        (root / "src" / "k6").symlink_to(CHARM_DIR / "src" / "k6")
+    for folder, wanted in (("k6", scripts), ("grafana_dashboards", dashboards)):
+        if wanted and not (root / "src" / folder).exists():
+            (root / "src" / folder).symlink_to(CHARM_DIR / "src" / folder)
     return testing.Context(K6Charm, charm_root=root, app_name=APP, unit_id=unit_id)
 
 

@@ -1,0 +1,182 @@
+"""Processes by identity: a PID together with its start time, so a reused PID is never mistaken
+for the process loadgate started, and the members of a session (a Pebble daemon's services).
+
+Linux only: everything is read from /proc/<pid>/stat.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PROC = Path("/proc")
+PR_SET_DEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class Stat:
+    """The fields of /proc/<pid>/stat loadgate uses."""
+
+    pid: int
+    state: str
+    ppid: int
+    pgid: int
+    sid: int
+    start_ticks: int  # clock ticks after boot: with the PID, a process's identity
+
+
+def parse_stat(text: str) -> Stat:
+    """Parse /proc/<pid>/stat; the command name may hold spaces and parentheses."""
+    head, _, tail = text.rpartition(")")
+    pid = int(head.split("(", 1)[0])
+    fields = tail.split()
+    # fields[0] is field 3 (state); starttime is field 22.
+    return Stat(
+        pid=pid,
+        state=fields[0],
+        ppid=int(fields[1]),
+        pgid=int(fields[2]),
+        sid=int(fields[3]),
+        start_ticks=int(fields[19]),
+    )
+
+
+def stat(pid: int) -> Stat | None:
+    try:
+        return parse_stat((PROC / str(pid) / "stat").read_text())
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@dataclass(frozen=True)
+class ProcessId:
+    """A process as loadgate recorded it: PID and start time (clock ticks after boot)."""
+
+    pid: int
+    start_ticks: int
+
+    @classmethod
+    def of(cls, pid: int) -> ProcessId | None:
+        st = stat(pid)
+        return None if st is None else cls(pid, st.start_ticks)
+
+    @classmethod
+    def me(cls) -> ProcessId:
+        found = cls.of(os.getpid())
+        assert found is not None
+        return found
+
+    def alive(self) -> bool:
+        """The very process recorded still runs (not a zombie, not a newer one with its PID)."""
+        st = stat(self.pid)
+        return st is not None and st.start_ticks == self.start_ticks and st.state not in "ZX"
+
+    def to_dict(self) -> dict[str, int]:
+        return {"pid": self.pid, "start_ticks": self.start_ticks}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ProcessId | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(int(data["pid"]), int(data["start_ticks"]))  # pyright: ignore[reportUnknownArgumentType]
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def exe(pid: int) -> str | None:
+    """The executable of a process (None when it is gone or not readable)."""
+    try:
+        return os.readlink(PROC / str(pid) / "exe")
+    except OSError:
+        return None
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def all_pids() -> list[int]:
+    return [int(entry.name) for entry in PROC.iterdir() if entry.name.isdigit()]
+
+
+def session_members(leader: ProcessId) -> list[ProcessId]:
+    """Live processes of the session `leader` created (its PID is their session id), started
+    no earlier than it. Linux does not hand out a PID that is still some process's session id,
+    so while any member lives these are exactly the leader's descendants that kept its session."""
+    found: list[ProcessId] = []
+    for pid in all_pids():
+        st = stat(pid)
+        if (
+            st is not None
+            and st.sid == leader.pid
+            and st.start_ticks >= leader.start_ticks
+            and st.state not in "ZX"
+        ):
+            found.append(ProcessId(pid, st.start_ticks))
+    return found
+
+
+def reap(pid: int) -> None:
+    """Collect a child of ours that exited (harmless for any other process)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def wait_gone(proc: ProcessId, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while True:
+        reap(proc.pid)
+        if not proc.alive():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def signal_if_alive(proc: ProcessId, sig: int) -> bool:
+    """Send `sig` only if the recorded process still runs; True if it was sent."""
+    if not proc.alive():
+        return False
+    try:
+        os.kill(proc.pid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def terminate(proc: ProcessId, timeout: float = 10.0) -> bool:
+    """SIGTERM, then SIGKILL after `timeout`. True if the process was running."""
+    if not signal_if_alive(proc, signal.SIGTERM):
+        return False
+    if not wait_gone(proc, timeout):
+        signal_if_alive(proc, signal.SIGKILL)
+        wait_gone(proc, 5.0)
+    return True
+
+
+def parent_death_signal(sig: int = signal.SIGKILL) -> Callable[[], None]:
+    """A `preexec_fn` that asks the kernel to send `sig` to the child when this process dies,
+    so a child (k6) cannot outlive loadgate, even after a SIGKILL. Call it in the thread that
+    will wait for the child (the kernel ties the signal to the creating thread)."""
+    parent = os.getpid()
+
+    def preexec() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_DEATHSIG, sig, 0, 0, 0) != 0:
+            os._exit(126)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(126)
+
+    return preexec

@@ -1,0 +1,392 @@
+"""The capacity search against simulated pipelines with a known knee, noise and flakes."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from loadgate.capacity.search import (
+    AT_LEAST_MAX,
+    BELOW_MIN,
+    FOUND,
+    HOLD,
+    IN_PROGRESS,
+    OUT_OF_BUDGET,
+    OUT_OF_STEPS,
+    PROBE,
+    PlanError,
+    Search,
+    SearchPlan,
+    SearchResult,
+    Step,
+    StepOutcome,
+    advance,
+    bisections_needed,
+    bracket_precision,
+    plan_from_settings,
+    round_rate,
+    run_search,
+    step_below,
+)
+
+PLAN = SearchPlan()
+
+
+def rng(seed: int) -> random.Random:
+    return random.Random(seed)  # noqa: S311 (a simulation, not cryptography)
+
+
+@dataclass
+class Pipeline:
+    """A simulated pipeline: a probe passes up to `knee`, a hold up to `hold_knee` (default the
+    knee); `noise` moves the knee per step (log-normal, relative SD); `flake` fails any step
+    with that probability; `flaky_once` fails the first attempt at each of those rates."""
+
+    knee: float
+    hold_knee: float | None = None
+    noise: float = 0.0
+    flake: float = 0.0
+    flaky_once: set[int] = field(default_factory=set[int])
+    seed: int = 0
+    offered: list[Step] = field(default_factory=list[Step])
+
+    def __post_init__(self) -> None:
+        self._rng = rng(self.seed)
+
+    def __call__(self, step: Step) -> StepOutcome:
+        self.offered.append(step)
+        knee = self.hold_knee if step.phase == HOLD and self.hold_knee else self.knee
+        if self.noise:
+            knee *= math.exp(self._rng.gauss(0, self.noise))
+        passed = step.rate <= knee
+        if self.flake and self._rng.random() < self.flake:
+            passed = False
+        if step.rate in self.flaky_once and step.attempt == 1:
+            passed = False
+        return StepOutcome(step.rate, passed, verdict="PASS" if passed else "FAIL", wall_s=20.0)
+
+
+def search(pipeline: Callable[[Step], StepOutcome], plan: SearchPlan = PLAN) -> SearchResult:
+    return run_search(plan, pipeline).result()
+
+
+def log_uniform(r: random.Random, lo: float, hi: float) -> float:
+    return math.exp(r.uniform(math.log(lo), math.log(hi)))
+
+
+# ---- helpers --------------------------------------------------------------------------------
+
+
+def test_round_rate_keeps_three_significant_figures() -> None:
+    assert round_rate(141_421.36) == 141_000
+    assert round_rate(1_189_207) == 1_190_000
+    assert round_rate(999.6) == 1000
+    assert round_rate(0.2) == 1
+
+
+def test_bisections_and_step_below_respect_the_precision() -> None:
+    assert bisections_needed(2.0, 0.05) == 3  # 2^(1/8) = 1.09 <= 1.105 < 2^(1/4)
+    assert bisections_needed(1.25, 0.05) == 2
+    assert bisections_needed(1.05, 0.05) == 0
+    for rate in (10_000, 108_000, 200_000, 999_000, 37):
+        below = step_below(rate, 0.05)
+        assert below < rate
+        assert bracket_precision(below, rate) <= 0.05
+        # one unit of the third figure lower would be outside the precision
+        unit = 10 ** max(0, math.floor(math.log10(below)) - 2)
+        assert bracket_precision(below - unit, rate) > 0.05
+
+
+# ---- the knee is found --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("knee", [round(10_500 * 1.29**i) for i in range(18)])
+def test_noiseless_knee_is_bracketed_within_the_precision(knee: int) -> None:
+    result = search(Pipeline(knee))
+    assert result.status == FOUND
+    assert result.confirmed
+    assert result.capacity_per_min is not None
+    assert result.lowest_failing_per_min is not None
+    assert result.capacity_per_min <= knee < result.lowest_failing_per_min
+    assert result.precision is not None
+    assert result.precision <= PLAN.precision
+    assert result.steps <= PLAN.noiseless_worst_case()[0]
+    assert result.load_s <= PLAN.noiseless_worst_case()[1] <= PLAN.budget_s
+
+
+def test_default_plan_fits_the_five_minute_target_with_room_for_a_failed_hold() -> None:
+    steps, load = PLAN.noiseless_worst_case()
+    assert (steps, load) == (9, 180)  # the arithmetic in search.py's docstring
+    assert load + 2 * PLAN.hold_s <= PLAN.budget_s == 300
+
+
+def test_the_steps_of_a_typical_search_near_this_machines_knee() -> None:
+    pipeline = Pipeline(knee=190_000)
+    result = search(pipeline)
+    assert [(s.rate, s.phase, s.attempt) for s in pipeline.offered] == [
+        (100_000, PROBE, 1),  # pass
+        (200_000, PROBE, 1),  # fail: bracket [100k, 200k]
+        (141_000, PROBE, 1),  # bisections
+        (168_000, PROBE, 1),
+        (183_000, PROBE, 1),  # [183k, 200k] is within ±5 %
+        (200_000, PROBE, 2),  # the failure offered again before it counts
+        (183_000, HOLD, 1),  # the confirmation hold
+    ]
+    assert result.capacity_per_min == 183_000
+    assert result.lowest_failing_per_min == 200_000
+    assert result.load_s == 6 * 15 + 60
+    assert result.wall_s == 7 * 20.0
+    assert "183,000 records/min" in result.summary
+    assert "±4.4 %" in result.summary
+
+
+def test_noisy_knees_are_found_within_precision_and_budget() -> None:
+    """400 pipelines, knees across the range, 1 % noise on the knee per step."""
+    outcomes: Counter[str] = Counter()
+    for seed in range(400):
+        knee = log_uniform(rng(seed), 30_000, 600_000)
+        result = search(Pipeline(knee, noise=0.01, seed=seed))
+        outcomes[result.status] += 1
+        assert result.load_s <= PLAN.budget_s
+        assert result.steps <= PLAN.max_steps
+        if result.status == FOUND:
+            low, high = result.capacity_per_min, result.lowest_failing_per_min
+            assert low is not None
+            assert high is not None
+            assert bracket_precision(low, high) <= PLAN.precision
+            assert low * 0.97 <= knee <= high * 1.03  # within three noise SDs of the bracket
+    assert outcomes[FOUND] >= 390, outcomes  # the rest ran out of budget, and say so
+
+
+def test_a_hold_that_fails_where_probes_passed_descends_with_holds() -> None:
+    """Short probes are optimistic (the queue absorbs the excess for a while): probes pass
+    up to 200,000 but 60 s holds only up to 185,000."""
+    pipeline = Pipeline(knee=200_000, hold_knee=185_000)
+    result = search(pipeline)
+    holds = [(s.rate, s.attempt) for s in pipeline.offered if s.phase == HOLD]
+    assert holds == [(200_000, 1), (181_000, 1), (200_000, 2)]
+    assert result.status == FOUND
+    assert result.confirmed
+    assert result.capacity_per_min == 181_000
+    assert result.lowest_failing_per_min == 200_000
+    assert result.load_s <= PLAN.budget_s
+
+
+def test_holds_up_to_8_percent_below_the_probes_stay_within_budget() -> None:
+    for seed in range(200):
+        knee = log_uniform(rng(seed), 30_000, 600_000)
+        result = search(Pipeline(knee, hold_knee=knee / 1.08, seed=seed))
+        assert result.status == FOUND, (knee, result)
+        assert result.capacity_per_min is not None
+        assert result.capacity_per_min <= knee / 1.08 < (result.lowest_failing_per_min or 0)
+
+
+# ---- noise does not make a knee ----------------------------------------------------------------
+
+
+def test_a_pipeline_that_always_passes_is_at_least_max() -> None:
+    result = search(Pipeline(knee=math.inf))
+    assert result.status == AT_LEAST_MAX
+    assert result.capacity_per_min == PLAN.max_rate
+    assert result.lowest_failing_per_min is None
+    assert result.precision is None
+    assert result.confirmed
+    assert result.summary.startswith("at least 1,000,000 records/min")
+
+
+def test_a_pipeline_that_fails_everywhere_is_below_min() -> None:
+    pipeline = Pipeline(knee=0)
+    result = search(pipeline)
+    assert result.status == BELOW_MIN
+    assert result.capacity_per_min is None
+    assert result.lowest_failing_per_min == PLAN.min_rate
+    assert result.summary.startswith("below 10,000 records/min")
+    # min_rate was offered twice: the second failure is what counts
+    assert [(s.rate, s.attempt) for s in pipeline.offered][-2:] == [(10_000, 1), (10_000, 2)]
+
+
+@dataclass
+class OnceFlaky(Pipeline):
+    """Below the knee, a first attempt fails with probability `once`; a retry never does."""
+
+    once: float = 0.0
+
+    def __call__(self, step: Step) -> StepOutcome:
+        outcome = super().__call__(step)
+        if outcome.passed and step.attempt == 1 and self._rng.random() < self.once:
+            return StepOutcome(step.rate, False, verdict="FAIL (spurious)")
+        return outcome
+
+
+@pytest.mark.parametrize("knee", [45_000, 190_000, 700_000])
+def test_single_failures_below_the_knee_are_absorbed_by_the_retry(knee: float) -> None:
+    """10 % of the passing steps fail once: no search reports a knee they made."""
+    outcomes: Counter[str] = Counter()
+    for seed in range(100):
+        flaky = OnceFlaky(knee, once=0.1, seed=seed)
+        result = search(flaky)
+        outcomes[result.status] += 1
+        assert result.load_s <= PLAN.budget_s
+        if result.status == FOUND:
+            assert result.capacity_per_min is not None
+            assert result.lowest_failing_per_min is not None
+            assert result.capacity_per_min <= knee < result.lowest_failing_per_min
+            assert result.confirmed
+    # each absorbed failure costs the bisection below it and the retry: a few searches run out
+    # of budget, and say so
+    assert outcomes[FOUND] >= 85, outcomes
+
+
+def test_single_failures_without_a_knee_still_give_at_least_max() -> None:
+    outcomes: Counter[str] = Counter()
+    for seed in range(100):
+        outcomes[search(OnceFlaky(math.inf, once=0.1, seed=seed)).status] += 1
+    assert FOUND not in outcomes
+    assert outcomes[AT_LEAST_MAX] >= 90, outcomes
+
+
+def test_a_single_failure_is_offered_again_and_reopens_the_bracket() -> None:
+    pipeline = Pipeline(400_000, flaky_once={200_000})
+    result = search(pipeline)
+    offered = [(s.rate, s.attempt) for s in pipeline.offered]
+    assert (200_000, 2) in offered
+    assert (400_000, 1) in offered  # probing went on above the absorbed failure
+    assert result.status == FOUND
+    assert result.capacity_per_min == search(Pipeline(400_000)).capacity_per_min
+
+
+def test_a_single_failure_of_the_hold_is_absorbed_too() -> None:
+    clean = search(Pipeline(190_000))
+    assert clean.capacity_per_min is not None
+    flaky = Pipeline(190_000, flaky_once={clean.capacity_per_min})  # its hold fails once
+    result = search(flaky)
+    assert result.status == FOUND
+    assert result.capacity_per_min == clean.capacity_per_min
+    assert result.load_s <= PLAN.budget_s
+
+
+def test_independent_flakes_rarely_make_a_knee_where_there_is_none() -> None:
+    """Each step fails with probability 5 % regardless of rate: a knee needs two failures at
+    one rate, about (rates tried) x 0.25 %."""
+    outcomes: Counter[str] = Counter()
+    for seed in range(1000):
+        outcomes[search(Pipeline(math.inf, flake=0.05, seed=seed)).status] += 1
+    assert outcomes[AT_LEAST_MAX] >= 950, outcomes
+    assert outcomes[FOUND] <= 30, outcomes
+
+
+def test_flakes_near_a_knee_do_not_move_it() -> None:
+    off = 0
+    for seed in range(300):
+        knee = log_uniform(rng(seed), 30_000, 600_000)
+        result = search(Pipeline(knee, flake=0.05, seed=seed))
+        if result.status == FOUND and (result.capacity_per_min or 0) < knee * 0.9:
+            off += 1  # reported a knee more than 10 % below the real one
+    assert off <= 6
+
+
+# ---- limits ---------------------------------------------------------------------------------
+
+
+def test_the_budget_stops_a_search_and_says_so() -> None:
+    plan = SearchPlan(budget_s=180)
+    pipeline = Pipeline(knee=200_000, hold_knee=120_000)
+    result = search(pipeline, plan)
+    assert result.status == OUT_OF_BUDGET
+    assert result.load_s <= 180
+    assert sum(s.duration_s for s in pipeline.offered) == result.load_s
+    assert not result.confirmed
+    assert "load budget" in result.summary
+    assert "unconfirmed" in result.summary
+
+
+def test_max_steps_stops_a_search_and_says_so() -> None:
+    plan = SearchPlan(max_steps=9, budget_s=3600)
+    result = search(Pipeline(knee=200_000, hold_knee=120_000), plan)
+    assert result.status == OUT_OF_STEPS
+    assert result.steps == 9
+    assert "max_steps 9" in result.summary
+
+
+def test_wall_time_is_unknown_when_a_step_did_not_report_it() -> None:
+    def execute(step: Step) -> StepOutcome:
+        return StepOutcome(step.rate, step.rate <= 150_000, wall_s=None if step.index else 9.0)
+
+    assert search(execute).wall_s is None
+
+
+# ---- the state machine's contract --------------------------------------------------------------
+
+
+def test_advance_is_a_pure_function_of_the_history() -> None:
+    pipeline = Pipeline(knee=250_000)
+    finished = run_search(PLAN, pipeline)
+    history = finished.history
+    for i in range(len(history)):
+        nxt = advance(PLAN, history[:i])
+        assert nxt == history[i][0]
+    assert advance(PLAN, history) == finished.result()
+    resumed = Search(PLAN, history[:3])
+    assert resumed.next_step() == history[3][0]
+
+
+def test_record_refuses_an_outcome_of_another_step() -> None:
+    s = Search(PLAN)
+    step = s.next_step()
+    assert step is not None
+    with pytest.raises(ValueError, match="expected an outcome of"):
+        s.record(Step(0, 123, 15, PROBE), StepOutcome(123, True))
+    with pytest.raises(ValueError, match="outcome rate 5 is not the step's rate"):
+        s.record(step, StepOutcome(5, True))
+    assert s.result().status == IN_PROGRESS
+    assert "next: probe at 100,000" in s.result().summary
+
+
+def test_record_refuses_after_the_end() -> None:
+    s = run_search(PLAN, Pipeline(knee=0))
+    assert s.done
+    with pytest.raises(ValueError, match="the search is over"):
+        s.record(Step(10, 10_000, 15, PROBE), StepOutcome(10_000, False))
+
+
+# ---- settings ---------------------------------------------------------------------------------
+
+
+def test_plan_problems_name_each_setting() -> None:
+    plan = SearchPlan(start_rate=5, precision=0.5, growth=1.05, probe_s=0, hold_s=10)
+    names = [name for name, _ in plan.problems()]
+    assert names == ["start_rate", "precision", "probe_s"]
+    with pytest.raises(PlanError, match="start_rate: must be between min_rate"):
+        plan.validate()
+    assert SearchPlan(hold_s=10).problems() == [("hold_s", "must be at least probe_s (15); got 10")]
+    assert "must be above 1.105" in SearchPlan(growth=1.1).problems()[0][1]
+
+
+def test_budget_and_steps_are_checked_against_the_longest_noiseless_search() -> None:
+    assert SearchPlan().problems() == []
+    problems = dict(SearchPlan(budget_s=179, max_steps=8).problems())
+    assert problems == {
+        "max_steps": "must be at least 9, the steps of this plan's longest search without "
+        "noise; got 8",
+        "budget_s": "must be at least 180 s, the load of this plan's longest search without "
+        "noise; got 179",
+    }
+    # longer probes need a larger budget
+    assert SearchPlan(probe_s=20).noiseless_worst_case() == (9, 220)
+
+
+def test_plan_from_settings_refuses_unknown_and_bad_values() -> None:
+    assert plan_from_settings({"precision": 0.03}).precision == 0.03
+    with pytest.raises(PlanError, match="rate: unknown setting; allowed: budget_s"):
+        plan_from_settings({"rate": 5})
+    with pytest.raises(PlanError, match="budget_s: must be an integer"):
+        plan_from_settings({"budget_s": "300"})
+
+
+def test_step_duration_in_k6_syntax() -> None:
+    assert Step(0, 100_000, 15, PROBE).duration == "15s"

@@ -1,0 +1,203 @@
+"""Every flag of `loadgate run` with its bad values: exit code 2, the flag named, the text shown
+as typed (never read as markup), and nothing started, built or written."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loadgate import binaries, cli, commands, run_cli
+from loadgate.stack import local
+
+BAD: dict[str, list[str]] = {
+    "--scenario": ["nope", ""],
+    "--executor": ["bogus", ""],
+    "--vus": ["0", "-1", "x", "10001", "1.5"],
+    "--rate": ["-5", "0", "abc", "1e3", "2.5"],
+    "--duration": ["abc", "", "0s", "25h", " 60s", "60s ", "60s\n", "\u0666\u0660s", "[/x]"],
+    "--logs-per-request": ["0", "1001", "x"],
+    "--requests-per-iteration": ["0", "101", "x"],
+    "--body-min": ["0", "x", "1048577"],
+    "--body-max": ["0", "1048577", "x"],
+    "--p99-ms": ["0", "-1", "nan", "inf", "x"],
+    "--max-error-rate": ["-0.1", "1.5", "nan", "x"],
+    "--min-logs-per-minute": ["-1", "x", "1.5"],
+    "--labels": ["nope", "a=[/red]", "[x]=1", "run_id=x", "a=b=c", "a=" + "v" * 129],
+    "--run-id": ["abc\n", "../x", "-x", "a" * 65, "[/x]", "a b"],
+    "--target": ["k8s"],
+    "--model": ["m"],  # only with --target juju
+    "--drain-timeout": ["-1", "nan", "inf", "-inf", "x", "86401"],
+    "--profile": ["fast"],
+    "--queue-size": ["0", "-1", "x", "1.5", "10000001"],
+    "--base-port": ["80", "70000", "x"],
+}
+CASES = [(flag, value) for flag, values in BAD.items() for value in values]
+
+
+def returns(value: Any) -> Callable[..., Any]:
+    """A stand-in that takes any arguments and returns `value`."""
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        return value
+
+    return stand_in
+
+
+@pytest.fixture
+def nothing_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Isolated folders, and any attempt to start a process, a build or a stack fails."""
+
+    def forbidden(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"started something: {args!r}")
+
+    monkeypatch.setattr(subprocess, "Popen", forbidden)
+    monkeypatch.setattr(local, "up", forbidden)
+    monkeypatch.setattr(binaries, "ensure", forbidden)
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("LOADGATE_BIN_DIR", str(tmp_path / "bin"))
+    return tmp_path
+
+
+def run_main(argv: list[str]) -> int:
+    try:
+        return cli.main(argv)
+    except SystemExit as exc:  # argparse refuses choices and typed flags itself
+        return exc.code if isinstance(exc.code, int) else -1
+
+
+@pytest.mark.parametrize(("flag", "value"), CASES, ids=[f"{f}={v!r}" for f, v in CASES])
+def test_every_bad_run_flag_exits_2_naming_it_and_starts_nothing(
+    nothing_starts: Path, flag: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_main(["run", f"{flag}={value}"])
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_BAD_INPUT, err
+    assert flag in err
+    assert "Traceback" not in err
+    for folder in ("stack", "results", "bin"):
+        assert not (nothing_starts / folder).exists(), folder
+
+
+def test_keep_stack_takes_no_value(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_main(["run", "--keep-stack=yes"]) == cli.EXIT_BAD_INPUT
+    assert "--keep-stack" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["--duration", "[/x]"], "got '[/x]'"),
+        (["--labels", "a=[/red]"], "value '[/red]'"),
+        (["--labels", "Ab-c=1"], "must match [a-zA-Z_][a-zA-Z0-9_]*"),
+        (["--run-id", "[bold]x"], "got '[bold]x'"),
+    ],
+)
+def test_user_text_is_printed_as_typed_not_as_markup(
+    nothing_starts: Path, argv: list[str], shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_main(["run", *argv]) == cli.EXIT_BAD_INPUT
+    assert shown in capsys.readouterr().err
+
+
+def test_all_bad_spec_flags_are_listed_at_once(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_main(["run", "--rate", "-5", "--duration", "abc", "--run-id", "a\n"])
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_BAD_INPUT
+    assert "--rate:" in err
+    assert "--duration:" in err
+    assert "--run-id:" in err
+
+
+def test_a_results_directory_that_is_a_file_is_refused_first(
+    nothing_starts: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = nothing_starts / "results-file"
+    results.write_text("not a folder")
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    assert run_main(["run"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert f"results directory {results}" in err
+    assert "is a file" in err
+    assert not (nothing_starts / "stack").exists()
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "proc"])
+def test_an_unwritable_results_directory_is_refused_first(
+    nothing_starts: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:
+    if where == "under-a-file":
+        (nothing_starts / "file").write_text("x")
+        results = nothing_starts / "file" / "results"
+    else:
+        results = Path("/proc/loadgate-results")  # no one may create folders in /proc
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    assert run_main(["run"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "is not writable" in err
+    assert not results.exists()
+    assert not (nothing_starts / "stack").exists()
+
+
+def test_a_run_id_that_already_has_results_is_refused(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (nothing_starts / "results" / "r1").mkdir(parents=True)
+    assert run_main(["run", "--run-id", "r1"]) == cli.EXIT_BAD_INPUT
+    assert "--run-id: r1 already has results" in capsys.readouterr().err
+
+
+def test_run_errors_carry_the_run_prefix_not_binaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setattr(binaries, "missing", returns(["k6"]))
+
+    def fail(*args: Any, **kwargs: Any) -> None:
+        raise binaries.BuildError("go: command not found")
+
+    monkeypatch.setattr(binaries, "ensure", fail)
+    assert cli.main(["run"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "loadgate run: go: command not found" in err
+    assert "loadgate binaries:" not in err
+
+
+def test_build_errors_of_binaries_keep_their_own_prefix(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(binaries, "missing", returns(["k6"]))
+
+    def fail(*args: Any, **kwargs: Any) -> None:
+        raise binaries.BuildError("go: command not found")
+
+    monkeypatch.setattr(binaries, "ensure", fail)
+    assert commands.build_missing(["k6"]) == cli.EXIT_BAD_INPUT
+    assert "loadgate binaries: go: command not found" in capsys.readouterr().err
+
+
+def test_the_flags_of_run_are_all_covered() -> None:
+    """A new flag of `run` needs its bad values above."""
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")  # pyright: ignore[reportPrivateUsage]
+    run = sub.choices["run"]  # pyright: ignore[reportUnknownMemberType, reportOptionalSubscript, reportIndexIssue]
+    flags = {
+        opt
+        for action in run._actions  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+        for opt in action.option_strings  # pyright: ignore[reportUnknownMemberType]
+        if opt.startswith("--") and opt != "--help"  # pyright: ignore[reportUnknownMemberType]
+    }
+    assert flags == {*BAD, "--keep-stack"}
+    assert run_cli.MAX_DRAIN_TIMEOUT == 86400

@@ -1,0 +1,347 @@
+"""The run flow against a simulated pipeline on a virtual clock: a clean run balances to the
+record; restarts are recorded and make figures unknown, never negative; every service must be
+freshly scraped before the load; and a Prometheus that dies after the load keeps the run."""
+
+from __future__ import annotations
+
+import json
+import time as real_time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fakeprom import FakeProm
+
+from loadgate import queries as q
+from loadgate import runner
+from loadgate.core.spec import RunSpec
+from loadgate.core.summary import ClientFigures
+from loadgate.queries import LokiAPI, PrometheusAPI
+
+COLLECTOR = {"job": "otelcol", "instance": "127.0.0.1:8888"}
+LOKI = {"job": "loki", "instance": "localhost:3100"}
+EXPORTER = "loki/send-loki-logs/0"
+RATE = 50  # records per second of the simulated k6
+
+
+class Clock:
+    def __init__(self, now: float = 1_000_000.0):
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    def strftime(self, fmt: str, t: Any = None) -> str:
+        return real_time.strftime(fmt, t) if t is not None else real_time.strftime(fmt)
+
+    def localtime(self, t: float | None = None) -> real_time.struct_time:
+        return real_time.localtime(t)
+
+
+@dataclass
+class Process:
+    start: float
+    counts: dict[str, float] = field(default_factory=dict[str, float])
+
+
+@dataclass
+class Sim:
+    """Collector -> queue -> Loki, scraped every 2 s; events change it at set times."""
+
+    prom: FakeProm
+    clock: Clock
+    sending_until: float = 0.0
+    loki_down: tuple[float, float] | None = None
+    kill_collector_at: float | None = None
+    collector: Process = field(default_factory=lambda: Process(0.0))
+    loki: Process = field(default_factory=lambda: Process(0.0))
+    instance: int = 0
+    t: float = 0.0
+    queue: float = 0.0
+    sent: int = 0
+    stored: int = 0
+    next_scrape: float = 0.0
+    loki_phase: float = 0.0  # Loki is scraped this long after the collector
+    next_loki_scrape: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.t = self.next_scrape = self.clock.now
+        self.next_loki_scrape = self.t + self.loki_phase
+        self.collector = Process(self.t - 100)
+        self.loki = Process(self.t - 100)
+
+    def loki_up(self, t: float) -> bool:
+        return self.loki_down is None or not (self.loki_down[0] <= t < self.loki_down[1])
+
+    def run_until(self, until: float) -> None:
+        while self.t + 0.5 <= until:
+            self.t += 0.5
+            if self.kill_collector_at is not None and self.t >= self.kill_collector_at:
+                self.kill_collector_at = None
+                self.instance += 1
+                self.collector = Process(self.t + 0.3)  # the queue is on disk: it survives
+            if self.loki_down and self.t == self.loki_down[1]:
+                self.loki = Process(self.t)  # Loki started again: its counters from 0
+            if self.t <= self.sending_until:
+                n = RATE / 2
+                self.sent += int(n)
+                c = self.collector.counts
+                c["accepted"] = c.get("accepted", 0) + n
+                self.queue += n
+            if self.loki_up(self.t) and self.queue:
+                c, lk = self.collector.counts, self.loki.counts
+                c["exported"] = c.get("exported", 0) + self.queue
+                lk["received"] = lk.get("received", 0) + self.queue
+                self.stored += int(self.queue)
+                self.queue = 0
+            if self.t >= self.next_scrape:
+                self.scrape_collector(self.t)
+                self.next_scrape += 2.0
+            if self.t >= self.next_loki_scrape:
+                self.scrape_loki(self.t)
+                self.next_loki_scrape += 2.0
+
+    def scrape_collector(self, t: float) -> None:
+        lab = {**COLLECTOR, "service_instance_id": f"i{self.instance}"}
+        c = self.collector.counts
+        self.prom.add(q.COLLECTOR_UPTIME, lab, t, t - self.collector.start)
+        self.prom.add(q.COLLECTOR_CPU, lab, t, 0.01 * (t - self.collector.start))
+        self.prom.add(q.COLLECTOR_ACCEPTED, {**lab, "receiver": "otlp"}, t, c.get("accepted", 0))
+        self.prom.add(q.COLLECTOR_REFUSED, {**lab, "receiver": "otlp"}, t, 0)
+        exp = {**lab, "exporter": EXPORTER}
+        self.prom.add(q.COLLECTOR_EXPORTED, exp, t, c.get("exported", 0))
+        self.prom.add(q.COLLECTOR_FAILED, exp, t, 0)
+        self.prom.add(q.COLLECTOR_QUEUE_SIZE, exp, t, self.queue)
+
+    def scrape_loki(self, t: float) -> None:
+        if self.loki_up(t):
+            self.prom.add(q.LOKI_BUILD_INFO, {**LOKI, "version": "3.7.8"}, t, 1)
+            self.prom.add(q.PROCESS_START, LOKI, t, self.loki.start)
+            received = self.loki.counts.get("received", 0)
+            self.prom.add(q.LOKI_RECEIVED, {**LOKI, "tenant": "fake"}, t, received)
+
+
+class FakeTarget:
+    name = "fake"
+
+    def __init__(self, sim: Sim, duration: float, loki_count: int | None = None):
+        self.sim = sim
+        self.duration = duration
+        self.stopped = False
+        self.loki_count = loki_count
+
+    def prometheus(self) -> PrometheusAPI:
+        return self.sim.prom.api()
+
+    def loki(self) -> LokiAPI:
+        def handle(request: httpx.Request) -> httpx.Response:
+            value = self.sim.stored if self.loki_count is None else self.loki_count
+            result = [{"metric": {}, "value": [0, str(value)]}]
+            body = {"status": "success", "data": {"resultType": "vector", "result": result}}
+            return httpx.Response(200, json=body)
+
+        return LokiAPI("https://loki", httpx.Client(transport=httpx.MockTransport(handle)))
+
+    def start(self, spec: RunSpec, out_dir: Path) -> None:
+        self.sim.sending_until = self.sim.clock.now + self.duration
+
+    def poll(self) -> runner.Progress | None:
+        self.sim.run_until(self.sim.clock.now)
+        if self.sim.clock.now >= self.sim.sending_until:
+            return None
+        return runner.Progress(0, self.duration, self.sim.sent, self.sim.sent, 0.0)
+
+    def finish(self) -> ClientFigures:
+        sent = self.sim.sent
+        return ClientFigures(
+            requests=sent // 5,
+            failed=0,
+            error_rate=0.0,
+            p99_ms=3.0,
+            records_sent=sent,
+            records_accepted=sent,
+            records_per_minute=sent * 60 / self.duration,
+            duration_s=self.duration,
+        )
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def environment(self) -> dict[str, Any]:
+        return {}
+
+
+@pytest.fixture(params=[0.0, 1.5], ids=["same-phase", "loki-1.5s-later"])
+def sim(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Sim:
+    clock = Clock()
+    monkeypatch.setattr(runner, "time", clock)
+    prom = FakeProm()
+    s = Sim(prom, clock, loki_phase=request.param)
+
+    def follow(p: FakeProm, query: str) -> None:
+        s.run_until(clock.now)
+        p.now = clock.now
+
+    prom.on_query = follow
+    clock.now += 10  # ten seconds of history before the run
+    s.run_until(clock.now)
+    return s
+
+
+def spec(**params: Any) -> RunSpec:
+    return RunSpec.from_params({"duration": "20s", "rate": 3000, "run-id": "r1", **params})
+
+
+def test_a_clean_run_balances_to_the_record(sim: Sim, tmp_path: Path) -> None:
+    result = runner.execute(spec(), FakeTarget(sim, 20), tmp_path)
+    counts = [s.count for s in result.ledger.steps]
+    assert counts == [sim.sent] * 4
+    assert sim.sent == 1000
+    assert result.ledger.balanced
+    assert result.pipeline is not None
+    assert result.pipeline.loki_received == sim.sent
+    assert result.pipeline.restarts == {"otelcol": [], "loki": []}
+    assert result.verdict == "PASS"
+    assert result.complete
+
+
+def test_loki_stopped_for_15s_mid_run(sim: Sim, tmp_path: Path) -> None:
+    start = sim.clock.now
+    sim.loki_down = (start + 10, start + 25)
+    result = runner.execute(spec(duration="30s"), FakeTarget(sim, 30), tmp_path)
+    p = result.pipeline
+    assert p is not None
+    assert p.restarts["loki"] == [pytest.approx(start + 25)]
+    # The collector's own figures are untouched by Loki's restart: the ledger balances.
+    assert [s.count for s in result.ledger.steps] == [sim.sent] * 4
+    assert p.loki_received is None
+    assert p.unknown["loki_received"]["lower_bound"] <= sim.stored
+    assert "loki restarted 1 time" in p.unknown["loki_received"]["reason"]
+    assert result.restarts["loki"]["count"] == 1
+    assert any("loki restarted" in n for n in result.notes)
+    data = json.loads((tmp_path / "r1" / "result.json").read_text())
+    assert data["restarts"]["loki"]["count"] == 1
+    assert data["pipeline"]["loki_received"] is None
+
+
+def test_collector_killed_mid_run(sim: Sim, tmp_path: Path) -> None:
+    sim.kill_collector_at = sim.clock.now + 12.2
+    result = runner.execute(spec(), FakeTarget(sim, 20), tmp_path)
+    p = result.pipeline
+    assert p is not None
+    assert result.complete, result.problems
+    assert len(p.restarts["otelcol"]) == 1
+    accepted, exported = result.ledger.steps[1], result.ledger.steps[2]
+    assert accepted.count is None
+    assert exported.count is None
+    assert "otelcol restarted 1 time" in accepted.note
+    assert all(s.lost is None or s.lost >= 0 for s in result.ledger.steps)
+    # What matters most is still exact: every acknowledged record is stored.
+    assert result.ledger.lost_after_acceptance == 0
+    assert result.ledger.steps[-1].count == sim.sent
+    assert result.delivered is not None
+    assert result.delivered.drained
+
+
+def test_stored_more_than_acknowledged_is_explained_not_negative(sim: Sim, tmp_path: Path) -> None:
+    result = runner.execute(spec(), FakeTarget(sim, 20, loki_count=1010), tmp_path)
+    stored = result.ledger.steps[-1]
+    assert stored.surplus == 10
+    assert stored.lost == 0
+    assert result.ledger.lost_after_acceptance == 0
+    assert result.ledger.stored_unacknowledged == 10
+    assert "10 records k6 never saw acknowledged" in stored.note
+
+
+def test_a_stack_with_loki_not_scraped_is_refused_before_the_load(sim: Sim, tmp_path: Path) -> None:
+    sim.loki_down = (sim.clock.now - 100, sim.clock.now + 1000)
+    sim.clock.now += 1  # past Loki's last scrape
+    target = FakeTarget(sim, 20)
+    with pytest.raises(runner.RunError, match=r"no fresh scrape of loki \(newest \d+s old\)"):
+        runner.execute(spec(), target, tmp_path)
+    assert sim.sending_until == 0.0  # the load never started
+    assert not (tmp_path / "r1").exists()
+
+
+def test_prometheus_down_before_the_load_is_said_as_such(sim: Sim, tmp_path: Path) -> None:
+    sim.prom.up = False
+    with pytest.raises(runner.RunError, match="Prometheus is down or unreachable"):
+        runner.execute(spec(), FakeTarget(sim, 20), tmp_path)
+    assert sim.sending_until == 0.0
+
+
+def test_prometheus_dying_after_the_load_keeps_what_was_measured(sim: Sim, tmp_path: Path) -> None:
+    target = FakeTarget(sim, 20)
+    real_finish = target.finish
+
+    def finish_then_prometheus_dies() -> ClientFigures:
+        sim.prom.up = False
+        return real_finish()
+
+    target.finish = finish_then_prometheus_dies
+    result = runner.execute(spec(), target, tmp_path, scrape_timeout=5)
+    assert not result.complete
+    assert any("Prometheus is down" in p for p in result.problems)
+    assert result.client.records_sent == sim.sent
+    assert result.ledger.steps[-1].count == sim.stored  # Loki still answered
+    assert result.ledger.steps[1].count is None
+    data = json.loads((tmp_path / "r1" / "result.json").read_text())
+    assert data["client"]["records_sent"] == sim.sent
+    assert data["problems"]
+
+
+def test_an_interrupted_load_stops_the_target(sim: Sim, tmp_path: Path) -> None:
+    target = FakeTarget(sim, 20)
+
+    def poll() -> runner.Progress | None:
+        raise KeyboardInterrupt
+
+    target.poll = poll
+    with pytest.raises(KeyboardInterrupt):
+        runner.execute(spec(), target, tmp_path)
+    assert target.stopped
+
+
+def test_refused_records_do_not_end_the_drain_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 100 accepted, 50 exported, 60 refused because the queue was full: 50 accepted records
+    # are still on their way (a batch waiting for its retry is not in the queue's size).
+    clock = Clock()
+    monkeypatch.setattr(runner, "time", clock)
+    prom = FakeProm()
+    lab = {**COLLECTOR, "exporter": EXPORTER}
+
+    def scrape(t: float, accepted: float, exported: float, refused: float) -> None:
+        prom.add(q.COLLECTOR_UPTIME, COLLECTOR, t, t - 900)
+        prom.add(q.COLLECTOR_CPU, COLLECTOR, t, 1.0)
+        prom.add(q.COLLECTOR_ACCEPTED, COLLECTOR, t, accepted)
+        prom.add(q.COLLECTOR_REFUSED, COLLECTOR, t, refused)
+        prom.add(q.COLLECTOR_EXPORTED, lab, t, exported)
+        prom.add(q.COLLECTOR_ENQUEUE_FAILED, lab, t, refused)
+        prom.add(q.COLLECTOR_QUEUE_SIZE, lab, t, 0)
+        prom.add(q.LOKI_BUILD_INFO, LOKI, t, 1)
+        prom.add(q.PROCESS_START, LOKI, t, 900)
+
+    def follow(p: FakeProm, query: str) -> None:
+        p.now = clock.now
+        last = max((t for s in p.series for t, _ in s.samples), default=0.0)
+        if clock.now - last >= 2:
+            scrape(clock.now, 100, 50, 60)
+
+    prom.on_query = follow
+    scrape(clock.now, 0, 0, 0)
+    clock.now += 2
+    scrape(clock.now, 0, 0, 0)
+    tracker = runner.pipe.Tracker(prom.api())
+    tracker.baseline(clock.now)
+    clock.now += 1
+    outcome = runner.drain(prom.api(), tracker, clock.now, timeout=10)
+    assert not outcome.drained
+    assert tracker.total("collector_exported") == 50
