@@ -158,17 +158,23 @@ def seconds_flag(low: float, high: float, *, allow_low: bool) -> argparse._Actio
 
 
 def _add_stack_flags(p: argparse.ArgumentParser) -> None:
-    from .stack.profile import PROFILES
+    from .charms.command import add_source_flags
+    from .stack import choice
 
     p.add_argument(
         "--profile",
-        default="charm-default",
-        choices=sorted(PROFILES),
-        help="collector/Loki profile of the stack (default: charm-default)",
+        default=choice.DEFAULT_PRESET,
+        choices=choice.profile_names(),
+        help="otelcol charm options from the bundle's overlays/profile-<name>.yaml "
+        "(default charm-default: the charm's own defaults), or hand-nop (a hand-written "
+        "stack with a nop exporter)",
     )
     p.add_argument(
-        "--queue-size", type=_queue_size, help="collector sending queue size (default 1000)"
+        "--queue-size",
+        type=_queue_size,
+        help="the otelcol charm's queue_size option (default 1000), as --charm-config",
     )
+    add_source_flags(p)
     p.add_argument(
         "--base-port",
         type=_base_port,

@@ -20,10 +20,10 @@ from rich.table import Table
 from rich.text import Text
 
 from . import binaries, paths
-from .cli import EXIT_BAD_INPUT, EXIT_OK, console, error, shielded, stdout
-from .stack import local, runlock
-from .stack import profile as profiles
+from .cli import EXIT_BAD_INPUT, EXIT_OK, UsageError, console, error, notice, shielded, stdout
+from .stack import choice, local, runlock
 from .stack.ports import Ports
+from .stack.profile import Profile
 
 
 def cmd_binaries(args: argparse.Namespace) -> int:
@@ -77,24 +77,63 @@ def build_missing(names: Sequence[str], *, force: bool = False, command: str = "
     return EXIT_OK
 
 
-def start_stack(args: argparse.Namespace, owner: local.Owner | None = None) -> local.StackInfo:
-    """Start the stack the flags ask for; `owner`: the run starting it (None: `stack up`)."""
-    prof = profiles.get(args.profile, args.queue_size)
+def prepare_stack(args: argparse.Namespace) -> local.StackChoice:
+    """The stack the flags ask for, resolved (charm sources, options, workload builds) before
+    anything starts; bad flags raise UsageError naming them."""
+    try:
+        req = choice.request(args)
+        with console.status(f"resolving the stack ({escape(req.preset)})"):
+            return req.prepare()
+    except choice.ChoiceError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def describe_stack(what: local.StackChoice) -> str:
+    if isinstance(what, Profile):
+        return f"hand-written profile {what.name}"
+    return f"charms {what.otelcol.label} + {what.loki.label}, preset {what.preset}"
+
+
+def start_stack(
+    args: argparse.Namespace,
+    owner: local.Owner | None = None,
+    what: local.StackChoice | None = None,
+) -> local.StackInfo:
+    """Start the stack the flags ask for (`what`, when already prepared); `owner`: the run
+    starting it (None: `stack up`)."""
+    what = what if what is not None else prepare_stack(args)
     ports = Ports.from_base(args.base_port)
     timeout = getattr(args, "timeout", 60.0)
     started = time.monotonic()
     with console.status("starting the local stack") as spinner:
 
+        def on_step(text: str) -> None:
+            spinner.update(escape(text))
+            console.log(Text(text))
+
         def on_wait(healthy: dict[str, bool], elapsed: float) -> None:
             marks = "  ".join(f"{n} {'ok' if ok else '…'}" for n, ok in healthy.items())
             spinner.update(f"starting the local stack ({elapsed:4.1f}s): {marks}")
 
-        info = local.up(prof, ports, timeout=timeout, on_wait=on_wait, owner=owner)
+        info = local.up(what, ports, timeout=timeout, on_wait=on_wait, owner=owner, on_step=on_step)
     console.print(
         f"[green]stack up[/green] in {time.monotonic() - started:.1f}s "
-        f"(profile {escape(prof.name)}, run dir {escape(str(info.root))})"
+        f"({escape(describe_stack(what))}, run dir {escape(str(info.root))})"
     )
+    for line in stack_notes(info):
+        notice(line)
     return info
+
+
+def stack_notes(info: local.StackInfo) -> list[str]:
+    """What people must know about a charm stack: components its collector build lacks."""
+    missing = (info.charms or {}).get("missing_components") or []
+    if not missing:
+        return []
+    return [
+        "the local collector build lacks components the charm rendered, removed: "
+        + ", ".join(missing)
+    ]
 
 
 def _status_table(st: local.StackStatus) -> Table:
@@ -132,8 +171,11 @@ def cmd_stack(args: argparse.Namespace) -> int:
 
 
 def _stack_up(args: argparse.Namespace) -> int:
+    what = prepare_stack(args)
+    if build_missing(local.stack_parts(what), command="stack up") != EXIT_OK:
+        return EXIT_BAD_INPUT
     try:
-        start_stack(args)
+        start_stack(args, what=what)
     except (local.StackError, ValueError) as exc:
         error("stack up", exc)
         return EXIT_BAD_INPUT
@@ -163,7 +205,7 @@ def _stack_status(root: Path) -> int:
     stdout.print(_status_table(st))
     if st.info is not None:
         stdout.print(
-            Text(f"run dir {st.info.root}  profile {st.info.profile.name}  CA {st.info.ca_file}"),
+            Text(f"run dir {st.info.root}  stack {st.info.name}  CA {st.info.ca_file}"),
             soft_wrap=True,
         )
     holder = runlock.read_holder(root)  # cleared on release: a live process here holds it

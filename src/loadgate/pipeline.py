@@ -29,6 +29,9 @@ FIGURES: dict[str, str] = {
     "collector_enqueue_failed": OTELCOL,
     "loki_received": LOKI,
     "loki_discarded": LOKI,
+    # The collector's own log records its internal-telemetry loop breaker dropped (charm
+    # revisions since rev219 send the collector's logs into its own receiver; see ledger.py).
+    "collector_own_filtered": OTELCOL,
 }
 
 
@@ -56,6 +59,7 @@ class Scope:
             ),
             "loki_received": q.counter_total(q.LOKI_RECEIVED, self.loki),
             "loki_discarded": q.counter_total(q.LOKI_DISCARDED, self.loki),
+            "collector_own_filtered": f"sum({self.selectors()['collector_own_filtered']})",
         }
 
     def selectors(self) -> dict[str, str]:
@@ -69,6 +73,7 @@ class Scope:
             "collector_enqueue_failed": q.selector(q.COLLECTOR_ENQUEUE_FAILED, exporter=exp),
             "loki_received": q.selector(q.LOKI_RECEIVED, self.loki),
             "loki_discarded": q.selector(q.LOKI_DISCARDED, self.loki),
+            "collector_own_filtered": q.selector(q.COLLECTOR_FILTERED, filter=q.LOOP_BREAKER),
         }
 
     def anchors(self) -> dict[str, str]:
@@ -96,6 +101,8 @@ class Scope:
             "collector_enqueue_failed": exporter,
             "loki_received": [anchors[LOKI]],
             "loki_discarded": [anchors[LOKI]],
+            # No loop breaker (a hand stack, an older revision) or nothing dropped yet: 0.
+            "collector_own_filtered": [anchors[OTELCOL]],
         }
 
     def absent_reason(self, figure: str) -> str:
@@ -105,6 +112,7 @@ class Scope:
         if figure.startswith("collector_") and figure not in (
             "collector_accepted",
             "collector_refused",
+            "collector_own_filtered",
         ):
             return f"the collector has no exporter matching exporter=~{self.exporter!r}"
         return f"Prometheus has no series of the collector ({q.COLLECTOR_CPU})"
@@ -238,6 +246,7 @@ class PipelineFigures:
     collector_rss_mean_mib: float | None
     loki_received: int | None
     loki_discarded: int | None
+    collector_own_filtered: int | None = 0  # the collector's own records its loop breaker dropped
     source: str = (
         "Prometheus: per-series counter increases from raw samples (reset-aware) and "
         "max/avg_over_time over the run window"
@@ -274,6 +283,7 @@ class PipelineFigures:
             collector_rss_mean_mib=None,
             loki_received=None,
             loki_discarded=None,
+            collector_own_filtered=None,
             unknown=unknown,
         )
 
@@ -310,6 +320,7 @@ def collect(
         collector_rss_mean_mib=rss_mean / MIB if rss_mean is not None else None,
         loki_received=counts["loki_received"].value,
         loki_discarded=counts["loki_discarded"].value,
+        collector_own_filtered=counts["collector_own_filtered"].value,
         unknown=unknown,
         restarts={k: list(v) for k, v in (restarts or {}).items()},
     )

@@ -13,7 +13,10 @@ from typing import Any
 
 import httpx
 
-# Collector self-metrics (Prometheus reader with without_units: true).
+# Collector self-metrics, named as a Prometheus reader with `without_units: true` exposes them
+# (the hand-written stack). The collector charm's default reader also drops the `_total` suffix,
+# and the same metrics reach COS through the collector's own scrape and remote write, so every
+# selector matches the name family (`name_pattern`), never one spelling.
 COLLECTOR_ACCEPTED = "otelcol_receiver_accepted_log_records_total"
 COLLECTOR_REFUSED = "otelcol_receiver_refused_log_records_total"
 COLLECTOR_EXPORTED = "otelcol_exporter_sent_log_records_total"
@@ -23,6 +26,11 @@ COLLECTOR_QUEUE_SIZE = "otelcol_exporter_queue_size"
 COLLECTOR_CPU = "otelcol_process_cpu_seconds_total"
 COLLECTOR_RSS = "otelcol_process_memory_rss"
 COLLECTOR_UPTIME = "otelcol_process_uptime_total"
+# The filter processor's dropped records (`otelcol_processor_filter_logs.filtered` under
+# Prometheus 3's UTF-8 names): the otelcol charm's internal-telemetry loop breaker drops the
+# collector's own logs about its Loki exporter with it.
+COLLECTOR_FILTERED = "otelcol_processor_filter_logs_filtered_total"
+LOOP_BREAKER = "filter/internal-telemetry-loop-breaker.*"
 # Loki's own metrics.
 LOKI_RECEIVED = "loki_distributor_lines_received_total"
 LOKI_DISCARDED = "loki_discarded_samples_total"
@@ -30,6 +38,23 @@ LOKI_BUILD_INFO = "loki_build_info"
 PROCESS_START = "process_start_time_seconds"  # Go client's process collector (Loki)
 # k6 remote write (native histogram of http_req_duration, in seconds).
 K6_DURATION = "k6_http_req_duration_seconds"
+# The collector's own logs in Loki (the charm's internal-telemetry loop): job is its
+# `service.name`.
+OWN_LOGS_JOB = "otelcol-internal"
+
+_NAME_FAMILIES = {
+    COLLECTOR_RSS: "otelcol_process_memory_rss(_bytes)?",
+    COLLECTOR_FILTERED: "otelcol_processor_filter_logs[._]filtered(_total)?",
+}
+
+
+def name_pattern(metric: str) -> str:
+    """A regex of every name the metric is exposed under (see the constants above)."""
+    if metric in _NAME_FAMILIES:
+        return _NAME_FAMILIES[metric]
+    if metric.endswith("_total"):
+        return metric.removesuffix("_total") + "(_total)?"
+    return metric
 
 
 def _selector(matchers: Mapping[str, str]) -> str:
@@ -44,28 +69,31 @@ def _escape(value: str) -> str:
 
 
 def selector(
-    metric: str, matchers: Mapping[str, str] | None = None, exporter: str | None = None
+    metric: str,
+    matchers: Mapping[str, str] | None = None,
+    exporter: str | None = None,
+    **regex: str,
 ) -> str:
-    """A series selector: the metric, label matchers and optionally an `exporter` regex."""
-    inner = _selector(matchers or {})[1:-1]
+    """A series selector: the metric's name family, label matchers, optionally an `exporter`
+    regex and other label regexes."""
+    parts = [f'__name__=~"{_escape(name_pattern(metric))}"']
+    parts += [f'{k}="{_escape(v)}"' for k, v in sorted((matchers or {}).items())]
     if exporter is not None:
-        inner = (inner + "," if inner else "") + f'exporter=~"{_escape(exporter)}"'
-    return f"{metric}{{{inner}}}" if inner else metric
+        parts.append(f'exporter=~"{_escape(exporter)}"')
+    parts += [f'{k}=~"{_escape(v)}"' for k, v in sorted(regex.items())]
+    return "{" + ",".join(parts) + "}"
 
 
 def counter_total(metric: str, matchers: Mapping[str, str] | None = None) -> str:
-    """Sum of a counter over all its series (a run takes the difference of two instants)."""
-    return f"sum({metric}{_selector(matchers or {})})"
+    """Sum of a metric over all its series (a live reading)."""
+    return f"sum({selector(metric, matchers)})"
 
 
 def loki_exporters_only(
     metric: str, matchers: Mapping[str, str] | None = None, exporter: str = "loki.*"
 ) -> str:
     """A collector exporter metric restricted to its Loki exporters (`exporter`: a regex)."""
-    sel = dict(matchers or {})
-    inner = _selector(sel)[1:-1]
-    inner = (inner + "," if inner else "") + f'exporter=~"{_escape(exporter)}"'
-    return f"sum({metric}{{{inner}}})"
+    return f"sum({selector(metric, matchers, exporter)})"
 
 
 def max_over(expr: str, window_s: int) -> str:
@@ -77,7 +105,7 @@ def avg_over(expr: str, window_s: int) -> str:
 
 
 def cpu_cores(matchers: Mapping[str, str] | None = None, rate_window: str = "10s") -> str:
-    return f"sum(rate({COLLECTOR_CPU}{_selector(matchers or {})}[{rate_window}]))"
+    return f"sum(rate({selector(COLLECTOR_CPU, matchers)}[{rate_window}]))"
 
 
 def k6_p99_seconds(run_id: str, window_s: int) -> str:
@@ -93,8 +121,13 @@ def run_marker(run_id: str) -> str:
 
 def logql_run_count(run_id: str, window_s: int, job: str = "loadgate-k6") -> str:
     """LogQL: how many of the run's records Loki holds, over a window ending at query time."""
-    marker = run_marker(run_id).replace("\\", "\\\\").replace('"', '\\"')
+    marker = _escape(run_marker(run_id))
     return f'sum(count_over_time({{job="{job}"}} |= "{marker}" [{window_s}s]))'
+
+
+def logql_job_count(job: str, window_ms: int) -> str:
+    """LogQL: how many lines of one `job` Loki holds, over a window ending at query time."""
+    return f'sum(count_over_time({{job="{_escape(job)}"}} [{window_ms}ms]))'
 
 
 class QueryError(RuntimeError):

@@ -25,6 +25,10 @@ class Delivery:
     drained: bool
     drain_seconds: float
     source: str = "Loki LogQL instant query"
+    # The collector's own log records Loki holds from the counters' window (the charm's
+    # internal-telemetry loop: job otelcol-internal), apart from the run's.
+    own_stored: int | None = 0
+    own_query: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -33,6 +37,8 @@ class Delivery:
             "drained": self.drained,
             "drain_seconds": round(self.drain_seconds, 1),
             "source": self.source,
+            "collector_own_records": self.own_stored,
+            "collector_own_query": self.own_query,
         }
 
 

@@ -22,15 +22,14 @@ from .cli import (
     shielded,
     stdout,
 )
-from .commands import build_missing, start_stack
+from .commands import build_missing, prepare_stack, start_stack
 from .core.gates import PASS
 from .core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
 from .pipeline import Scope
 from .queries import QueryError
 from .results import RunResult
 from .runner import Progress, Target
-from .stack import local, orphans, runlock
-from .stack import profile as profiles
+from .stack import choice, local, orphans, runlock
 from .stack.ports import Ports
 from .stack.procs import ProcessId
 from .targets.local import LocalTarget
@@ -201,7 +200,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.model:
         raise UsageError("--model: only applies with --target juju")
     check_results_dir(paths.results_dir(), spec.run_id)
-    if build_missing(("k6", *local.STACK_PARTS), command="run") != EXIT_OK:
+    what = prepare_stack(args)
+    if build_missing(("k6", *local.stack_parts(what)), command="run") != EXIT_OK:
         return EXIT_BAD_INPUT
     root = paths.stack_dir()
     try:
@@ -212,13 +212,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if lock.previous is not None and lock.previous.process != lock.holder.process:
             notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
-        return _run_locked(args, spec, root)
+        return _run_locked(args, spec, root, what)
     finally:
         with shielded():
             lock.release()
 
 
-def _run_locked(args: argparse.Namespace, spec: RunSpec, root: Path) -> int:
+def _run_locked(
+    args: argparse.Namespace, spec: RunSpec, root: Path, what: local.StackChoice
+) -> int:
     """The run, holding the stack's lock: find what a dead run left, then use or start the
     stack; stop it at the end only if this run started it (and was not told to keep it)."""
     found = orphans.stop_orphan_k6(root)
@@ -245,13 +247,12 @@ def _run_locked(args: argparse.Namespace, spec: RunSpec, root: Path) -> int:
             info = None  # `up` stops on services left without their Pebble, with the fix
         if info is None:
             owner = local.Owner(ProcessId.me(), spec.run_id, keep=args.keep_stack)
-            info = start_stack(args, owner=owner)
+            info = start_stack(args, owner=owner, what=what)
             started_here = True
         else:
-            _check_running_stack(info, args)
+            _check_running_stack(info, args, what)
             console.print(
-                Text(f"using the running stack (profile {info.profile.name}, {info.root})"),
-                soft_wrap=True,
+                Text(f"using the running stack ({info.name}, {info.root})"), soft_wrap=True
             )
         target = LocalTarget(info)
         try:
@@ -269,14 +270,15 @@ def _run_locked(args: argparse.Namespace, spec: RunSpec, root: Path) -> int:
             console.print("stack stopped (use --keep-stack to leave it up)")
 
 
-def _check_running_stack(info: local.StackInfo, args: argparse.Namespace) -> None:
+def _check_running_stack(
+    info: local.StackInfo, args: argparse.Namespace, what: local.StackChoice
+) -> None:
     """A stack this run did not start: it must be the one asked for, and whole."""
-    wanted = profiles.get(args.profile, args.queue_size)
-    if wanted != info.profile:
+    differ = choice.differences(what, info.charms, info.profile)
+    if differ:
         raise local.StackError(
-            f"the running stack has profile {info.profile.name} "
-            f"(queue_size {info.profile.queue_size}); this run asks for {wanted.name} "
-            f"(queue_size {wanted.queue_size}): stop it with `loadgate stack down` first"
+            f"the running stack is not the one this run asks for ({'; '.join(differ)}): "
+            "stop it with `loadgate stack down` first"
         )
     if args.base_port is not None and Ports.from_base(args.base_port) != info.ports:
         raise local.StackError(
@@ -286,7 +288,7 @@ def _check_running_stack(info: local.StackInfo, args: argparse.Namespace) -> Non
     st = local.status(info.root)
     sick = [s for s in st.services if not (s.healthy and s.pebble == "active")]
     if sick:
-        what = "; ".join(
+        broken = "; ".join(
             (
                 f"Prometheus is down ({s.detail}, pebble: {s.pebble})"
                 if s.name == "prometheus"
@@ -295,6 +297,6 @@ def _check_running_stack(info: local.StackInfo, args: argparse.Namespace) -> Non
             for s in sick
         )
         raise local.StackError(
-            f"the running stack at {info.root} is broken: {what}; nothing was started. "
+            f"the running stack at {info.root} is broken: {broken}; nothing was started. "
             "Restart it (`loadgate stack down`, then run again) or fix the service"
         )

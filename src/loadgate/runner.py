@@ -26,6 +26,14 @@ from .queries import LokiAPI, PrometheusAPI, QueryError, UnreachableError
 # Optional on a target: `service_states() -> dict[str, dict[str, Any]]`, each service's state
 # as its supervisor sees it ({"current": "active", "since": <epoch seconds>}).
 SERVICE_STATES = "service_states"
+# Optional on a target: `quiet_s`, how long the collector must have accepted nothing before the
+# baseline and after the drain (0: not waited for). The collector's own logs (the charm's
+# internal-telemetry loop) then sit inside the window or outside it, never across its edges.
+QUIET_S = "quiet_s"
+# The longest a collector log record takes from being written to its own receiver (the OTel
+# SDK's batch processor exports every second): the window of its own records in Loki is the
+# counters' window moved back by this much.
+OWN_EXPORT_DELAY_S = 1.5
 
 
 class RunError(RuntimeError):
@@ -115,6 +123,31 @@ def wait_fresh_scrape(
         time.sleep(0.5)
 
 
+def wait_quiet(
+    prom: PrometheusAPI,
+    scope: pipe.Scope,
+    quiet_s: float,
+    timeout: float,
+    scrape_timeout: float = 30.0,
+) -> tuple[float, bool]:
+    """Wait (bounded) until the collector has accepted nothing for `quiet_s` seconds, in fresh
+    scrapes. Returns a horizon (as wait_fresh_scrape) and whether it was quiet there."""
+    deadline = time.monotonic() + timeout
+    since = time.time()
+    value: float | None = None
+    still_from: float | None = None
+    while True:
+        horizon = wait_fresh_scrape(prom, since, scrape_timeout, scope)
+        now_value = prom.instant(scope.counters()["collector_accepted"], horizon)
+        if now_value is None or now_value != value:
+            value, still_from = now_value, horizon
+        elif still_from is not None and horizon - still_from >= quiet_s:
+            return horizon, True
+        if time.monotonic() > deadline:
+            return horizon, False
+        since = horizon + 0.001
+
+
 @dataclass(frozen=True)
 class DrainOutcome:
     drained: bool
@@ -169,7 +202,13 @@ def drain(
                 0,
                 tracker.total("collector_enqueue_failed") - tracker.total("collector_refused"),
             )
-            left = exported + tracker.total("collector_failed") + dropped
+            # The collector's own records its loop breaker dropped are never exported.
+            left = (
+                exported
+                + tracker.total("collector_failed")
+                + dropped
+                + tracker.total("collector_own_filtered")
+            )
             settled = left >= tracker.total("collector_accepted") and not queue
         else:
             if exported != previous_exported:
@@ -214,6 +253,28 @@ def _restarts(tracker: pipe.Tracker | None, states: dict[str, dict[str, Any]], s
     return out
 
 
+_BUSY_NOTE = (
+    "the collector kept accepting records {when} (its own logs?): the split of its own log "
+    "records from the run's at the window's edge may be off by a few"
+)
+
+
+def _own_stored(
+    loki: LokiAPI, start: float, end: float, problems: list[str]
+) -> tuple[int | None, str]:
+    """How many of the collector's own log records (its internal-telemetry loop) Loki holds
+    from the counters' window, moved back by the SDK's export delay: those the counters saw."""
+    hi = end - OWN_EXPORT_DELAY_S
+    window_ms = max(1, round((end - start) * 1000))
+    query = q.logql_job_count(q.OWN_LOGS_JOB, window_ms)
+    try:
+        value = loki.instant(query, hi)
+    except QueryError as exc:
+        problems.append(f"the collector's own records in Loki unknown: {exc}")
+        return None, query
+    return int(value or 0), query
+
+
 def execute(
     spec: RunSpec,
     target: Target,
@@ -237,8 +298,16 @@ def execute(
     out_dir = results.run_dir(results_root, spec.run_id)
     prom, loki = target.prometheus(), target.loki()
 
-    phase("baseline: waiting for a fresh Prometheus scrape of the collector and Loki")
-    horizon = wait_fresh_scrape(prom, time.time(), scrape_timeout, scope)
+    quiet_s = float(getattr(target, QUIET_S, 0.0) or 0.0)
+    notes: list[str] = []
+    if quiet_s > 0:
+        phase(f"baseline: waiting until the collector has been idle for {quiet_s:g}s")
+        horizon, quiet = wait_quiet(prom, scope, quiet_s, 4 * quiet_s + 10, scrape_timeout)
+        if not quiet:
+            notes.append(_BUSY_NOTE.format(when="before the run"))
+    else:
+        phase("baseline: waiting for a fresh Prometheus scrape of the collector and Loki")
+        horizon = wait_fresh_scrape(prom, time.time(), scrape_timeout, scope)
     tracker = pipe.Tracker(prom, scope)
     try:
         tracker.baseline(horizon)
@@ -260,7 +329,6 @@ def execute(
     ended = time.time()
     client = target.finish()
 
-    notes: list[str] = []
     problems: list[str] = []
     outcome: DrainOutcome | None = None
     figures: pipe.PipelineFigures
@@ -287,6 +355,11 @@ def execute(
             notes.append(
                 f"queue did not drain within {drain_timeout:g}s: records may still be in flight"
             )
+        elif quiet_s > 0:
+            end, quiet = wait_quiet(prom, scope, quiet_s, 4 * quiet_s + 10, scrape_timeout)
+            tracker.advance(end)
+            if not quiet:
+                notes.append(_BUSY_NOTE.format(when="after the drain"))
         phase("collect: Prometheus and LogQL")
         at = tracker.until_ms / 1000
         figures = pipe.collect(
@@ -303,6 +376,7 @@ def execute(
                 "cannot give exact figures (unknown, with a lower bound)"
             )
 
+    own = _own_stored(loki, tracker.start_ms / 1000, tracker.until_ms / 1000, problems)
     collected_at = time.time()
     window_start = started - 5
     query = q.logql_run_count(spec.run_id, int(collected_at - window_start) + 1)
@@ -317,6 +391,8 @@ def execute(
         query=query,
         drained=outcome.drained if outcome else False,
         drain_seconds=outcome.seconds if outcome else 0.0,
+        own_stored=own[0],
+        own_query=own[1],
     )
     env = dict(target.environment())
     try:
@@ -332,7 +408,7 @@ def execute(
         if isinstance(answer, dict):
             states = {str(k): dict(v) for k, v in answer.items() if isinstance(v, dict)}  # pyright: ignore[reportUnknownArgumentType]
 
-    ledger = ledger_mod.build(client, figures, stored)
+    ledger = ledger_mod.build(client, figures, stored, own_stored=own[0])
     judged = gates_mod.judge(spec, client, lost_records=ledger.lost_after_acceptance)
     if ledger.lost_after_acceptance is None:
         judged.append(

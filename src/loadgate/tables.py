@@ -93,7 +93,7 @@ def figures_table(result: RunResult) -> Table:
         if p.queue_size_max is not None:
             row("collector queue size max", f"{p.queue_size_max:.0f}", "Prometheus")
         row("collector refused", _count(result, "collector_refused"), "Prometheus")
-        row("Loki lines received", _count(result, "loki_received"), "Prometheus")
+        row("Loki lines received (all jobs)", _count(result, "loki_received"), "Prometheus")
         row("Loki lines discarded", _count(result, "loki_discarded"), "Prometheus")
     for service, info in sorted(result.restarts.items()):
         starts = info.get("at") or []
@@ -107,6 +107,13 @@ def figures_table(result: RunResult) -> Table:
             row(f"{service} state change", f"{seen.get('current')} since {when}", "Pebble")
     if result.delivered is not None:
         d = result.delivered
+        if p is not None and (d.own_stored or p.collector_own_filtered):
+            own = "unknown" if d.own_stored is None else f"{d.own_stored:,}"
+            row(
+                "collector's own log records stored / dropped by its loop breaker",
+                f"{own} / {_count(result, 'collector_own_filtered')}",
+                "LogQL (job otelcol-internal) / Prometheus",
+            )
         drained = "drained" if d.drained else "NOT drained"
         row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
     return table

@@ -13,6 +13,7 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -143,3 +144,26 @@ def write(material: TLSMaterial, folder: Path) -> TLSPaths:
 def client_context(ca_file: Path) -> ssl.SSLContext:
     """A client TLS context that trusts only the given CA and checks host names."""
     return ssl.create_default_context(cafile=str(ca_file))
+
+
+class ServerNameTransport(httpx.BaseTransport):
+    """Connects where the URL says and verifies the server's certificate for `server_name`
+    (a unit's in-cluster name, which this machine cannot resolve)."""
+
+    def __init__(self, server_name: str, context: ssl.SSLContext):
+        self.server_name = server_name
+        self._inner = httpx.HTTPTransport(verify=context)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request.extensions = {**request.extensions, "sni_hostname": self.server_name}
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def verified_client(ca_file: Path, server_name: str, timeout: float = 30.0) -> httpx.Client:
+    """An HTTPS client trusting only `ca_file`, checking the certificate names `server_name`."""
+    return httpx.Client(
+        transport=ServerNameTransport(server_name, client_context(ca_file)), timeout=timeout
+    )

@@ -9,6 +9,7 @@ import httpx
 import jubilant
 import pytest
 
+from loadgate import tls
 from loadgate.juju import endpoints
 from loadgate.juju.model import BUNDLE_APPS
 from loadgate.targets.juju import JujuTarget
@@ -32,7 +33,7 @@ def test_loki_answers_https_verified_with_the_model_ca(juju_target: JujuTarget) 
 def test_loki_certificate_is_refused_without_the_model_ca(juju_target: JujuTarget) -> None:
     unit = juju_target.loki_unit
     system_only = ssl.create_default_context()
-    transport = endpoints.ServerNameTransport(unit.hostname, system_only)
+    transport = tls.ServerNameTransport(unit.hostname, system_only)
     with (
         httpx.Client(transport=transport, timeout=30) as client,
         pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"),

@@ -18,7 +18,7 @@ from loadgate.queries import PrometheusAPI
 
 LOOKBACK = 300.0
 _MATCHER = re.compile(r'(\w+)(=~|=)"((?:[^"\\]|\\.)*)"')
-_SELECTOR = r"([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?"
+_SELECTOR = r"([a-zA-Z_:][a-zA-Z0-9_:]*)?(\{[^}]*\})?"
 
 
 @dataclass
@@ -53,7 +53,7 @@ class FakeProm:
         matchers = _MATCHER.findall(braces)
         out: list[FakeSeries] = []
         for s in self.series:
-            if s.labels["__name__"] != name:
+            if name and s.labels["__name__"] != name:
                 continue
             ok = True
             for key, op, value in matchers:
@@ -92,7 +92,7 @@ class FakeProm:
                     "metric": s.labels,
                     "values": [[t, str(v)] for t, v in sorted(s.samples) if lo < t <= at],
                 }
-                for s in self.select(m.group(1) + (m.group(2) or ""))
+                for s in self.select((m.group(1) or "") + (m.group(2) or ""))
             ]
             result = [r for r in result if r["values"]]
             return {"resultType": "matrix", "result": result}

@@ -270,17 +270,17 @@ class Model:
         when = now if at is None else at
         if query.startswith("histogram_quantile("):
             return _vector_data(0.0425)
-        if "rate(otelcol_process_cpu_seconds_total" in query:
+        if "rate(" in query and "otelcol_process_cpu_seconds" in query:
             return _vector_data(0.25)
         over = re.fullmatch(r"(?:max|avg)_over_time\(\((.*)\)\[\d+s:\]\)", query)
         if over:
             query = over.group(1)  # the fake's gauges are constant over the window
-        counted = re.fullmatch(r"count\((\w+(?:\{.*\})?)\)", query)
+        counted = re.fullmatch(r"count\((\w*(?:\{.*\})?)\)", query)
         if counted:
             found = [x for x in self.store.select(counted.group(1)) if self.store.last(x, when)]
             return _vector_data(float(len(found))) if found else _vector_data_none()
         known = ("sum(", "min(timestamp(", "count(last_over_time(")
-        if not (re.fullmatch(r"\w+(\{.*\})?\[\d+ms\]", query) or query.startswith(known)):
+        if not (re.fullmatch(r"\w*(\{.*\})?\[\d+ms\]", query) or query.startswith(known)):
             raise ValueError(f"the fake Prometheus does not know {query!r}")
         return self.store.answer(query, when)
 

@@ -9,16 +9,48 @@ from loadgate import queries as q
 
 
 def test_counter_and_exporter_queries() -> None:
-    assert (
-        q.counter_total(q.COLLECTOR_ACCEPTED) == "sum(otelcol_receiver_accepted_log_records_total)"
+    assert q.counter_total(q.COLLECTOR_ACCEPTED) == (
+        'sum({__name__=~"otelcol_receiver_accepted_log_records(_total)?"})'
     )
-    assert (
-        q.counter_total(q.LOKI_RECEIVED, {"juju_unit": "loki/0"})
-        == 'sum(loki_distributor_lines_received_total{juju_unit="loki/0"})'
+    assert q.counter_total(q.LOKI_RECEIVED, {"juju_unit": "loki/0"}) == (
+        'sum({__name__=~"loki_distributor_lines_received(_total)?",juju_unit="loki/0"})'
     )
-    assert (
-        q.loki_exporters_only(q.COLLECTOR_EXPORTED)
-        == 'sum(otelcol_exporter_sent_log_records_total{exporter=~"loki.*"})'
+    assert q.loki_exporters_only(q.COLLECTOR_EXPORTED) == (
+        'sum({__name__=~"otelcol_exporter_sent_log_records(_total)?",exporter=~"loki.*"})'
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "exposed", "other"),
+    [
+        # the hand stack's reader (without_units), the charm's default reader (no suffixes),
+        # and COS (the collector's own scrape, remote written)
+        (q.COLLECTOR_ACCEPTED, "otelcol_receiver_accepted_log_records", "x_total"),
+        (q.COLLECTOR_ACCEPTED, "otelcol_receiver_accepted_log_records_total", "x"),
+        (q.COLLECTOR_RSS, "otelcol_process_memory_rss_bytes", "otelcol_process_memory"),
+        (q.COLLECTOR_RSS, "otelcol_process_memory_rss", "otelcol_process_memory_rss_total"),
+        (q.COLLECTOR_FILTERED, "otelcol_processor_filter_logs.filtered", "x"),
+        (q.COLLECTOR_FILTERED, "otelcol_processor_filter_logs_filtered_total", "x"),
+        (q.COLLECTOR_QUEUE_SIZE, "otelcol_exporter_queue_size", "otelcol_exporter_queue_capacity"),
+    ],
+)
+def test_a_metric_matches_every_name_it_is_exposed_under(
+    metric: str, exposed: str, other: str
+) -> None:
+    import re
+
+    pattern = q.name_pattern(metric)
+    assert re.fullmatch(pattern, exposed)
+    assert not re.fullmatch(pattern, other)
+
+
+def test_selectors_with_label_regexes() -> None:
+    assert q.selector(q.COLLECTOR_FILTERED, filter=q.LOOP_BREAKER) == (
+        '{__name__=~"otelcol_processor_filter_logs[._]filtered(_total)?",'
+        'filter=~"filter/internal-telemetry-loop-breaker.*"}'
+    )
+    assert q.logql_job_count(q.OWN_LOGS_JOB, 30500) == (
+        'sum(count_over_time({job="otelcol-internal"} [30500ms]))'
     )
 
 

@@ -132,8 +132,26 @@ def test_pebble_layer_services_checks_and_commands() -> None:
     prom = argv["prometheus"]
     assert "--web.enable-remote-write-receiver" in prom
     assert "--web.listen-address=127.0.0.1:20006" in prom
-    assert layer["checks"]["loki-ready"]["http"]["url"] == "https://localhost:20004/ready"
+    assert layer["checks"]["loki-ready"]["http"]["url"] == "https://127.0.0.1:20004/ready"
     assert layer["checks"]["otelcol-ready"]["http"]["url"] == "http://127.0.0.1:20003/"
+
+
+def test_charm_layer_keeps_the_charms_plan_and_adds_prometheus_and_readiness() -> None:
+    services = {"otelcol": {"override": "replace", "command": "/b/otelcol --config=/c.yaml"}}
+    checks = {"up": {"override": "replace", "http": {"url": "http://127.0.0.1:20003/health"}}}
+    layer = render.charm_layer(services, checks, Path("/cache/bin"), PORTS, LAYOUT)
+    assert layer["services"]["otelcol"] == services["otelcol"]
+    assert shlex.split(layer["services"]["prometheus"]["command"])[0] == "/cache/bin/prometheus"
+    assert layer["checks"]["up"] == checks["up"]
+    # Loki's certificate names its in-cluster host only: Pebble checks its port.
+    assert layer["checks"]["loki-ready"]["tcp"] == {"host": "127.0.0.1", "port": 20004}
+    assert "http" not in layer["checks"]["loki-ready"]
+    assert (
+        render.prometheus_config(PORTS, LAYOUT, "loki-0.x")["scrape_configs"][1]["tls_config"][
+            "server_name"
+        ]
+        == "loki-0.x"
+    )
 
 
 def test_ports_from_base_and_bounds() -> None:

@@ -34,6 +34,10 @@ BAD: dict[str, list[str]] = {
     "--profile": ["fast"],
     "--queue-size": ["0", "-1", "x", "1.5", "10000001"],
     "--base-port": ["80", "70000", "x"],
+    "--otelcol-charm": ["", "x@", "@../x", " rev1", "a@b@c", "rev1\n", "x.tar.gz@rev1"],
+    "--loki-charm": ["", "@-rf", "rev2 "],
+    "--charm-config": ["queue_size", "=5", "processors=@/no/such/file"],
+    "--loki-config": ["nokey", "=1"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
 
@@ -81,6 +85,18 @@ def test_every_bad_run_flag_exits_2_naming_it_and_starts_nothing(
     assert "Traceback" not in err
     for folder in ("stack", "results", "bin"):
         assert not (nothing_starts / folder).exists(), folder
+
+
+@pytest.mark.parametrize(
+    "charm_flag", [["--otelcol-charm", "rev160"], ["--charm-config", "queue_size=5000"]]
+)
+def test_charm_flags_with_a_hand_written_profile_are_refused(
+    nothing_starts: Path, charm_flag: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_main(["run", "--profile", "hand-nop", *charm_flag]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert charm_flag[0] in err
+    assert "hand-written" in err
 
 
 def test_keep_stack_takes_no_value(

@@ -76,8 +76,12 @@ def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Calls:
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(root))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setattr(run_cli, "build_missing", returns(cli.EXIT_OK))
+    # The stack asked for, resolved: a hand profile here (no charm rendering in these tests).
+    monkeypatch.setattr(run_cli, "prepare_stack", returns(Profile()))
 
-    def start_stack(args: argparse.Namespace, owner: local.Owner | None = None) -> Any:
+    def start_stack(
+        args: argparse.Namespace, owner: local.Owner | None = None, what: Any = None
+    ) -> Any:
         calls.started.append(owner)
         return info_of(root, owner)
 

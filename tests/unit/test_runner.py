@@ -5,6 +5,7 @@ freshly scraped before the load; and a Prometheus that dies after the load keeps
 from __future__ import annotations
 
 import json
+import re
 import time as real_time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ COLLECTOR = {"job": "otelcol", "instance": "127.0.0.1:8888"}
 LOKI = {"job": "loki", "instance": "localhost:3100"}
 EXPORTER = "loki/send-loki-logs/0"
 RATE = 50  # records per second of the simulated k6
+OWN_DELAY = 0.8  # a collector log record reaches its own receiver this long after it is written
 
 
 class Clock:
@@ -71,6 +73,11 @@ class Sim:
     next_scrape: float = 0.0
     loki_phase: float = 0.0  # Loki is scraped this long after the collector
     next_loki_scrape: float = 0.0
+    # The collector's own log records (the charm's internal-telemetry loop): (written at,
+    # dropped by the loop breaker), each reaching its own receiver OWN_DELAY later.
+    own: list[tuple[float, bool]] = field(default_factory=list[tuple[float, bool]])
+    own_queued: list[float] = field(default_factory=list[float])
+    own_stored: list[float] = field(default_factory=list[float])
 
     def __post_init__(self) -> None:
         self.t = self.next_scrape = self.clock.now
@@ -96,11 +103,22 @@ class Sim:
                 c = self.collector.counts
                 c["accepted"] = c.get("accepted", 0) + n
                 self.queue += n
+            for written, dropped in self.own:
+                if self.t - 0.5 < written + OWN_DELAY <= self.t:
+                    c = self.collector.counts
+                    c["accepted"] = c.get("accepted", 0) + 1
+                    if dropped:
+                        c["filtered"] = c.get("filtered", 0) + 1
+                    else:
+                        self.queue += 1
+                        self.own_queued.append(written)
             if self.loki_up(self.t) and self.queue:
                 c, lk = self.collector.counts, self.loki.counts
                 c["exported"] = c.get("exported", 0) + self.queue
                 lk["received"] = lk.get("received", 0) + self.queue
-                self.stored += int(self.queue)
+                self.stored += int(self.queue) - len(self.own_queued)
+                self.own_stored += self.own_queued
+                self.own_queued = []
                 self.queue = 0
             if self.t >= self.next_scrape:
                 self.scrape_collector(self.t)
@@ -120,6 +138,9 @@ class Sim:
         self.prom.add(q.COLLECTOR_EXPORTED, exp, t, c.get("exported", 0))
         self.prom.add(q.COLLECTOR_FAILED, exp, t, 0)
         self.prom.add(q.COLLECTOR_QUEUE_SIZE, exp, t, self.queue)
+        if "filtered" in c:  # the filter's counter appears with its first dropped record
+            flt = {**lab, "filter": "filter/internal-telemetry-loop-breaker/otelcol/0"}
+            self.prom.add("otelcol_processor_filter_logs.filtered", flt, t, c["filtered"])
 
     def scrape_loki(self, t: float) -> None:
         if self.loki_up(t):
@@ -143,7 +164,14 @@ class FakeTarget:
 
     def loki(self) -> LokiAPI:
         def handle(request: httpx.Request) -> httpx.Response:
+            query = request.url.params["query"]
             value = self.sim.stored if self.loki_count is None else self.loki_count
+            if 'job="otelcol-internal"' in query:
+                window = re.search(r"\[(\d+)ms\]", query)
+                assert window is not None, query
+                at = int(request.url.params["time"]) / 1e9
+                lo = at - int(window.group(1)) / 1000
+                value = sum(1 for t in self.sim.own_stored if lo < t <= at)
             result = [{"metric": {}, "value": [0, str(value)]}]
             body = {"status": "success", "data": {"resultType": "vector", "result": result}}
             return httpx.Response(200, json=body)
@@ -345,3 +373,55 @@ def test_refused_records_do_not_end_the_drain_early(monkeypatch: pytest.MonkeyPa
     outcome = runner.drain(prom.api(), tracker, clock.now, timeout=10)
     assert not outcome.drained
     assert tracker.total("collector_exported") == 50
+
+
+@pytest.mark.parametrize("quiet_s", [0.0, 3.0])
+def test_the_collectors_own_logs_are_counted_apart(
+    sim: Sim, tmp_path: Path, quiet_s: float
+) -> None:
+    """The otelcol charm (rev219+) ships the collector's own logs through its own receiver to
+    Loki, and its loop breaker drops those about the Loki exporter: the run's records still
+    balance to the record at every step."""
+    start = sim.clock.now
+    startup = [(start - 9.0, False), (start - 8.5, True)]  # before the window
+    during = [(start + 5 + i * 0.7, i % 3 == 0) for i in range(12)]  # 4 dropped, 8 shipped
+    sim.own = startup + during
+    target = FakeTarget(sim, 20)
+    target.quiet_s = quiet_s  # pyright: ignore[reportAttributeAccessIssue]
+    result = runner.execute(spec(), target, tmp_path)
+    assert [s.count for s in result.ledger.steps] == [sim.sent] * 4
+    assert result.ledger.balanced
+    assert result.pipeline is not None
+    assert result.pipeline.collector_own_filtered == 4
+    assert result.delivered is not None
+    assert result.delivered.own_stored == 8
+    assert "own log records taken out: 12" in result.ledger.steps[1].note
+    assert result.pipeline.loki_received == sim.sent + 8  # Loki holds both
+    assert result.verdict == "PASS"
+    data = json.loads((tmp_path / "r1" / "result.json").read_text())
+    assert data["delivered"]["collector_own_records"] == 8
+    assert data["pipeline"]["collector_own_filtered"] == 4
+
+
+def test_without_the_own_records_split_the_ledger_would_not_balance(
+    sim: Sim, tmp_path: Path
+) -> None:
+    """The same pipeline read as if it had no internal-telemetry loop: the collector's steps
+    hold more than k6 sent. (Pins that the split above is what balances it.)"""
+    start = sim.clock.now
+    sim.own = [(start + 5 + i * 0.7, False) for i in range(6)]
+    result = runner.execute(
+        spec(),
+        FakeTarget(
+            sim,
+            20,
+        ),
+        tmp_path,
+    )
+    assert result.ledger.balanced
+    from loadgate import ledger
+
+    assert result.pipeline is not None
+    unsplit = ledger.build(result.client, result.pipeline, sim.stored, own_stored=0)
+    assert not unsplit.balanced
+    assert unsplit.steps[1].surplus == 6

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+# Options that would switch certificate verification off.
+NEVER_TRUE = ("tls_insecure_skip_verify",)
 _TRUE = ("true", "yes", "on")
 _FALSE = ("false", "no", "off")
 
@@ -53,6 +55,11 @@ def parse(charmcraft_text: str, pairs: Iterable[str], flag: str, charm: str) -> 
             raise OptionError(f"{flag}: {charm} has no option {key!r}; its options: {allowed}")
         kind = str(options[key].get("type") or "string")
         values[key] = typed(raw, kind, f"{flag}: {key}")
+        if key in NEVER_TRUE and values[key] is True:
+            raise OptionError(
+                f"{flag}: {key}=true is refused: loadgate verifies TLS everywhere (the stack's "
+                "CA is trusted instead)"
+            )
     return values
 
 

@@ -21,7 +21,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -321,14 +321,21 @@ def render_pipeline(
     loki_version: str,
     server_cert: bool = False,
     otelcol_relations: Sequence[Mapping[str, Any]] = (),
+    on_step: Callable[[str], None] | None = None,
 ) -> RenderedPipeline:
     """Loki first (its published endpoint is the collector's input), then the collector.
     `*_version` is what the workload binary answers to `--version` (the charm reads it);
     `otelcol_relations` adds relations of the collector (e.g. `receive-otlp` for a contract
     test), as request relation entries."""
+    def step(text: str) -> None:
+        if on_step:
+            on_step(text)
+
     if work_dir.exists():
         shutil.rmtree(work_dir)
+    step(f"preparing the Loki charm's virtualenv ({loki.label}; once per lock)")
     loki_venv = venvs.ensure(loki)
+    step(f"rendering the Loki charm {loki.label}")
     loki_out = run_driver(
         loki,
         loki_venv,
@@ -341,7 +348,9 @@ def render_pipeline(
             version_output=loki_version,
         ),
     )
+    step(f"preparing the otelcol charm's virtualenv ({otelcol.label}; once per lock)")
     otel_venv = venvs.ensure(otelcol)
+    step(f"rendering the otelcol charm {otelcol.label}")
     otel_out = run_driver(
         otelcol,
         otel_venv,

@@ -10,18 +10,17 @@ verification.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import jubilant
 import yaml
 
 from ..queries import LokiAPI, PrometheusAPI
+from ..tls import verified_client
 
 PROMETHEUS_PORT = 9090
 LOKI_PORT = 3100
@@ -103,27 +102,6 @@ def write_ca(pem: str, folder: Path) -> Path:
     path = folder / "juju-ca.crt"
     path.write_text(pem if pem.endswith("\n") else pem + "\n")
     return path
-
-
-class ServerNameTransport(httpx.BaseTransport):
-    """Connects where the URL says and verifies the server's certificate for `server_name`."""
-
-    def __init__(self, server_name: str, context: ssl.SSLContext):
-        self.server_name = server_name
-        self._inner = httpx.HTTPTransport(verify=context)
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request.extensions = {**request.extensions, "sni_hostname": self.server_name}
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-def verified_client(ca_file: Path, server_name: str, timeout: float = 30.0) -> httpx.Client:
-    """An HTTPS client trusting only `ca_file`, checking the certificate names `server_name`."""
-    context = ssl.create_default_context(cafile=str(ca_file))
-    return httpx.Client(transport=ServerNameTransport(server_name, context), timeout=timeout)
 
 
 def prometheus_api(unit: UnitEndpoint, ca_file: Path) -> PrometheusAPI:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -42,6 +42,7 @@ class CharmChoice:
     otelcol_pairs: tuple[str, ...] = ()  # --charm-config K=V
     loki_pairs: tuple[str, ...] = ()  # --loki-config K=V
     server_cert: bool = False
+    preset: str = "charm-default"  # the --profile the options started from
 
     @classmethod
     def from_flags(
@@ -51,21 +52,29 @@ class CharmChoice:
         otelcol_pairs: Sequence[str] = (),
         loki_pairs: Sequence[str] = (),
         folder: Path | None = None,
+        preset: str = "charm-default",
     ) -> CharmChoice:
         """Parse `--otelcol-charm` / `--loki-charm` (default: the pinned revisions)."""
         where = folder if folder is not None else sources.sources_dir()
         try:
+            options.split_pairs(otelcol_pairs, "--charm-config")
+            options.split_pairs(loki_pairs, "--loki-config")
+        except options.OptionError as exc:
+            raise CharmStackError(str(exc)) from None
+        try:
             otel = (
                 sources.parse("otelcol", otelcol, where)
-                if otelcol
+                if otelcol is not None
                 else sources.default_spec("otelcol", where)
             )
             lok = (
-                sources.parse("loki", loki, where) if loki else sources.default_spec("loki", where)
+                sources.parse("loki", loki, where)
+                if loki is not None
+                else sources.default_spec("loki", where)
             )
         except sources.SourceError as exc:
             raise CharmStackError(str(exc)) from None
-        return cls(otel, lok, tuple(otelcol_pairs), tuple(loki_pairs))
+        return cls(otel, lok, tuple(otelcol_pairs), tuple(loki_pairs), preset=preset)
 
 
 @dataclass(frozen=True)
@@ -77,9 +86,11 @@ class PreparedCharms:
     otelcol_part: binaries.Part
     loki_part: binaries.Part
     server_cert: bool = False
+    preset: str = "charm-default"
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "preset": self.preset,
             "otelcol": {
                 "source": self.otelcol.to_dict(),
                 "options": self.otelcol_options,
@@ -111,7 +122,9 @@ def prepare(choice: CharmChoice) -> PreparedCharms:
         loki_part = binaries.workload_part("loki", lok.workload_tag, f"Loki {lok.label}")
     except (sources.SourceError, options.OptionError, binaries.WorkloadBuildError) as exc:
         raise CharmStackError(str(exc)) from None
-    return PreparedCharms(otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert)
+    return PreparedCharms(
+        otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert, choice.preset
+    )
 
 
 @cache
@@ -172,7 +185,10 @@ def build(
     bin_dir: Path,
     ca_cert: str,
     ca_key: str,
+    on_step: Callable[[str], None] | None = None,
 ) -> CharmStackFiles:
+    """Render both charms for this stack (with its CA) and localize what they wrote.
+    `on_step` hears each step (venvs, renders) as it starts."""
     otel_bin = binaries.binary_path(prepared.otelcol_part.name, bin_dir)
     loki_bin = binaries.binary_path(prepared.loki_part.name, bin_dir)
     try:
@@ -187,6 +203,7 @@ def build(
             otelcol_version=version_output(otel_bin, "--version"),
             loki_version=version_output(loki_bin, "-version"),
             server_cert=prepared.server_cert,
+            on_step=on_step,
         )
     except (render.RenderError, OSError) as exc:
         raise CharmStackError(str(exc)) from None

@@ -1,4 +1,7 @@
-"""Lifecycle of the local stack: `up`, `down` and `status` of a Pebble daemon and its services."""
+"""Lifecycle of the local stack: `up`, `down` and `status` of a Pebble daemon and its services.
+
+A stack runs either what the otelcol and Loki charms render (charm_stack.py: the default) or a
+hand-written profile (profile.py) for experiments no charm option expresses."""
 
 from __future__ import annotations
 
@@ -20,14 +23,25 @@ import yaml
 
 from .. import binaries, paths
 from .. import tls as tls_material
-from . import pebble_daemon, procs, render
+from . import charm_stack, pebble_daemon, procs, render
+from .charm_stack import CharmStackError, PreparedCharms
 from .layout import Layout
 from .ports import Ports, busy_ports
 from .procs import ProcessId
 from .profile import Profile
 
+# What a stack runs: the charms' rendering (prepared sources and options), or a hand profile.
+StackChoice = PreparedCharms | Profile
+
 SERVICES = ("otelcol", "loki", "prometheus")
 STACK_PARTS = ("pebble", "otelcol", "loki", "prometheus")
+
+
+def stack_parts(what: StackChoice) -> tuple[str, ...]:
+    """The binaries a stack runs: a charm stack's workloads are its revisions' versions."""
+    if isinstance(what, Profile):
+        return STACK_PARTS
+    return ("pebble", what.otelcol_part.name, what.loki_part.name, "prometheus")
 
 
 class StackError(RuntimeError):
@@ -63,11 +77,26 @@ class StackInfo:
     root: Path
     pid: int
     ports: Ports
-    profile: Profile
+    profile: Profile | None  # a hand-written stack's profile; None when the charms rendered it
     bin_dir: Path
     started_at: float
     pebble_start_ticks: int = 0  # with `pid`, the Pebble daemon's identity (0: not recorded)
     owner: Owner | None = None
+    # A charm-rendered stack: the sources, options, workloads and what localizing changed.
+    charms: dict[str, Any] | None = None
+    loki_server_name: str = render.LOKI_TLS_SERVER_NAME  # the name Loki's certificate holds
+
+    @property
+    def name(self) -> str:
+        """What the stack runs, for people: a charm preset (`charms:batch`) or a profile."""
+        if self.charms is not None:
+            return f"charms:{self.charms.get('preset') or 'charm-default'}"
+        return self.profile.name if self.profile else "?"
+
+    @property
+    def otelcol_binary(self) -> Path:
+        part = (self.charms or {}).get("otelcol", {}).get("workload", {}).get("part", "otelcol")
+        return binaries.binary_path(str(part), self.bin_dir)
 
     @property
     def pebble(self) -> ProcessId:
@@ -108,7 +137,9 @@ class StackInfo:
             "root": str(self.root),
             "pid": self.pid,
             "ports": self.ports.to_dict(),
-            "profile": self.profile.to_dict(),
+            "profile": self.profile.to_dict() if self.profile else None,
+            "charms": self.charms,
+            "loki_server_name": self.loki_server_name,
             "bin_dir": str(self.bin_dir),
             "started_at": self.started_at,
             "pebble_start_ticks": self.pebble_start_ticks,
@@ -121,7 +152,9 @@ class StackInfo:
             root=Path(d["root"]),
             pid=int(d["pid"]),
             ports=Ports(**d["ports"]),
-            profile=Profile(**d["profile"]),
+            profile=Profile(**d["profile"]) if d.get("profile") else None,
+            charms=d.get("charms"),
+            loki_server_name=str(d.get("loki_server_name") or render.LOKI_TLS_SERVER_NAME),
             bin_dir=Path(d["bin_dir"]),
             started_at=float(d["started_at"]),
             pebble_start_ticks=int(d.get("pebble_start_ticks") or 0),
@@ -246,16 +279,28 @@ def service_states(info: StackInfo) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _http_client(info: StackInfo, timeout: float = 2.0) -> httpx.Client:
-    return httpx.Client(verify=tls_material.client_context(info.ca_file), timeout=timeout)
+class _Prober:
+    """Readiness probes of the services: Loki's over HTTPS verified against the stack's CA for
+    the name its certificate holds, the others over plain HTTP on loopback."""
 
+    def __init__(self, info: StackInfo, timeout: float = 2.0):
+        self.plain = httpx.Client(timeout=timeout)
+        self.loki = tls_material.verified_client(info.ca_file, info.loki_server_name, timeout)
 
-def _probe(client: httpx.Client, url: str) -> tuple[bool, str]:
-    try:
-        resp = client.get(url)
-    except httpx.HTTPError as exc:
-        return False, type(exc).__name__
-    return resp.status_code == 200, f"HTTP {resp.status_code}"
+    def __call__(self, name: str, url: str) -> tuple[bool, str]:
+        client = self.loki if name == "loki" else self.plain
+        try:
+            resp = client.get(url)
+        except httpx.HTTPError as exc:
+            return False, type(exc).__name__
+        return resp.status_code == 200, f"HTTP {resp.status_code}"
+
+    def __enter__(self) -> _Prober:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.plain.close()
+        self.loki.close()
 
 
 def _clear_run_dir(layout: Layout) -> None:
@@ -271,23 +316,63 @@ def _clear_run_dir(layout: Layout) -> None:
             child.unlink()
 
 
-def write_configs(layout: Layout, profile: Profile, ports: Ports, bin_dir: Path) -> None:
-    """Fresh run directory: TLS material, the three configs and the Pebble layer."""
+@dataclass(frozen=True)
+class Written:
+    """What write_configs decided beyond the files: Loki's certificate name, the charm report."""
+
+    loki_server_name: str = render.LOKI_TLS_SERVER_NAME
+    charms: dict[str, Any] | None = None
+
+
+def write_configs(
+    layout: Layout,
+    what: StackChoice,
+    ports: Ports,
+    bin_dir: Path,
+    on_step: Callable[[str], None] | None = None,
+) -> Written:
+    """Fresh run directory: TLS material, the three configs and the Pebble layer; for a charm
+    stack, rendered by the charms with this stack's CA and localized (charm_stack.py)."""
     _clear_run_dir(layout)
     for folder in layout.folders():
         folder.mkdir(parents=True, exist_ok=True)
-    tls_material.write(tls_material.generate(), layout.tls)
-    dump = {
-        layout.collector_config: render.collector_config(profile, ports, layout),
-        layout.loki_config: render.loki_config(profile, ports, layout),
-        layout.prometheus_config: render.prometheus_config(ports, layout),
-    }
-    for path, cfg in dump.items():
+    material = tls_material.generate()
+    tls_material.write(material, layout.tls)
+    written = Written()
+    if isinstance(what, Profile):
+        configs = {
+            layout.collector_config: render.collector_config(what, ports, layout),
+            layout.loki_config: render.loki_config(what, ports, layout),
+        }
+        layer = render.pebble_layer(bin_dir, ports, layout)
+    else:
+        try:
+            files = charm_stack.build(
+                what,
+                layout,
+                ports,
+                bin_dir,
+                material.ca_cert_pem.decode(),
+                material.ca_key_pem.decode(),
+                on_step=on_step,
+            )
+        except CharmStackError as exc:
+            raise StackError(str(exc)) from None
+        configs = {
+            layout.collector_config: files.collector_config,
+            layout.loki_config: files.loki_config,
+        }
+        layer = render.charm_layer(files.services, files.checks, bin_dir, ports, layout)
+        written = Written(files.loki_server_name, files.report)
+    configs[layout.prometheus_config] = render.prometheus_config(
+        ports, layout, written.loki_server_name
+    )
+    for path, cfg in configs.items():
         path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     layers = layout.pebble / "layers"
     layers.mkdir(parents=True, exist_ok=True)
-    layer = render.pebble_layer(bin_dir, ports, layout)
     (layers / "001-loadgate.yaml").write_text(yaml.safe_dump(layer, sort_keys=False))
+    return written
 
 
 def _service_log_tail(layout: Layout, service: str, lines: int = 5) -> list[str]:
@@ -299,7 +384,7 @@ def _service_log_tail(layout: Layout, service: str, lines: int = 5) -> list[str]
 
 
 def up(
-    profile: Profile,
+    what: StackChoice,
     ports: Ports,
     *,
     root: Path | None = None,
@@ -307,10 +392,12 @@ def up(
     timeout: float = 60.0,
     on_wait: Callable[[dict[str, bool], float], None] | None = None,
     owner: Owner | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> StackInfo:
     """Start the stack and return once every service is healthy; on any failure, stop it all.
 
-    `owner` is the run starting it (None: `loadgate stack up`)."""
+    `what`: prepared charm sources (charm_stack.prepare) or a hand profile. `owner` is the run
+    starting it (None: `loadgate stack up`); `on_step` hears the rendering steps."""
     layout = Layout(root or paths.stack_dir())
     bdir = bin_dir or paths.bin_dir()
     existing = read_info(layout.root)
@@ -324,7 +411,7 @@ def up(
             f"the stack at {layout.root} lost its Pebble daemon (pid {existing.pid}) but its "
             f"services still run: {describe_leftovers(left)}; stop them with `loadgate stack down`"
         )
-    not_built = binaries.missing(STACK_PARTS, bdir)
+    not_built = binaries.missing(stack_parts(what), bdir)
     if not_built:
         raise StackError(
             f"not built at the pinned version: {', '.join(not_built)} (in {bdir}); "
@@ -339,7 +426,7 @@ def up(
             "--base-port"
         )
 
-    write_configs(layout, profile, ports, bdir)
+    written = write_configs(layout, what, ports, bdir, on_step)
     proc = pebble_daemon.spawn(
         bdir / "pebble",
         layout.pebble,
@@ -354,11 +441,13 @@ def up(
         root=layout.root,
         pid=proc.pid,
         ports=ports,
-        profile=profile,
+        profile=what if isinstance(what, Profile) else None,
         bin_dir=bdir,
         started_at=time.time(),
         pebble_start_ticks=pebble.start_ticks if pebble else 0,
         owner=owner,
+        charms=written.charms,
+        loki_server_name=written.loki_server_name,
     )
     layout.state_file.write_text(json.dumps(info.to_dict(), indent=2))
     try:
@@ -378,7 +467,7 @@ def _wait_healthy(
     urls = render.health_urls(info.ports)
     start = time.monotonic()
     healthy = dict.fromkeys(urls, False)
-    with _http_client(info, timeout=1.0) as client:
+    with _Prober(info, timeout=1.0) as probe:
         while True:
             if proc.poll() is not None:
                 raise StackError(
@@ -387,7 +476,7 @@ def _wait_healthy(
                 )
             for name, url in urls.items():
                 if not healthy[name]:
-                    healthy[name], _ = _probe(client, url)
+                    healthy[name], _ = probe(name, url)
             elapsed = time.monotonic() - start
             if on_wait:
                 on_wait(dict(healthy), elapsed)
@@ -459,9 +548,9 @@ def status(root: Path | None = None) -> StackStatus:
             pass
     fallback = "unknown" if alive else "pebble gone"
     out: list[ServiceStatus] = []
-    with _http_client(info) as client:
+    with _Prober(info) as probe:
         for name, url in render.health_urls(info.ports).items():
-            ok, detail = _probe(client, url)
+            ok, detail = probe(name, url)
             out.append(
                 ServiceStatus(name, port_of[name], pebble_state.get(name, fallback), ok, detail)
             )

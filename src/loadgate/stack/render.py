@@ -1,8 +1,11 @@
 """Pure renderers of the local stack's configuration: collector, Loki, Prometheus, Pebble layer.
 
-The collector config follows what the otelcol charm renders for a unit related to Loki: an OTLP
-receiver, `loki` exporters with a persistent sending queue and retries, the charm's Loki hint
-processors, health_check and file_storage extensions, and self-metrics on a Prometheus reader.
+The collector and Loki configs here are the hand-written profiles (profile.py), kept for the
+experiments no charm option expresses (a `nop` exporter, say); a charm-rendered stack gets them
+from the charms (charm_stack.py) and shares the Prometheus config and the Pebble plumbing here.
+The hand collector config follows what the otelcol charm renders for a unit related to Loki: an
+OTLP receiver, `loki` exporters with a persistent sending queue and retries, the charm's Loki
+hint processors, health_check and file_storage extensions, self-metrics on a Prometheus reader.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ def loki_push_url(ports: Ports) -> str:
 
 
 def loki_base_url(ports: Ports) -> str:
-    return f"https://{LOKI_TLS_SERVER_NAME}:{ports.loki_http}"
+    """Where loadgate reaches Loki; its certificate is verified for the stack's Loki name
+    (`localhost` by hand, the unit's in-cluster name when the charm asked for it)."""
+    return f"https://{HOST}:{ports.loki_http}"
 
 
 def prometheus_base_url(ports: Ports) -> str:
@@ -179,7 +184,9 @@ def loki_config(profile: Profile, ports: Ports, layout: Layout) -> dict[str, Any
     }
 
 
-def prometheus_config(ports: Ports, layout: Layout) -> dict[str, Any]:
+def prometheus_config(
+    ports: Ports, layout: Layout, loki_server_name: str = LOKI_TLS_SERVER_NAME
+) -> dict[str, Any]:
     return {
         "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL},
         "scrape_configs": [
@@ -192,7 +199,7 @@ def prometheus_config(ports: Ports, layout: Layout) -> dict[str, Any]:
                 "scheme": "https",
                 "tls_config": {
                     "ca_file": str(layout.ca_cert),
-                    "server_name": LOKI_TLS_SERVER_NAME,
+                    "server_name": loki_server_name,
                 },
                 "static_configs": [{"targets": [f"{HOST}:{ports.loki_http}"]}],
             },
@@ -230,29 +237,63 @@ def health_urls(ports: Ports) -> dict[str, str]:
     }
 
 
-def pebble_layer(bin_dir: Path, ports: Ports, layout: Layout) -> dict[str, Any]:
-    argv = service_argv(bin_dir, ports, layout)
-    services = {
-        name: {
-            "override": "replace",
-            "summary": f"{name} of the loadgate local stack",
-            "command": shlex.join(cmd),
-            "startup": "enabled",
-            "working-dir": str(layout.root),
-            "on-failure": "restart",
-            "backoff-delay": "1s",
-        }
-        for name, cmd in argv.items()
+def _service(name: str, argv: list[str], layout: Layout) -> dict[str, Any]:
+    return {
+        "override": "replace",
+        "summary": f"{name} of the loadgate local stack",
+        "command": shlex.join(argv),
+        "startup": "enabled",
+        "working-dir": str(layout.root),
+        "on-failure": "restart",
+        "backoff-delay": "1s",
     }
-    checks = {
-        f"{name}-ready": {
+
+
+def readiness_checks(ports: Ports, *, loki_verifiable: bool = True) -> dict[str, Any]:
+    """One `ready` check per service. Pebble cannot verify a certificate for another name than
+    the URL's: when Loki's names only its in-cluster host, its check is a TCP one (loadgate's
+    own probe verifies the certificate for that name)."""
+    checks: dict[str, Any] = {}
+    for name, url in health_urls(ports).items():
+        probe: dict[str, Any] = {"http": {"url": url}}
+        if name == "loki" and not loki_verifiable:
+            probe = {"tcp": {"host": HOST, "port": ports.loki_http}}
+        checks[f"{name}-ready"] = {
             "override": "replace",
             "level": "ready",
             "period": "2s",
             "timeout": "2s",
             "threshold": 3,
-            "http": {"url": url},
+            **probe,
         }
-        for name, url in health_urls(ports).items()
+    return checks
+
+
+def pebble_layer(bin_dir: Path, ports: Ports, layout: Layout) -> dict[str, Any]:
+    """The hand-written stack: our three services and their readiness checks."""
+    services = {
+        name: _service(name, argv, layout)
+        for name, argv in service_argv(bin_dir, ports, layout).items()
     }
-    return {"summary": "loadgate local stack", "services": services, "checks": checks}
+    return {
+        "summary": "loadgate local stack",
+        "services": services,
+        "checks": readiness_checks(ports),
+    }
+
+
+def charm_layer(
+    services: dict[str, Any],
+    checks: dict[str, Any],
+    bin_dir: Path,
+    ports: Ports,
+    layout: Layout,
+) -> dict[str, Any]:
+    """A charm-rendered stack: the collector's and Loki's services and checks as their charms
+    planned them (localized), plus our Prometheus and readiness checks."""
+    prometheus = service_argv(bin_dir, ports, layout)["prometheus"]
+    return {
+        "summary": "loadgate local stack (charm-rendered otelcol and Loki)",
+        "services": {**services, "prometheus": _service("prometheus", prometheus, layout)},
+        "checks": {**checks, **readiness_checks(ports, loki_verifiable=False)},
+    }

@@ -21,7 +21,7 @@ from ..stack import local as stack_local
 from ..stack import orphans, procs
 from ..stack.local import StackInfo
 from ..stack.procs import ProcessId
-from ..tls import client_context
+from ..tls import client_context, verified_client
 
 SUMMARY_FILE = "k6-summary.json"
 K6_LOG = "k6.log"
@@ -42,11 +42,16 @@ def log_tail(path: Path, lines: int = 8) -> str:
 
 class LocalTarget:
     name = "local"
+    # Before the baseline and after the drain, the collector must have accepted nothing for
+    # this long (runner.QUIET_S): Prometheus scrapes the local stack every 2 s.
+    quiet_s = 3.0
 
     def __init__(self, stack: StackInfo, *, remote_write: bool = True):
         self.stack = stack
         self.remote_write = remote_write
         self._http = httpx.Client(verify=client_context(stack.ca_file), timeout=30.0)
+        # Loki's certificate names the host the charm asked for (verified as such).
+        self._loki = verified_client(stack.ca_file, stack.loki_server_name, timeout=30.0)
         self._api = httpx.Client(timeout=2.0)
         self._proc: subprocess.Popen[bytes] | None = None
         self._k6: ProcessId | None = None
@@ -59,7 +64,7 @@ class LocalTarget:
         return PrometheusAPI(self.stack.prometheus_url, self._http)
 
     def loki(self) -> LokiAPI:
-        return LokiAPI(self.stack.loki_url, self._http)
+        return LokiAPI(self.stack.loki_url, self._loki)
 
     def command(self, spec: RunSpec, out_dir: Path) -> k6args.K6Command:
         self._api_port = free_port()
@@ -155,13 +160,22 @@ class LocalTarget:
         return stack_local.service_states(self.stack)
 
     def environment(self) -> dict[str, Any]:
-        return {
-            "profile": self.stack.profile.to_dict(),
+        """`environment` of result.json: what the stack ran. A charm stack records each charm's
+        source (repository, ref, commit, revisions), its options, its workload image tag and
+        the binary that ran it, and what localizing changed."""
+        profile = self.stack.profile.to_dict() if self.stack.profile else {"name": self.stack.name}
+        env: dict[str, Any] = {
+            "profile": profile,
+            "stack": self.stack.name,
             "versions": {p.name: p.version for p in binaries.PARTS},
             "stack_dir": str(self.stack.root),
         }
+        if self.stack.charms is not None:
+            env["charms"] = self.stack.charms
+        return env
 
     def close(self) -> None:
         self.stop()
         self._http.close()
         self._api.close()
+        self._loki.close()

@@ -1,0 +1,147 @@
+"""What stack the command line asks for: the charms' rendering (the default) or a hand profile.
+
+`--profile` names a preset of otelcol charm options, read from the Juju bundle's own overlay
+(`bundles/overlays/profile-<name>.yaml`), so the local stack and the Juju gate run the same
+settings; `charm-default` is the charm with its defaults. `hand-nop` is the one hand-written
+profile offered: a `nop` exporter, which no charm option gives (the generator benchmark).
+`--queue-size N` is `--charm-config queue_size=N`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..yamlfile import load_mapping
+from . import charm_stack
+from . import profile as profiles
+from .charm_stack import CharmChoice, CharmStackError, PreparedCharms
+from .profile import Profile
+
+DEFAULT_PRESET = "charm-default"
+HAND_PROFILES: dict[str, str] = {"hand-nop": "nop"}  # CLI name -> profile.py name
+CHARM_FLAGS = ("otelcol_charm", "loki_charm", "charm_config", "loki_config")
+
+
+class ChoiceError(ValueError):
+    """The stack flags do not fit together or name something unknown (names the flag)."""
+
+
+def presets(overlays: Path | None = None) -> dict[str, Path | None]:
+    """Preset name -> its overlay file (None for charm-default)."""
+    folder = overlays or paths.overlays_dir()
+    found: dict[str, Path | None] = {DEFAULT_PRESET: None}
+    for overlay in sorted(folder.glob("profile-*.yaml")):
+        found[overlay.stem.removeprefix("profile-")] = overlay
+    return found
+
+
+def profile_names(overlays: Path | None = None) -> list[str]:
+    """Every `--profile` value: the charm presets, then the hand profiles."""
+    return [*presets(overlays), *HAND_PROFILES]
+
+
+def preset_pairs(name: str, overlays: Path | None = None) -> list[str]:
+    """The otelcol options of a preset as `--charm-config` pairs (`k=v`)."""
+    known = presets(overlays)
+    if name not in known:
+        allowed = ", ".join(profile_names(overlays))
+        raise ChoiceError(f"--profile: unknown profile {name!r}; allowed: {allowed}")
+    overlay = known[name]
+    if overlay is None:
+        return []
+    doc = load_mapping(overlay, ChoiceError)
+    apps = doc.get("applications")
+    otelcol: Any = apps.get("otelcol") if isinstance(apps, dict) else None  # pyright: ignore[reportUnknownMemberType]
+    options: Any = otelcol.get("options") if isinstance(otelcol, dict) else None  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(options, dict):
+        raise ChoiceError(f"{overlay}: applications.otelcol.options: expected a mapping")
+    return [f"{k}={_text(v)}" for k, v in options.items()]  # pyright: ignore[reportUnknownVariableType]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class StackRequest:
+    """The stack asked for, before anything is resolved."""
+
+    preset: str
+    charms: CharmChoice | None  # None: a hand profile
+    hand: Profile | None
+
+    def prepare(self) -> PreparedCharms | Profile:
+        """Resolve the charm sources and options (raises ChoiceError naming the flag)."""
+        if self.hand is not None:
+            return self.hand
+        assert self.charms is not None
+        try:
+            return charm_stack.prepare(self.charms)
+        except CharmStackError as exc:
+            raise ChoiceError(str(exc)) from None
+
+
+def request(args: argparse.Namespace, overlays: Path | None = None) -> StackRequest:
+    """The stack flags (`--profile`, `--queue-size`, `--otelcol-charm`, ...) as one request."""
+    name = str(getattr(args, "profile", None) or DEFAULT_PRESET)
+    queue_size = getattr(args, "queue_size", None)
+    if name in HAND_PROFILES:
+        given = [
+            f"--{f.replace('_', '-')}"
+            for f in CHARM_FLAGS
+            if getattr(args, f, None) not in (None, [])
+        ]
+        if given:
+            raise ChoiceError(
+                f"{', '.join(given)}: apply to a charm-rendered stack; --profile {name} is "
+                "hand-written (drop them, or choose a charm preset)"
+            )
+        try:
+            hand = profiles.get(HAND_PROFILES[name], queue_size)
+        except ValueError as exc:
+            raise ChoiceError(f"--{exc}") from None
+        return StackRequest(name, None, hand)
+    pairs = preset_pairs(name, overlays) + list(getattr(args, "charm_config", None) or [])
+    if queue_size is not None:
+        pairs.append(f"queue_size={queue_size}")
+    try:
+        charms = CharmChoice.from_flags(
+            getattr(args, "otelcol_charm", None),
+            getattr(args, "loki_charm", None),
+            pairs,
+            list(getattr(args, "loki_config", None) or []),
+            preset=name,
+        )
+    except CharmStackError as exc:
+        raise ChoiceError(str(exc)) from None
+    return StackRequest(name, charms, None)
+
+
+def differences(prepared: PreparedCharms | Profile, running: Mapping[str, Any] | None,
+                running_profile: Profile | None) -> list[str]:  # fmt: skip
+    """How a running stack differs from what this command asks for (empty: the same)."""
+    if isinstance(prepared, Profile):
+        if running_profile != prepared:
+            have = running_profile.name if running_profile else "charm-rendered"
+            return [f"profile: running {have}, asked {prepared.name}"]
+        return []
+    if running is None:
+        return ["the running stack is hand-written, this run asks for the charms' rendering"]
+    out: list[str] = []
+    asked = prepared.to_dict()
+    for role in ("otelcol", "loki"):
+        have, want = running.get(role, {}), asked[role]
+        commit_have = (have.get("source") or {}).get("commit")
+        commit_want = want["source"]["commit"]
+        if commit_have != commit_want or (have.get("source") or {}).get("dirty"):
+            out.append(f"{role} charm: running {commit_have}, asked {commit_want}")
+        if have.get("options") != want["options"]:
+            out.append(f"{role} options: running {have.get('options')}, asked {want['options']}")
+    return out
