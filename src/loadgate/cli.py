@@ -239,6 +239,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_check_bundle_flags(p_check)
 
+    p_charms = sub.add_parser(
+        "charms", help="run the otelcol and Loki charms' own code offline: what they render"
+    )
+    from .charms.command import add_flags as add_charms_flags
+
+    add_charms_flags(p_charms)
+
     p_report = sub.add_parser("report", help="table and plots of the result rows per revision")
     p_report.add_argument("--results", help="results folder (default ./results)")
     p_report.add_argument("--out", help="where to write report.md and PNGs (default results/)")
@@ -287,6 +294,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .report import cmd_report
 
         return cmd_report(args)
+    if args.command == "charms":
+        from .charms.command import cmd_charms
+
+        return cmd_charms(args)
     parser.error(f"unknown command {args.command}")
     return EXIT_BAD_INPUT
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -9,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from loadgate import binaries, paths
-from loadgate.stack import local, procs
+from loadgate.stack import choice, local, procs
+from loadgate.stack.charm_stack import PreparedCharms
 from loadgate.stack.ports import Ports
-from loadgate.stack.profile import Profile
 
 
 @pytest.fixture(scope="session")
@@ -24,15 +25,26 @@ def built_bin_dir() -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def charm_default() -> PreparedCharms:
+    """What `loadgate run` runs when told nothing: the pinned otelcol and Loki revisions,
+    rendered by their charms (needs ../shared/charm-sources, like CI)."""
+    prepared = choice.request(argparse.Namespace()).prepare()
+    assert isinstance(prepared, PreparedCharms)
+    return prepared
+
+
 StartStack = Callable[[Path, int], local.StackInfo]
 
 
 @pytest.fixture(scope="session")
-def start_stack(built_bin_dir: Path) -> StartStack:
-    """Start a charm-default stack in a run directory with ports from a base port."""
+def start_stack(built_bin_dir: Path, charm_default: PreparedCharms) -> StartStack:
+    """Start the default (charm-rendered) stack in a run directory, ports from a base port."""
 
     def start(root: Path, base_port: int) -> local.StackInfo:
-        return local.up(Profile(), Ports.from_base(base_port), root=root, bin_dir=built_bin_dir)
+        return local.up(
+            charm_default, Ports.from_base(base_port), root=root, bin_dir=built_bin_dir
+        )
 
     return start
 

@@ -24,7 +24,6 @@ from loadgate import cli
 from loadgate.core.spec import RunSpec
 from loadgate.stack import local
 from loadgate.targets.local import LocalTarget
-from loadgate.tls import client_context
 
 pytestmark = pytest.mark.local
 
@@ -153,7 +152,7 @@ def test_discarded_lines_show_by_reason(
     """A line older than Loki's max sample age (a week by default) is discarded and counted."""
     old_ns = int((time.time() - 30 * 86400) * 1e9)
     push = {"streams": [{"stream": {"job": "dashboard-test"}, "values": [[str(old_ns), "old"]]}]}
-    with httpx.Client(verify=client_context(stack.ca_file), timeout=30) as client:
+    with stack.loki_client() as client:
         # Twice, a few scrapes apart: the first discard creates the series, and rate() sees
         # only increases after a series' first sample.
         for i in range(2):

@@ -13,7 +13,7 @@ import yaml
 from rich.markup import escape
 from rich.table import Table
 
-from .. import paths, tls
+from .. import binaries, paths, tls
 from ..stack import charm_stack
 from ..stack.layout import Layout
 from ..stack.ports import Ports
@@ -54,7 +54,9 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     p_render = sub.add_parser("render", help="render both charms and localize their configs")
     add_source_flags(p_render)
     p_render.add_argument("--out", help="where to write the result (default ./charm-render)")
-    p_render.add_argument("--base-port", type=int, help="ports the localized configs use")
+    p_render.add_argument(
+        "--base-port", type=int, help="ports the localized configs use (default: standard)"
+    )
     p_diff = sub.add_parser("diff", help="the collector config of two otelcol charm sources")
     p_diff.add_argument("a", metavar="SRC_A", help="e.g. rev160")
     p_diff.add_argument("b", metavar="SRC_B", help="e.g. rev221")
@@ -71,6 +73,13 @@ def render_to(
     choice: charm_stack.CharmChoice, out: Path, ports: Ports
 ) -> tuple[charm_stack.PreparedCharms, charm_stack.CharmStackFiles, float]:
     prepared = charm_stack.prepare(choice)
+    parts = [prepared.otelcol_part.name, prepared.loki_part.name]
+    missing = binaries.missing(parts, paths.bin_dir())
+    if missing:
+        raise charm_stack.CharmStackError(
+            f"not built: {', '.join(missing)} (the charms read the workload's version, and the "
+            "collector's components decide what localizing keeps): run `loadgate binaries`"
+        )
     layout = Layout(out)
     material = tls.generate()
     tls.write(material, layout.tls)
@@ -116,6 +125,20 @@ def render_table(report: dict[str, Any], seconds: float) -> Table:
             escape(f"{status['name']} {status['message']}".strip()),
         )
     return table
+
+
+def cmd_charms(args: argparse.Namespace) -> int:
+    """`loadgate charms render|diff`; bad sources or options exit 2 naming the flag."""
+    from ..cli import EXIT_BAD_INPUT, error, stdout
+    from ..cli import console as err_console
+
+    try:
+        if args.charms_action == "render":
+            return cmd_render(args, err_console, stdout)
+        return cmd_diff(args, err_console, stdout)
+    except (charm_stack.CharmStackError, OSError, ValueError) as exc:
+        error(f"charms {args.charms_action}", exc)
+        return EXIT_BAD_INPUT
 
 
 def cmd_render(args: argparse.Namespace, console: Any, stdout: Any) -> int:

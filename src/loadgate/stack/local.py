@@ -93,6 +93,10 @@ class StackInfo:
             return f"charms:{self.charms.get('preset') or 'charm-default'}"
         return self.profile.name if self.profile else "?"
 
+    def loki_client(self, timeout: float = 30.0) -> httpx.Client:
+        """An HTTPS client for Loki: the stack's CA only, its certificate checked for its name."""
+        return tls_material.verified_client(self.ca_file, self.loki_server_name, timeout)
+
     @property
     def otelcol_binary(self) -> Path:
         part = (self.charms or {}).get("otelcol", {}).get("workload", {}).get("part", "otelcol")

@@ -1,0 +1,151 @@
+"""The default stack runs what the otelcol and Loki charms render (pinned rev221 and rev244),
+localized to loopback: the real binaries run the charms' configs, the queries find the metric
+names the charm's telemetry config produces, and the run's records balance to the record with
+the collector's own logs flowing through the same pipeline (its internal-telemetry loop)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from conftest import StartStack
+
+from loadgate import cli
+from loadgate import queries as q
+from loadgate.charms import render
+from loadgate.queries import PrometheusAPI
+from loadgate.stack import local, procs
+
+pytestmark = pytest.mark.local
+
+BASE_PORT = 24800
+
+
+@pytest.fixture(scope="module")
+def charm_stack(
+    start_stack: StartStack, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[local.StackInfo]:
+    root = tmp_path_factory.mktemp("charm-stack")
+    info = start_stack(root, BASE_PORT)
+    try:
+        yield info
+    finally:
+        local.down(root)
+
+
+def result_of(results: Path) -> dict[str, Any]:
+    files = list(results.glob("*/result.json"))
+    assert len(files) == 1, files
+    return json.loads(files[0].read_text())
+
+
+def test_the_stack_runs_what_the_charms_rendered(charm_stack: local.StackInfo) -> None:
+    charms = charm_stack.charms
+    assert charms is not None
+    otelcol, loki = charms["otelcol"], charms["loki"]
+    assert otelcol["source"]["commit"].startswith("2a77867")
+    assert otelcol["source"]["revisions"] == [221]
+    assert otelcol["source"]["workload_tag"] == "0.130-26.04"
+    assert otelcol["workload"] == {"part": "otelcol", "version": "v0.130.1"}
+    assert loki["source"]["revisions"] == [244]
+    assert loki["workload"] == {"part": "loki", "version": "v3.7.8"}
+    assert charms["missing_components"] == []  # the build has every rendered component
+    assert charm_stack.loki_server_name == render.fqdn("loki")
+
+    config = yaml.safe_load(charm_stack.layout.collector_config.read_text())
+    assert "filter/internal-telemetry-loop-breaker/otelcol/0" in config["processors"]
+    assert config["service"]["telemetry"]["resource"]["service.name"] == "otelcol-internal"
+    exporter = config["exporters"]["loki/send-loki-logs/0"]
+    assert (
+        exporter["endpoint"] == f"https://127.0.0.1:{charm_stack.ports.loki_http}/loki/api/v1/push"
+    )
+    assert exporter["tls"]["server_name_override"] == render.fqdn("loki")
+    assert exporter["tls"]["insecure_skip_verify"] is False
+    assert local.status(charm_stack.root).healthy
+
+
+def test_queries_find_the_names_the_charms_telemetry_config_exposes(
+    charm_stack: local.StackInfo,
+) -> None:
+    """The charm keeps the collector's default metrics reader: counters without `_total`."""
+    text = httpx.get(f"http://127.0.0.1:{charm_stack.ports.otelcol_metrics}/metrics").text
+    names = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line[:1] != "#"}
+    assert "otelcol_process_cpu_seconds" in names
+    assert "otelcol_process_cpu_seconds_total" not in names
+    prom = PrometheusAPI(charm_stack.prometheus_url, httpx.Client(timeout=10))
+    for metric in (q.COLLECTOR_CPU, q.COLLECTOR_UPTIME, q.COLLECTOR_RSS, q.COLLECTOR_ACCEPTED):
+        assert prom.instant(q.counter_total(metric)) is not None, metric
+
+
+def pause_loki(info: local.StackInfo, after: float, seconds: float) -> threading.Thread:
+    """SIGSTOP Loki `after` seconds from now for `seconds`: the exporter fails and retries."""
+
+    def pause() -> None:
+        stopped = threading.Event()
+        stopped.wait(after)
+        loki = [pid for name, pid in local.leftovers(info) if name == "loki"]
+        assert loki, "no Loki process"
+        proc = procs.ProcessId.of(loki[0])
+        assert proc is not None
+        procs.signal_if_alive(proc, signal.SIGSTOP)
+        try:
+            stopped.wait(seconds)
+        finally:
+            procs.signal_if_alive(proc, signal.SIGCONT)
+
+    thread = threading.Thread(target=pause, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_the_runs_records_balance_with_the_collectors_own_logs_in_the_pipeline(
+    charm_stack: local.StackInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loki paused mid-run: the collector logs its failed exports; its loop breaker drops those
+    lines (and the drain must count them, or it would never end). The run's own steps still
+    balance to the record."""
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(charm_stack.root))
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path))
+    thread = pause_loki(charm_stack, after=8, seconds=10)
+    code = cli.main(
+        ["run", "--duration", "20s", "--rate", "18000", "--base-port", str(BASE_PORT),
+         "--drain-timeout", "120"]
+    )  # fmt: skip
+    thread.join()
+    result = result_of(tmp_path)
+    steps = {s["name"]: s["count"] for s in result["ledger"]["steps"]}
+    assert steps["accepted"] == steps["exported"] == steps["stored"], result["ledger"]
+    assert steps["stored"] == result["client"]["records_accepted"]
+    assert result["pipeline"]["collector_own_filtered"] > 0
+    assert result["delivered"]["drained"] is True
+    assert result["ledger"]["lost_after_acceptance"] == 0
+    assert code in (cli.EXIT_OK, cli.EXIT_GATE_FAILED)  # p99 may fail while Loki was paused
+    charms = result["environment"]["charms"]
+    assert charms["otelcol"]["source"]["revisions"] == [221]
+
+
+def test_another_revision_runs_from_its_own_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rev160: no internal-telemetry loop, the same workload version; a run of it balances."""
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
+    base = BASE_PORT + 20
+    code = cli.main(["run", "--otelcol-charm", "rev160", "--duration", "5s", "--rate", "6000",
+                     "--base-port", str(base)])  # fmt: skip
+    assert code == cli.EXIT_OK, capsys.readouterr().err
+    result = result_of(tmp_path / "results")
+    otelcol = result["environment"]["charms"]["otelcol"]
+    assert otelcol["source"]["revisions"] == [160, 161]
+    assert otelcol["source"]["workload_tag"] == "0.130-24.04"
+    assert result["ledger"]["balanced"] is True
+    assert result["pipeline"]["collector_own_filtered"] == 0
+    rendered = yaml.safe_load((tmp_path / "stack" / "config" / "otelcol.yaml").read_text())
+    assert not any(p.startswith("filter/internal-telemetry") for p in rendered["processors"])
