@@ -42,9 +42,7 @@ def start_stack(built_bin_dir: Path, charm_default: PreparedCharms) -> StartStac
     """Start the default (charm-rendered) stack in a run directory, ports from a base port."""
 
     def start(root: Path, base_port: int) -> local.StackInfo:
-        return local.up(
-            charm_default, Ports.from_base(base_port), root=root, bin_dir=built_bin_dir
-        )
+        return local.up(charm_default, Ports.from_base(base_port), root=root, bin_dir=built_bin_dir)
 
     return start
 

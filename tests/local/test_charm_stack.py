@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,25 +81,40 @@ def test_queries_find_the_names_the_charms_telemetry_config_exposes(
     assert "otelcol_process_cpu_seconds" in names
     assert "otelcol_process_cpu_seconds_total" not in names
     prom = PrometheusAPI(charm_stack.prometheus_url, httpx.Client(timeout=10))
-    for metric in (q.COLLECTOR_CPU, q.COLLECTOR_UPTIME, q.COLLECTOR_RSS, q.COLLECTOR_ACCEPTED):
-        assert prom.instant(q.counter_total(metric)) is not None, metric
+    found: dict[str, float | None] = {}
+    deadline = time.monotonic() + 30  # the first scrapes of a fresh stack
+    metrics = (q.COLLECTOR_CPU, q.COLLECTOR_UPTIME, q.COLLECTOR_RSS, q.COLLECTOR_ACCEPTED)
+    while time.monotonic() < deadline:
+        found = {m: prom.instant(q.counter_total(m)) for m in metrics}
+        if all(v is not None for v in found.values()):
+            break
+        time.sleep(1)
+    assert all(v is not None for v in found.values()), found
 
 
-def pause_loki(info: local.StackInfo, after: float, seconds: float) -> threading.Thread:
-    """SIGSTOP Loki `after` seconds from now for `seconds`: the exporter fails and retries."""
+def pause_loki(
+    info: local.StackInfo, results: Path, after: float, seconds: float
+) -> threading.Thread:
+    """SIGSTOP Loki `after` seconds into the load (once k6 writes its log under `results`) for
+    `seconds`: the exporter's pushes time out and it retries."""
 
     def pause() -> None:
         stopped = threading.Event()
+        deadline = time.monotonic() + 120
+        while not list(results.glob("*/k6.log")) and time.monotonic() < deadline:
+            stopped.wait(0.2)
         stopped.wait(after)
         loki = [pid for name, pid in local.leftovers(info) if name == "loki"]
         assert loki, "no Loki process"
         proc = procs.ProcessId.of(loki[0])
         assert proc is not None
         procs.signal_if_alive(proc, signal.SIGSTOP)
+        print(f"[pause] Loki (pid {proc.pid}) stopped at {time.strftime('%H:%M:%S')}")
         try:
             stopped.wait(seconds)
         finally:
             procs.signal_if_alive(proc, signal.SIGCONT)
+            print(f"[pause] Loki continued at {time.strftime('%H:%M:%S')}")
 
     thread = threading.Thread(target=pause, daemon=True)
     thread.start()
@@ -108,14 +124,15 @@ def pause_loki(info: local.StackInfo, after: float, seconds: float) -> threading
 def test_the_runs_records_balance_with_the_collectors_own_logs_in_the_pipeline(
     charm_stack: local.StackInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Loki paused mid-run: the collector logs its failed exports; its loop breaker drops those
-    lines (and the drain must count them, or it would never end). The run's own steps still
-    balance to the record."""
+    """Loki paused mid-run until the collector's sending queue is full: the exporter logs every
+    request it cannot queue, and the loop breaker drops those lines (the drain must count them,
+    or it would never end). The run's own steps still balance to the record."""
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(charm_stack.root))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path))
-    thread = pause_loki(charm_stack, after=8, seconds=10)
+    # 120 requests/s of 5 records fill the charm's 1,000-batch queue in about 8 s.
+    thread = pause_loki(charm_stack, tmp_path, after=3, seconds=13)
     code = cli.main(
-        ["run", "--duration", "20s", "--rate", "18000", "--base-port", str(BASE_PORT),
+        ["run", "--duration", "20s", "--rate", "36000", "--base-port", str(BASE_PORT),
          "--drain-timeout", "120"]
     )  # fmt: skip
     thread.join()
@@ -123,6 +140,7 @@ def test_the_runs_records_balance_with_the_collectors_own_logs_in_the_pipeline(
     steps = {s["name"]: s["count"] for s in result["ledger"]["steps"]}
     assert steps["accepted"] == steps["exported"] == steps["stored"], result["ledger"]
     assert steps["stored"] == result["client"]["records_accepted"]
+    assert result["pipeline"]["collector_refused"] > 0  # the queue was full
     assert result["pipeline"]["collector_own_filtered"] > 0
     assert result["delivered"]["drained"] is True
     assert result["ledger"]["lost_after_acceptance"] == 0

@@ -89,7 +89,8 @@ def test_a_run_against_a_stack_of_another_profile_is_refused(
     code = cli.main(["run", "--duration", "5s", "--profile", "batch"])
     err = capsys.readouterr().err
     assert code == cli.EXIT_BAD_INPUT
-    assert "profile" in err
+    assert "not the one this run asks for (otelcol options:" in err
+    assert "processors" in err
     assert not use_stack.exists()
 
 

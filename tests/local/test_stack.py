@@ -7,6 +7,7 @@ import os
 import socket
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -64,9 +65,34 @@ def wait_for(what: str, probe: object, expected: int, timeout: float = 40.0) -> 
     pytest.fail(f"{what}: expected {expected}, last saw {value}")
 
 
+def settled(probe: object, timeout: float = 60.0) -> float:
+    """The probe's value once it stopped changing for 4 s (Prometheus scrapes every 2 s): the
+    charm's collector ships its own start-up logs through its pipeline first."""
+    assert callable(probe)
+    deadline = time.monotonic() + timeout
+    last, since = probe(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        value = probe()
+        if value != last:
+            last, since = value, time.monotonic()
+        elif value is not None and time.monotonic() - since >= 4.0:
+            return float(value)
+    pytest.fail(f"no settled value within {timeout:.0f}s (last {last})")
+
+
 def test_exactly_n_records_are_accepted_exported_received_and_stored(
     stack: local.StackInfo,
 ) -> None:
+    exported = q.loki_exporters_only(q.COLLECTOR_EXPORTED)
+    figures = {
+        "collector accepted": q.counter_total(q.COLLECTOR_ACCEPTED),
+        "collector exported": exported,
+        "Loki lines received": q.counter_total(q.LOKI_RECEIVED),
+    }
+    with httpx.Client(timeout=10) as client:
+        prom = PrometheusAPI(stack.prometheus_url, client)
+        before = {what: settled(lambda e=expr: prom.instant(e)) for what, expr in figures.items()}
     sent = 0
     with httpx.Client(timeout=10) as client:
         for size in (50, 50, 30, 7):  # 137 records in four requests
@@ -78,12 +104,8 @@ def test_exactly_n_records_are_accepted_exported_received_and_stored(
     with stack.loki_client(timeout=10) as client:
         prom = PrometheusAPI(stack.prometheus_url, client)
         loki = LokiAPI(stack.loki_url, client)
-        wait_for(
-            "collector accepted", lambda: prom.instant(q.counter_total(q.COLLECTOR_ACCEPTED)), N
-        )
-        exported = q.loki_exporters_only(q.COLLECTOR_EXPORTED)
-        wait_for("collector exported", lambda: prom.instant(exported), N)
-        wait_for("Loki lines received", lambda: prom.instant(q.counter_total(q.LOKI_RECEIVED)), N)
+        for what, expr in figures.items():
+            wait_for(what, lambda e=expr, w=what: (prom.instant(e) or 0) - before[w], N)
         start = time.time() - 120
         wait_for("LogQL count", lambda: loki.count_run(RUN_ID, start, time.time()), N)
         assert prom.instant(q.counter_total(q.COLLECTOR_REFUSED)) == 0
@@ -156,9 +178,12 @@ def test_a_failed_start_stops_everything(
     root = tmp_path / "stack"
     real_write = local.write_configs
 
-    def broken_write(layout: Layout, profile: Profile, ports: Ports, bin_dir: Path) -> None:
-        real_write(layout, profile, ports, bin_dir)
+    def broken_write(
+        layout: Layout, profile: Profile, ports: Ports, bin_dir: Path, on_step: Any = None
+    ) -> local.Written:
+        written = real_write(layout, profile, ports, bin_dir, on_step)
         layout.loki_config.write_text(json.dumps({"server": {"no_such_option": 1}}))
+        return written
 
     monkeypatch.setattr(local, "write_configs", broken_write)
     with pytest.raises(local.StackError, match="not healthy after 8s: loki"):
