@@ -25,7 +25,7 @@ def test_every_application_active_and_idle(deployed: jubilant.Juju) -> None:
 
 def test_loki_answers_https_verified_with_the_model_ca(juju_target: JujuTarget) -> None:
     for unit in juju_target.loki_units:
-        with endpoints.verified_client(juju_target.ca_file, unit.hostname) as client:
+        with tls.verified_client(juju_target.ca_file, unit.hostname) as client:
             resp = client.get(f"{unit.url(endpoints.LOKI_PORT)}/ready")
         assert resp.status_code == 200, f"{unit.unit}: /ready answered {resp.status_code}"
 

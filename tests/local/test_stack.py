@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +66,9 @@ def wait_for(what: str, probe: object, expected: int, timeout: float = 40.0) -> 
     pytest.fail(f"{what}: expected {expected}, last saw {value}")
 
 
-def settled(probe: object, timeout: float = 60.0) -> float:
+def settled(probe: Callable[[], float | None], timeout: float = 60.0) -> float:
     """The probe's value once it stopped changing for 4 s (Prometheus scrapes every 2 s): the
     charm's collector ships its own start-up logs through its pipeline first."""
-    assert callable(probe)
     deadline = time.monotonic() + timeout
     last, since = probe(), time.monotonic()
     while time.monotonic() < deadline:
@@ -134,7 +134,7 @@ def test_loki_refuses_a_client_without_the_stack_ca(stack: local.StackInfo) -> N
 
 def test_a_second_up_is_refused_while_one_runs(stack: local.StackInfo) -> None:
     with pytest.raises(local.StackError, match="already running"):
-        local.up(stack.profile, stack.ports, root=stack.root, bin_dir=stack.bin_dir)
+        local.up(Profile(), stack.ports, root=stack.root, bin_dir=stack.bin_dir)
 
 
 def _pids_of(root: Path) -> list[int]:
