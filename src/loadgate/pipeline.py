@@ -46,6 +46,8 @@ class Scope:
 
     exporter: str = "loki.*"
     loki: Mapping[str, str] = field(default_factory=dict[str, str])
+    # A rate spans at least two scrapes: the local stack scrapes every 2 s, COS every minute.
+    rate_window: str = "10s"
 
     def counters(self) -> dict[str, str]:
         """Name -> PromQL of a cumulative counter summed over its series (a live reading)."""
@@ -299,6 +301,7 @@ def collect(
 ) -> PipelineFigures:
     """Gauges over [start, end] plus the counts already judged."""
     window = max(1, int(end - start))
+    cpu = q.cpu_cores(rate_window=(scope or Scope()).rate_window)
     rss_max = prom.instant(q.max_over(RSS, window), end)
     rss_mean = prom.instant(q.avg_over(RSS, window), end)
     unknown = {
@@ -314,8 +317,8 @@ def collect(
         collector_enqueue_failed=counts["collector_enqueue_failed"].value,
         queue_size_max=prom.instant(q.max_over((scope or Scope()).queue_size(), window), end),
         queue_size_end=queue_end,
-        collector_cpu_max=prom.instant(q.max_over(q.cpu_cores(), window), end),
-        collector_cpu_mean=prom.instant(q.avg_over(q.cpu_cores(), window), end),
+        collector_cpu_max=prom.instant(q.max_over(cpu, window), end),
+        collector_cpu_mean=prom.instant(q.avg_over(cpu, window), end),
         collector_rss_max_mib=rss_max / MIB if rss_max is not None else None,
         collector_rss_mean_mib=rss_mean / MIB if rss_mean is not None else None,
         loki_received=counts["loki_received"].value,

@@ -113,4 +113,5 @@ def choose_loki_copy(
 
 def scope_for(exporter: str, copy: LokiCopy) -> Scope:
     """The pipeline scope of one copy: its exporter, and its Loki unit's counters."""
-    return Scope(exporter=exporter, loki=dict(copy.matchers))
+    # COS Prometheus gets the collector's metrics once a minute: rates over three minutes.
+    return Scope(exporter=exporter, loki=dict(copy.matchers), rate_window="3m")
