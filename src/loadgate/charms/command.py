@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .. import binaries, paths, tls
 from ..stack import charm_stack
@@ -195,8 +196,7 @@ def cmd_diff(args: argparse.Namespace, console: Any, stdout: Any) -> int:
         rendered.append((label, config.read_text().splitlines(keepends=True)))
     (la, a), (lb, b) = rendered
     diff = list(difflib.unified_diff(a, b, fromfile=la, tofile=lb))
-    stdout.print(
-        escape("".join(diff)) if diff else "the two sources render the same collector config"
-    )
+    text = "".join(diff) if diff else "the two sources render the same collector config\n"
+    stdout.print(Text(text), soft_wrap=True, end="")
     del console
     return 0
