@@ -167,3 +167,38 @@ def test_another_revision_runs_from_its_own_render(
     assert result["pipeline"]["collector_own_filtered"] == 0
     rendered = yaml.safe_load((tmp_path / "stack" / "config" / "otelcol.yaml").read_text())
     assert not any(p.startswith("filter/internal-telemetry") for p in rendered["processors"])
+
+
+def test_charms_render_writes_the_configs_with_an_option_and_says_what_it_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "render"
+    argv = ["charms", "render", "--out", str(out), "--charm-config", "queue_size=5000"]
+    assert cli.main(argv) == cli.EXIT_OK
+    shown = capsys.readouterr().out
+    assert "charms rendered in" in shown
+    assert "exporters.loki/send-loki-logs/0.endpoint" in shown
+    config = yaml.safe_load((out / "config" / "otelcol.yaml").read_text())
+    assert config["exporters"]["loki/send-loki-logs/0"]["sending_queue"]["queue_size"] == 5000
+    report = json.loads((out / "render.json").read_text())
+    assert report["otelcol"]["options"] == {"queue_size": 5000}
+    assert report["render"]["otelcol"]["status"]["name"] == "active"
+    assert report["missing_components"] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--charm-config", "no_such_option=1"], "has no option 'no_such_option'"),
+        (["--charm-config", "queue_size=lots"], "queue_size: must be a whole number"),
+        (["--charm-config", "tls_insecure_skip_verify=true"], "loadgate verifies TLS everywhere"),
+        (["--otelcol-charm", "rev169"], "revision 169 has no tag rev169"),
+    ],
+)
+def test_bad_charm_input_is_refused_before_anything_starts(
+    tmp_path: Path, argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "render"
+    assert cli.main(["charms", "render", "--out", str(out), *argv]) == cli.EXIT_BAD_INPUT
+    assert said in capsys.readouterr().err
+    assert not out.exists()

@@ -611,7 +611,7 @@ def test_target_follows_the_run_to_its_end(tmp_path: Path, monkeypatch: pytest.M
     model = Model([running, FINISHED])
     target = make_target(model, tmp_path, monkeypatch)
     assert target.scope == Scope(
-        exporter="loki/send-loki-logs/1", loki={"juju_application": "loki"}
+        exporter="loki/send-loki-logs/1", loki={"juju_application": "loki"}, rate_window="3m"
     )
     assert target.prometheus().base_url == "https://10.0.0.3:9090"
     assert target.loki().base_url == "https://10.0.0.1:3100"
