@@ -1,4 +1,5 @@
-"""`loadgate bench generator`: how many log records per minute one k6 core generates.
+"""The generator benchmark: how many log records per minute one k6 core generates (the
+command, `loadgate bench generator`, is loadgate.cli.bench).
 
 k6 runs the otlp-logs scenario (constant VUs, no remote write) against a collector whose only
 exporter is `nop`, so the collector does as little as possible. k6's own CPU time comes from
@@ -7,27 +8,22 @@ the kernel's accounting of the k6 process (wait4 rusage), not from wall-clock ti
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import yaml
-from rich.table import Table
 
 from . import paths
-from .cli import EXIT_BAD_INPUT, EXIT_OK, UsageError, console, stdout
-from .commands import build_missing
 from .core import k6args
-from .core.spec import RunSpec, SpecError
+from .core.spec import RunSpec
 from .core.summary import read_summary
 from .stack import render
 from .stack.layout import Layout
-from .stack.ports import Ports, busy_ports
+from .stack.ports import Ports
 from .stack.procs import parent_death_signal
 from .stack.profile import PROFILES
 
@@ -130,59 +126,3 @@ def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFig
         except subprocess.TimeoutExpired:
             collector.kill()
             collector.wait()
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    try:
-        spec = RunSpec.from_params(
-            {
-                "executor": "constant-vus",
-                "vus": args.vus,
-                "duration": args.duration,
-                "logs-per-request": args.logs_per_request,
-                "requests-per-iteration": args.requests_per_iteration,
-                "body-min": 256,
-                "body-max": 2048,
-                "p99-ms": 3_600_000,
-                "max-error-rate": 1,
-                "run-id": "bench-generator",
-            }
-        )
-    except SpecError as exc:
-        raise UsageError("; ".join(f"--{n}: {m}" for n, m in exc.problems)) from None
-    if build_missing(("k6", "otelcol"), command="bench") != EXIT_OK:
-        return EXIT_BAD_INPUT
-    ports = Ports.from_base(args.base_port)
-    busy = busy_ports(ports)
-    if busy:
-        listed = ", ".join(f"{n} {p}" for n, p in busy)
-        raise UsageError(f"--base-port: ports in use ({listed}); pick another base")
-    with (
-        tempfile.TemporaryDirectory(prefix="loadgate-bench-") as tmp,
-        console.status(
-            f"k6 {spec.vus} VUs for {spec.duration} against a nop collector "
-            f"({spec.logs_per_request} records per request, {spec.requests_per_iteration} "
-            "requests per iteration, bodies 256-2048 chars)"
-        ),
-    ):
-        figures = run_generator_bench(spec, ports, Path(tmp))
-    table = Table(title="bench generator: k6 otlp-logs against a nop collector")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    table.add_row(
-        "setup",
-        f"{spec.vus} VUs, {spec.logs_per_request} records/request, "
-        f"{spec.requests_per_iteration} requests/iteration, GOGC={k6args.K6_GOGC}",
-    )
-    table.add_row("log records accepted", f"{figures.records_accepted:,}")
-    table.add_row("wall time", f"{figures.wall_s:.1f} s")
-    table.add_row("log records per minute", f"{figures.records_per_minute:,.0f}")
-    table.add_row("k6 CPU time (user+sys)", f"{figures.k6_cpu_s:.2f} s")
-    table.add_row("log records per k6 CPU-second", f"{figures.records_per_cpu_second:,.0f}")
-    table.add_row(
-        "log records per minute per k6 core",
-        f"{figures.records_per_minute_per_core:,.0f} (target {TARGET_PER_CORE:,})",
-    )
-    table.add_row("collector CPU time", f"{figures.collector_cpu_s:.2f} s")
-    stdout.print(table)
-    return EXIT_OK

@@ -9,7 +9,6 @@ the endpoint and what is wrong.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
@@ -18,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import charm_file, paths
-from .charm_catalog import Catalog, CatalogError, CharmInfo, Endpoint, info_from_metadata
-from .charm_catalog import build as build_catalog
+from .charm_catalog import Catalog, CharmInfo, Endpoint, info_from_metadata
 from .yamlfile import load_mapping
 
 BUNDLE_KEYS = frozenset({"bundle", "description", "name", "applications", "relations"})
@@ -387,46 +385,3 @@ def default_combinations(bundle: Path) -> list[list[Path]]:
     """The bundle alone, then with each overlay of its overlays/ folder."""
     folder = bundle.parent / "overlays"
     return [[], *([o] for o in sorted(folder.glob("*.yaml")))]
-
-
-def add_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("bundle", nargs="?", help="bundle file (default bundles/bundle.yaml)")
-    p.add_argument(
-        "--overlay",
-        action="append",
-        default=[],
-        help="overlay file, in deploy order (repeatable). Without any, the bundle is checked "
-        "alone and with each overlay of its overlays/ folder",
-    )
-    p.add_argument(
-        "--upstream", help="upstream charm endpoints (default tests/data/upstream-charms.yaml)"
-    )
-
-
-def cmd_check_bundle(args: argparse.Namespace) -> int:
-    from .cli import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, console, stdout
-
-    bundle = Path(args.bundle) if args.bundle else default_bundle()
-    upstream = Path(args.upstream) if args.upstream else default_upstream()
-    try:
-        catalog = build_catalog(upstream, local_charmcraft_files())
-    except CatalogError as exc:
-        console.print(f"[red]loadgate check-bundle: {exc}[/red]", soft_wrap=True)
-        return EXIT_BAD_INPUT
-    combos = [[Path(o) for o in args.overlay]] if args.overlay else default_combinations(bundle)
-    failed = False
-    for overlays in combos:
-        label = " + ".join([str(bundle), *map(str, overlays)])
-        try:
-            problems = check_files(bundle, overlays, catalog)
-        except BundleError as exc:
-            console.print(f"[red]loadgate check-bundle: {exc}[/red]", soft_wrap=True)
-            return EXIT_BAD_INPUT
-        if problems:
-            failed = True
-            stdout.print(f"[red]FAIL[/red] {label}", soft_wrap=True)
-            for problem in problems:
-                stdout.print(f"  {problem}", soft_wrap=True)
-        else:
-            stdout.print(f"[green]OK[/green]   {label}", soft_wrap=True)
-    return EXIT_GATE_FAILED if failed else EXIT_OK

@@ -1,18 +1,13 @@
-"""`loadgate report`: the table that accumulates one row per run (per revision), and plots."""
+"""The report's content: one row per run (per revision) from the result files, the Markdown
+table and the plots (the command, `loadgate report`, is loadgate.cli.report)."""
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from rich.table import Table
-
-from . import paths, results
-from .cli import EXIT_BAD_INPUT, EXIT_OK, console, stdout
 
 COLUMNS = (
     "run", "date", "labels", "target", "profile", "executor", "rate/min", "accepted/min",
@@ -131,26 +126,3 @@ def plot(rows: Sequence[Row], out: Path) -> list[Path]:
         plt.close(fig)
         written.append(path)
     return written
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    root = Path(args.results) if args.results else paths.results_dir()
-    out = Path(args.out) if args.out else root
-    rows = [row_of(d) for d in results.load_rows(root)]
-    if not rows:
-        console.print(f"loadgate report: no result.json under {root} (run `loadgate run` first)")
-        return EXIT_BAD_INPUT
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.md").write_text(markdown(rows))
-    pngs = plot(rows, out)
-    table = Table(title=f"loadgate results ({len(rows)} runs; all columns in report.md)")
-    shown = ("run", "labels", "accepted/min", "p99 ms", "errors", "ledger", "verdict")
-    index = [COLUMNS.index(c) for c in shown]
-    for col in shown:
-        table.add_column(col)
-    for r in rows:
-        cells = r.cells()
-        table.add_row(*(cells[i] for i in index))
-    stdout.print(table)
-    console.print(f"wrote {out / 'report.md'} and {', '.join(str(p) for p in pngs)}")
-    return EXIT_OK

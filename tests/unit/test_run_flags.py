@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from loadgate import binaries, cli, commands, run_cli
+from loadgate import binaries, cli
+from loadgate.cli import binaries as binaries_cli
+from loadgate.cli import run as run_cli
 from loadgate.stack import local
 
 BAD: dict[str, list[str]] = {
@@ -200,7 +202,7 @@ def test_build_errors_of_binaries_keep_their_own_prefix(
         raise binaries.BuildError("go: command not found")
 
     monkeypatch.setattr(binaries, "ensure", fail)
-    assert commands.build_missing(["k6"]) == cli.EXIT_BAD_INPUT
+    assert binaries_cli.build_missing(["k6"]) == cli.EXIT_BAD_INPUT
     assert "loadgate binaries: go: command not found" in capsys.readouterr().err
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from loadgate import cli, run_cli
+from loadgate import cli
+from loadgate.cli import run as run_cli
 from loadgate.core.spec import RunSpec
 from loadgate.stack import local, runlock
 from loadgate.stack.ports import Ports

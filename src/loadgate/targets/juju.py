@@ -3,7 +3,6 @@ answer for the pipeline, over TLS verified with the CA of the model's `ca` appli
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
@@ -17,7 +16,7 @@ from ..core.summary import ClientFigures
 from ..juju import actions, deployed, endpoints
 from ..juju import scope as loki_scope
 from ..juju.endpoints import UnitEndpoint
-from ..juju.model import ActionError, run_action
+from ..juju.model import run_action
 from ..queries import LokiAPI, PrometheusAPI
 from ..runner import Progress, RunError
 
@@ -236,34 +235,3 @@ def labelled_for_model(spec: RunSpec, status: jubilant.Status, otelcol_app: str)
     found = deployed.labels({"otelcol": deployed.read(status, otelcol_app)})
     deployed.refuse_conflicting_labels(spec.labels, found)
     return RunSpec.from_params({**spec.to_params(), "labels": {**found, **spec.labels}})
-
-
-def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
-    """`loadgate run --target juju --model M`: the run through the model's k6 charm."""
-    from ..cli import EXIT_BAD_INPUT, UsageError, console
-    from ..queries import QueryError
-    from ..run_cli import run_with
-
-    if not args.model:
-        raise UsageError("--model: required with --target juju (the model holding the bundle)")
-    juju = jubilant.Juju(model=args.model)
-    try:
-        spec = labelled_for_model(spec, juju.status(), "otelcol")
-        console.print(
-            f"model {args.model}: labels "
-            + ", ".join(f"{k}={v}" for k, v in sorted(spec.labels.items()))
-        )
-        target = JujuTarget(juju)
-    except deployed.MismatchError as exc:
-        console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]", soft_wrap=True)
-        return EXIT_BAD_INPUT
-    except (endpoints.EndpointError, ActionError, jubilant.CLIError, QueryError) as exc:
-        console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]", soft_wrap=True)
-        return EXIT_BAD_INPUT
-    try:
-        return run_with(target, spec, args, scope=target.scope, scrape_timeout=SCRAPE_TIMEOUT)
-    except (RunError, QueryError, ActionError, actions.ActionResultError) as exc:
-        console.print(f"[red]loadgate run: {exc}[/red]", soft_wrap=True)
-        return EXIT_BAD_INPUT
-    finally:
-        target.close()

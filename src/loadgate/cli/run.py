@@ -1,4 +1,5 @@
-"""`loadgate run`: flags mirroring the k6 charm's start-load parameters, and the command."""
+"""`loadgate run`: flags mirroring the k6 charm's start-load parameters, and the command, on the
+local stack or (`--target juju`) through a model's k6 charm."""
 
 from __future__ import annotations
 
@@ -9,11 +10,23 @@ from pathlib import Path
 from rich.markup import escape
 from rich.text import Text
 
-from . import paths, results, runner, tables
-from .cli import (
+from .. import paths, results, runner, tables
+from ..core.gates import PASS
+from ..core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
+from ..pipeline import Scope
+from ..queries import QueryError
+from ..results import RunResult
+from ..runner import Progress, Target
+from ..stack import choice, local, orphans, runlock
+from ..stack.ports import Ports
+from ..stack.procs import ProcessId
+from ..targets.local import LocalTarget
+from .binaries import build_missing
+from .common import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
     EXIT_OK,
+    Subparsers,
     UsageError,
     console,
     error,
@@ -22,21 +35,18 @@ from .cli import (
     shielded,
     stdout,
 )
-from .commands import build_missing, prepare_stack, start_stack
-from .core.gates import PASS
-from .core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
-from .pipeline import Scope
-from .queries import QueryError
-from .results import RunResult
-from .runner import Progress, Target
-from .stack import choice, local, orphans, runlock
-from .stack.ports import Ports
-from .stack.procs import ProcessId
-from .targets.local import LocalTarget
+from .stack import add_stack_flags, prepare_stack, start_stack
 
 MAX_DRAIN_TIMEOUT = 24 * 3600.0
 
 DEFAULTS = RunSpec()
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser("run", help="run a load scenario and judge it (the main job)")
+    add_run_flags(p)
+    add_stack_flags(p)
+    p.set_defaults(handler=cmd_run)
 
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
@@ -189,8 +199,6 @@ def run_with(
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.target == "juju":
-        from .targets.juju import cmd_run_juju
-
         spec = spec_from_args(args, loopback_only=False)
         if not args.model:
             raise UsageError("--model: required with --target juju (the model holding the bundle)")
@@ -216,6 +224,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         with shielded():
             lock.release()
+
+
+def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
+    """`loadgate run --target juju --model M`: the run through the model's k6 charm."""
+    # Imported here: jubilant and the Juju target load only for a Juju run.
+    import jubilant
+
+    from ..juju import actions, deployed, endpoints
+    from ..juju.model import ActionError
+    from ..targets.juju import SCRAPE_TIMEOUT, JujuTarget, labelled_for_model
+
+    if not args.model:
+        raise UsageError("--model: required with --target juju (the model holding the bundle)")
+    juju = jubilant.Juju(model=args.model)
+    try:
+        spec = labelled_for_model(spec, juju.status(), "otelcol")
+        console.print(
+            f"model {args.model}: labels "
+            + ", ".join(f"{k}={v}" for k, v in sorted(spec.labels.items()))
+        )
+        target = JujuTarget(juju)
+    except deployed.MismatchError as exc:
+        console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]", soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except (endpoints.EndpointError, ActionError, jubilant.CLIError, QueryError) as exc:
+        console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]", soft_wrap=True)
+        return EXIT_BAD_INPUT
+    try:
+        return run_with(target, spec, args, scope=target.scope, scrape_timeout=SCRAPE_TIMEOUT)
+    except (runner.RunError, QueryError, ActionError, actions.ActionResultError) as exc:
+        console.print(f"[red]loadgate run: {exc}[/red]", soft_wrap=True)
+        return EXIT_BAD_INPUT
+    finally:
+        target.close()
 
 
 def _run_locked(

@@ -1,4 +1,5 @@
-"""`loadgate charms render|diff`: run the charms' own code and show what it renders."""
+"""`loadgate charms render|diff`: run the charms' own code and show what it renders; the flags
+that choose a stack's charm sources (`add_source_flags`, shared with stack up and run)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from .. import binaries, paths, tls
 from ..stack import charm_stack
 from ..stack.layout import Layout
 from ..stack.ports import Ports
+from .common import EXIT_BAD_INPUT, Subparsers, error, stdout
+from .common import console as err_console
 
 
 def add_source_flags(p: argparse.ArgumentParser) -> None:
@@ -48,6 +51,14 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
         default=[],
         help="a Loki charm option (repeatable), e.g. ingestion-rate-mb=8",
     )
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "charms", help="run the otelcol and Loki charms' own code offline: what they render"
+    )
+    p.set_defaults(handler=cmd_charms)
+    add_flags(p)
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
@@ -130,9 +141,6 @@ def render_table(report: dict[str, Any], seconds: float) -> Table:
 
 def cmd_charms(args: argparse.Namespace) -> int:
     """`loadgate charms render|diff`; bad sources or options exit 2 naming the flag."""
-    from ..cli import EXIT_BAD_INPUT, error, stdout
-    from ..cli import console as err_console
-
     try:
         if args.charms_action == "render":
             return cmd_render(args, err_console, stdout)

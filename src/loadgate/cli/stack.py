@@ -1,80 +1,75 @@
-"""`loadgate binaries` and `loadgate stack …`: thin wrappers that print progress and tables."""
+"""`loadgate stack up|down|status`: the local stack of real binaries under Pebble; the stack
+flags (`add_stack_flags`) and `prepare_stack`/`start_stack`, which `run` uses too."""
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
-from . import binaries, paths
-from .cli import EXIT_BAD_INPUT, EXIT_OK, UsageError, console, error, notice, shielded, stdout
-from .stack import choice, local, runlock
-from .stack.ports import Ports
-from .stack.profile import Profile
+from .. import paths
+from ..stack import choice, local, runlock
+from ..stack.ports import Ports
+from ..stack.profile import Profile
+from .binaries import build_missing
+from .charms import add_source_flags
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    Subparsers,
+    UsageError,
+    base_port,
+    console,
+    error,
+    notice,
+    queue_size,
+    seconds_flag,
+    shielded,
+    stdout,
+)
 
 
-def cmd_binaries(args: argparse.Namespace) -> int:
-    return build_missing(list(args.only or binaries.PART_NAMES), force=args.force)
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser("stack", help="the local stack of real binaries under Pebble")
+    p.set_defaults(handler=cmd_stack)
+    stack_sub = p.add_subparsers(dest="action", required=True)
+    p_up = stack_sub.add_parser("up", help="start otelcol, Loki (TLS) and Prometheus")
+    add_stack_flags(p_up)
+    p_up.add_argument(
+        "--timeout",
+        type=seconds_flag(0, 3600, allow_low=False),
+        default=60.0,
+        help="seconds to wait for health",
+    )
+    stack_sub.add_parser("down", help="stop every process of the stack")
+    stack_sub.add_parser("status", help="each service, its port and health")
 
 
-def build_missing(names: Sequence[str], *, force: bool = False, command: str = "binaries") -> int:
-    """Build the named parts that are not current, with progress; EXIT_OK when all are.
-    `command` names the loadgate command in error messages."""
-    bdir = paths.bin_dir()
-    todo = list(names) if force else binaries.missing(names, bdir)
-    console.print(f"binaries cache: {bdir}")
-    if not todo:
-        console.print(f"current: {', '.join(names)}")
-        return EXIT_OK
-    est = sum(binaries.part(n).minutes for n in todo)
-    console.print(f"building {', '.join(todo)} (first build takes ~{est:.0f} min on 2 cores)")
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=console,
-    ) as progress:
-        overall = progress.add_task("all parts", total=len(names))
-        current: dict[str, TaskID] = {}
-        began: dict[str, float] = {}
-
-        def on_start(p: binaries.Part, will_build: bool) -> None:
-            label = f"{p.name} {p.version}" + ("" if will_build else " (current)")
-            current[p.name] = progress.add_task(label, total=1)
-            began[p.name] = time.monotonic()
-            if will_build:
-                progress.console.print(f"building {p.name} {p.version} (~{p.minutes:g} min)")
-
-        def on_done(p: binaries.Part, built: bool) -> None:
-            progress.update(current[p.name], completed=1)
-            progress.advance(overall)
-            if built:
-                took = time.monotonic() - began[p.name]
-                progress.console.print(f"built {p.name} {p.version} in {took:.0f}s")
-
-        try:
-            binaries.ensure(names, force=force, on_start=on_start, on_done=on_done)
-        except binaries.BuildError as exc:
-            progress.stop()
-            error(command, exc)
-            return EXIT_BAD_INPUT
-    console.print(f"[green]built[/green]: {', '.join(todo)} in {bdir}")
-    return EXIT_OK
+def add_stack_flags(p: argparse.ArgumentParser) -> None:
+    """The flags that choose and place a local stack (stack up, run)."""
+    p.add_argument(
+        "--profile",
+        default=choice.DEFAULT_PRESET,
+        choices=choice.profile_names(),
+        help="otelcol charm options from the bundle's overlays/profile-<name>.yaml "
+        "(default charm-default: the charm's own defaults), or hand-nop (a hand-written "
+        "stack with a nop exporter)",
+    )
+    p.add_argument(
+        "--queue-size",
+        type=queue_size,
+        help="the otelcol charm's queue_size option (default 1000), as --charm-config",
+    )
+    add_source_flags(p)
+    p.add_argument(
+        "--base-port",
+        type=base_port,
+        help="move every port of the stack to base, base+1, ... (default: standard ports)",
+    )
 
 
 def prepare_stack(args: argparse.Namespace) -> local.StackChoice:

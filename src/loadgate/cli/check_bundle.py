@@ -1,0 +1,68 @@
+"""`loadgate check-bundle`: the Juju bundle and its overlays checked against the charms'
+endpoints, without Juju; the checks are loadgate.bundle_check."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..bundle_check import (
+    BundleError,
+    check_files,
+    default_bundle,
+    default_combinations,
+    default_upstream,
+    local_charmcraft_files,
+)
+from ..charm_catalog import CatalogError
+from ..charm_catalog import build as build_catalog
+from .common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, Subparsers, console, stdout
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "check-bundle", help="check the Juju bundle and overlays against the charms' endpoints"
+    )
+    add_flags(p)
+    p.set_defaults(handler=cmd_check_bundle)
+
+
+def add_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("bundle", nargs="?", help="bundle file (default bundles/bundle.yaml)")
+    p.add_argument(
+        "--overlay",
+        action="append",
+        default=[],
+        help="overlay file, in deploy order (repeatable). Without any, the bundle is checked "
+        "alone and with each overlay of its overlays/ folder",
+    )
+    p.add_argument(
+        "--upstream", help="upstream charm endpoints (default tests/data/upstream-charms.yaml)"
+    )
+
+
+def cmd_check_bundle(args: argparse.Namespace) -> int:
+    bundle = Path(args.bundle) if args.bundle else default_bundle()
+    upstream = Path(args.upstream) if args.upstream else default_upstream()
+    try:
+        catalog = build_catalog(upstream, local_charmcraft_files())
+    except CatalogError as exc:
+        console.print(f"[red]loadgate check-bundle: {exc}[/red]", soft_wrap=True)
+        return EXIT_BAD_INPUT
+    combos = [[Path(o) for o in args.overlay]] if args.overlay else default_combinations(bundle)
+    failed = False
+    for overlays in combos:
+        label = " + ".join([str(bundle), *map(str, overlays)])
+        try:
+            problems = check_files(bundle, overlays, catalog)
+        except BundleError as exc:
+            console.print(f"[red]loadgate check-bundle: {exc}[/red]", soft_wrap=True)
+            return EXIT_BAD_INPUT
+        if problems:
+            failed = True
+            stdout.print(f"[red]FAIL[/red] {label}", soft_wrap=True)
+            for problem in problems:
+                stdout.print(f"  {problem}", soft_wrap=True)
+        else:
+            stdout.print(f"[green]OK[/green]   {label}", soft_wrap=True)
+    return EXIT_GATE_FAILED if failed else EXIT_OK

@@ -1,0 +1,129 @@
+"""The command line is a package of its own (loadgate.cli): domain code never imports it, its
+command modules never import the package back (no circle), and each command is one module."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import cast
+
+import loadgate
+from loadgate import cli
+from loadgate.cli import common
+
+SRC = Path(loadgate.__file__).parent
+CLI = SRC / "cli"
+ROOT = SRC.parent.parent
+COMMAND_MODULES = {f.stem for f in CLI.glob("*.py")} - {"__init__", "__main__", "common"}
+
+
+def imports(file: Path, src: Path = SRC) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each import statement of `file`, lazy ones too, as (module, names taken from it):
+    `import a.b` is ("a.b", ()); `from ..x import y` in loadgate/t/m.py is
+    ("loadgate.x", ("y",))."""
+    package = list(file.relative_to(src.parent).parts[:-1])  # __init__.py too: its folder
+    for node in ast.walk(ast.parse(file.read_text(), filename=str(file))):
+        if isinstance(node, ast.Import):
+            yield from ((alias.name, ()) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+            module = ".".join(p for p in (base, node.module or "") if p)
+            yield module, tuple(alias.name for alias in node.names)
+
+
+def is_cli(module: str) -> bool:
+    return module == "loadgate.cli" or module.startswith("loadgate.cli.")
+
+
+def cli_imports(file: Path, src: Path = SRC) -> set[str]:
+    """What of loadgate.cli `file` imports (a module, or a name of one)."""
+    found: set[str] = set()
+    for module, names in imports(file, src):
+        found |= {m for m in (module, *(f"{module}.{n}" for n in names)) if is_cli(m)}
+    return found
+
+
+def test_the_scanner_sees_a_lazy_relative_import_of_the_cli(tmp_path: Path) -> None:
+    """The old circle, as a domain module had it: `from ..cli import console` in a function."""
+    fake = tmp_path / "loadgate" / "targets" / "fake.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(
+        "import json\n"
+        "from ..runner import RunError\n"
+        "def f() -> None:\n"
+        "    from ..cli import console\n"
+        "    from .. import cli\n"
+    )
+    assert cli_imports(fake, tmp_path / "loadgate") == {"loadgate.cli", "loadgate.cli.console"}
+    assert ("loadgate.runner", ("RunError",)) in set(imports(fake, tmp_path / "loadgate"))
+
+
+def test_no_module_outside_the_cli_package_imports_it() -> None:
+    found = {
+        str(file.relative_to(SRC)): cli_imports(file)
+        for file in SRC.rglob("*.py")
+        if CLI not in file.parents
+    }
+    assert len(found) > 50
+    assert {f: sorted(m) for f, m in found.items() if m} == {}
+
+
+def test_command_modules_do_not_import_the_package_back() -> None:
+    """Only `__init__` and `__main__` take names from `loadgate.cli` itself; a command imports
+    `common` and sibling command modules, so no import needs the package half-made."""
+    for file in CLI.glob("*.py"):
+        if file.stem in ("__init__", "__main__"):
+            continue
+        for module, names in imports(file):
+            if module == "loadgate.cli":
+                assert names, f"{file.name}: import loadgate.cli"
+                assert set(names) <= COMMAND_MODULES | {"common"}, f"{file.name}: {names}"
+            assert not (module == "loadgate" and "cli" in names), f"{file.name}: from .. import cli"
+
+
+def test_common_imports_no_command() -> None:
+    assert cli_imports(CLI / "common.py") == set()
+
+
+def test_one_module_per_command_each_registering_its_handler() -> None:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")  # pyright: ignore[reportPrivateUsage]
+    choices = cast(dict[str, argparse.ArgumentParser], sub.choices)
+    assert list(choices) == [
+        "binaries", "stack", "run", "bench", "check-bundle", "charms", "report",
+    ]  # fmt: skip
+    modules = [m for m in cli.COMMANDS if isinstance(m, ModuleType)]
+    assert len(modules) == len(cli.COMMANDS)
+    assert {m.__name__.removeprefix("loadgate.cli.") for m in modules} == COMMAND_MODULES
+    for module, (name, p) in zip(modules, choices.items(), strict=True):
+        handler = p.get_default("handler")
+        assert callable(handler), name
+        assert handler.__module__ == module.__name__, name
+
+
+def test_the_console_script_and_python_m_reach_the_same_main(tmp_path: Path) -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["loadgate"] == "loadgate.cli:main"
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgate.cli", "run", "--model", "m"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "LOADGATE_STACK_DIR": str(tmp_path / "s"),
+            "LOADGATE_RESULTS_DIR": str(tmp_path),
+        },
+        check=False,
+    )
+    # One UsageError class for both: `python -m` prints the refusal and exits 2.
+    assert done.returncode == common.EXIT_BAD_INPUT, done.stderr
+    assert "loadgate run: --model: only applies with --target juju" in done.stderr
+    assert "Traceback" not in done.stderr
