@@ -17,6 +17,7 @@ import httpx
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 DEFAULT_HOSTNAMES = ("localhost",)
@@ -40,23 +41,15 @@ def _name(common_name: str) -> x509.Name:
     )
 
 
-def generate(
-    hostnames: tuple[str, ...] = DEFAULT_HOSTNAMES,
-    ips: tuple[str, ...] = DEFAULT_IPS,
-    days: int = 30,
-    now: dt.datetime | None = None,
-) -> TLSMaterial:
-    """A new CA and a server certificate it signs for the given hostnames and IP addresses."""
-    start = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(minutes=5)
-    end = start + dt.timedelta(days=days)
-
-    ca_key = _new_key()
-    ca_name = _name("loadgate local CA")
-    ca_cert = (
+def ca_certificate(
+    key: CertificateIssuerPrivateKeyTypes, name: x509.Name, start: dt.datetime, end: dt.datetime
+) -> x509.Certificate:
+    """A self-signed CA certificate (path length 0) for `key`, valid from start to end."""
+    return (
         x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(start)
         .not_valid_after(end)
@@ -75,9 +68,24 @@ def generate(
             ),
             critical=True,
         )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False)
-        .sign(ca_key, hashes.SHA256())
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), False)
+        .sign(key, hashes.SHA256())
     )
+
+
+def generate(
+    hostnames: tuple[str, ...] = DEFAULT_HOSTNAMES,
+    ips: tuple[str, ...] = DEFAULT_IPS,
+    days: int = 30,
+    now: dt.datetime | None = None,
+) -> TLSMaterial:
+    """A new CA and a server certificate it signs for the given hostnames and IP addresses."""
+    start = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(minutes=5)
+    end = start + dt.timedelta(days=days)
+
+    ca_key = _new_key()
+    ca_name = _name("loadgate local CA")
+    ca_cert = ca_certificate(ca_key, ca_name, start, end)
 
     key = _new_key()
     sans: list[x509.GeneralName] = [x509.DNSName(h) for h in hostnames]

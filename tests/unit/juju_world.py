@@ -41,6 +41,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from fakeprom import FakeProm
 
+from loadgate import tls
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 FAKE_JUJU = HERE / "fake_juju.py"
@@ -90,31 +92,7 @@ class TestCA:
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fake juju world CA")])
         now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
         self.name = name
-        self.cert = (
-            x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
-            .public_key(self.key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now)
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .sign(self.key, hashes.SHA256())
-        )
+        self.cert = tls.ca_certificate(self.key, name, now, now + dt.timedelta(days=1))
         self.pem = self.cert.public_bytes(serialization.Encoding.PEM).decode()
         self._contexts: dict[str, ssl.SSLContext] = {}
         self._lock = threading.Lock()
