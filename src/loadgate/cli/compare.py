@@ -253,11 +253,11 @@ def _side_cell(metric: rule.Metric, mean: float | None, values: Sequence[float |
 def decisions_table(record: CompareRecord) -> Table:
     table = Table(title=f"compare {record.compare_id}: {record.repeats} repeat(s) a side, "
                   f"order {record.order}")  # fmt: skip
-    table.add_column("metric")
+    table.add_column("metric", min_width=20)
     table.add_column("baseline\nmean (each)", justify="right")
     table.add_column("candidate\nmean (each)", justify="right")
     table.add_column("change\n(worse +)", justify="right")
-    table.add_column("bounds (95 %)", justify="right")
+    table.add_column("bounds\n(each 95 %)", justify="right")
     table.add_column("margin", justify="right")
     table.add_column("decision")
     for d in record.decisions:
@@ -265,9 +265,17 @@ def decisions_table(record: CompareRecord) -> Table:
     return table
 
 
+LABELS = {
+    rule.CAPACITY.name: "capacity",
+    rule.P99_AT_RATE.name: "p99 at the fixed rate",
+    rule.CPU_PER_1000.name: "collector CPU per 1,000 records",
+}
+
+
 def _decision_row(d: MetricDecision) -> list[str | Text]:
     m = d.metric
     better = "higher is better" if m.better == rule.HIGHER else "lower is better"
+    name = LABELS.get(m.name, m.name)
     bounds = "—" if d.lower is None else f"{_pct(d.lower)} .. {_pct(d.upper)}"
     decision = Text(d.decision, style=DECISION_STYLE[d.decision])
     if d.decision == rule.TOO_NOISY:
@@ -276,7 +284,7 @@ def _decision_row(d: MetricDecision) -> list[str | Text]:
             f"\nmore than {rule.MAX_REPEATS} repeats a side needed"
         )  # fmt: skip
     return [
-        f"{m.name}\n{m.unit}, {better}",
+        f"{name}\n{m.unit}, {better}",
         _side_cell(m, d.baseline_mean, d.baseline),
         _side_cell(m, d.candidate_mean, d.candidate),
         _pct(d.change),
