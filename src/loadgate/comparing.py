@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import binaries, results, runner
+from . import binaries, results, runner, searching
 from .capacity import compare as rule
 from .capacity.compare import BASELINE, Metric, ScheduledRun
-from .capacity.records import COMPARE_FILE, CompareRecord, RepeatRecord, Side
+from .capacity.records import COMPARE_FILE, CompareRecord, RepeatRecord, SearchRecord, Side
 from .capacity.search import FOUND, SearchPlan
 from .core.spec import RunSpec
 from .pipeline import Scope
@@ -274,6 +274,11 @@ def write_record(record: CompareRecord, results_root: Path) -> Path:
     return path
 
 
+def search_id_for(run_id: str) -> str:
+    """The capacity search of a repeat that also made a fixed-rate run."""
+    return f"{run_id}-s"
+
+
 def run_id_for(compare_id: str, run: ScheduledRun) -> str:
     """The run id of a repeat: `<compare_id>-b1`, `<compare_id>-c1`, …"""
     return f"{compare_id}-{'b' if run.side == BASELINE else 'c'}{run.repeat}"
@@ -368,9 +373,8 @@ def _positive(value: float | None) -> float | None:
 
 # ---- one repeat on the local stack -----------------------------------------------------------
 
-# loadgate.searching.run_search(target, plan, base, results_root, search_id, stack, *, scope,
-# on_step, on_phase) -> SearchRecord (branch `search`).
-SearchFn = Callable[..., Any]
+# How a repeat measures capacity: `searching.run_search` (tests give a fake).
+SearchFn = Callable[..., SearchRecord]
 
 
 @dataclass
@@ -387,11 +391,11 @@ class LocalRepeats:
     drain_timeout: float = 60.0
     up_timeout: float = 60.0
     bin_dir: Path | None = None
-    search: SearchFn | None = None  # needed when capacity is a metric
+    search: SearchFn = searching.run_search  # when capacity is a metric
     plan: SearchPlan = field(default_factory=SearchPlan)
     on_phase: Callable[[str], None] | None = None
     on_progress: Callable[[runner.Progress], None] | None = None
-    on_search_step: Callable[[Any], None] | None = None
+    on_search_step: Callable[[SearchRecord], None] | None = None
     # Wraps the stack's stop, so a stop signal waits for it (the CLI passes `shielded`).
     guard: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
 
@@ -472,7 +476,7 @@ class LocalRepeats:
                                     notes.append(f"{m.name} not measured by {run_id}")
                         notes.extend(f"incomplete: {p}" for p in result.problems)
                 if self.capacity:
-                    search_id = f"{run_id}-search" if self.fixed_rate else run_id
+                    search_id = search_id_for(run_id) if self.fixed_rate else run_id
                     refs.append(search_id)
                     values[rule.CAPACITY.name], more = self._capacity(stack, run, search_id, target)
                     notes.extend(more)
@@ -484,8 +488,6 @@ class LocalRepeats:
     def _capacity(
         self, stack: ComparedStack, run: ScheduledRun, search_id: str, target: LocalTarget
     ) -> tuple[float | None, list[str]]:
-        if self.search is None:
-            return None, ["capacity not measured: the capacity search is not available"]
         base = self.spec_for(run, search_id)
         try:
             record = self.search(
@@ -498,25 +500,24 @@ class LocalRepeats:
                 scope=Scope(),
                 on_step=self.on_search_step,
                 on_phase=self.on_phase,
+                on_progress=self.on_progress,
+                drain_timeout=self.drain_timeout,
             )
         except (runner.RunError, QueryError) as exc:
             return None, [f"the capacity search failed, capacity unknown: {exc}"]
         return capacity_value(record)
 
 
-def capacity_value(record: Any) -> tuple[float | None, list[str]]:
+def capacity_value(record: SearchRecord) -> tuple[float | None, list[str]]:
     """A search's capacity as a metric value: only a knee found within the precision counts;
     "at least the maximum", "below the minimum" or a search cut short are bounds, not values."""
-    result = getattr(record, "result", None)
-    status = getattr(result, "status", None)
-    capacity = getattr(result, "capacity_per_min", None)
-    search_id = getattr(record, "search_id", "?")
-    if status == FOUND and isinstance(capacity, int | float) and capacity > 0:
+    result = record.result
+    capacity = result.capacity_per_min
+    if result.status == FOUND and capacity is not None and capacity > 0:
         return float(capacity), []
-    summary = getattr(result, "summary", "")
     return None, [
-        f"capacity unknown: search {search_id} ended {status}"
-        + (f" ({summary})" if summary else "")
+        f"capacity unknown: search {record.search_id} ended {result.status}"
+        + (f" ({result.summary})" if result.summary else "")
         + ": not a knee within the precision"
     ]
 

@@ -15,8 +15,8 @@ import pytest
 from loadgate import cli, comparing, ledger, runner
 from loadgate.capacity import compare as rule
 from loadgate.capacity.compare import BASELINE, CANDIDATE, ScheduledRun
-from loadgate.capacity.records import CompareRecord
-from loadgate.capacity.search import AT_LEAST_MAX, FOUND, SearchPlan
+from loadgate.capacity.records import CompareRecord, SearchRecord
+from loadgate.capacity.search import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
 from loadgate.cli import compare as compare_cli
 from loadgate.core.spec import RunSpec
 from loadgate.core.summary import ClientFigures
@@ -443,6 +443,8 @@ def test_a_stack_that_does_not_start_aborts_the_comparison(
 
 @dataclass
 class FakeSearch:
+    """A search that ends as told, recording what it was asked."""
+
     status: str
     capacity: int | None
     calls: list[tuple[str, int, str]] = field(default_factory=list[tuple[str, int, str]])
@@ -450,21 +452,20 @@ class FakeSearch:
     def __call__(
         self, target: Any, plan: SearchPlan, base: RunSpec, results_root: Path, search_id: str,
         stack: dict[str, Any], **kw: Any,
-    ) -> Any:  # fmt: skip
+    ) -> SearchRecord:  # fmt: skip
         self.calls.append((search_id, plan.hold_s, stack["side"]))
-
-        @dataclass
-        class Result:
-            status: str
-            capacity_per_min: int | None
-            summary: str = "a summary"
-
-        @dataclass
-        class Record:
-            search_id: str
-            result: Result
-
-        return Record(search_id, Result(self.status, self.capacity))
+        result = SearchResult(
+            status=self.status,
+            capacity_per_min=self.capacity,
+            confirmed=self.status == FOUND,
+            lowest_failing_per_min=None,
+            precision=None,
+            steps=5,
+            load_s=120,
+            wall_s=None,
+            summary="a summary",
+        )
+        return SearchRecord(search_id, dict(stack), plan, (), result)
 
 
 def test_capacity_comes_from_a_search_on_the_same_fresh_stack(
@@ -474,8 +475,8 @@ def test_capacity_comes_from_a_search_on_the_same_fresh_stack(
     repeat = repeats_on(tmp_path, "capacity,p99", search=search)
     outcome = repeat(ScheduledRun(1, CANDIDATE, 1), B)
     assert outcome.values == {rule.CAPACITY.name: 210_000.0, P99: 10.0}
-    assert search.calls == [("cmp-c1-search", 60, CANDIDATE)]
-    assert outcome.refs == ("cmp-c1", "cmp-c1-search")
+    assert search.calls == [("cmp-c1-s", 60, CANDIDATE)]
+    assert outcome.refs == ("cmp-c1", "cmp-c1-s")
     assert fake_stack.events[0].startswith("up")
     assert fake_stack.events[-1] == "down"
     assert sum(e.startswith("up") for e in fake_stack.events) == 1
@@ -489,8 +490,13 @@ def test_a_search_without_a_knee_gives_no_capacity_value(
     assert outcome.values == {rule.CAPACITY.name: None}
     assert "ended at-least-max" in outcome.notes[0]
     assert not any(e.startswith("run ") for e in fake_stack.events)  # capacity only: no fixed run
-    no_search = repeats_on(tmp_path, "capacity")(ScheduledRun(0, BASELINE, 1), A)
-    assert no_search.values == {rule.CAPACITY.name: None}
+
+    def fails(*args: Any, **kw: Any) -> SearchRecord:
+        raise runner.RunError("the stack did not settle")
+
+    failed = repeats_on(tmp_path, "capacity", search=fails)(ScheduledRun(0, BASELINE, 1), A)
+    assert failed.values == {rule.CAPACITY.name: None}
+    assert "the capacity search failed, capacity unknown: the stack did not settle" in failed.notes
 
 
 # ---- the command line ------------------------------------------------------------------------
@@ -525,8 +531,9 @@ NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
         ([*NOP, *NOP_5000, "--metrics", "p99,speed"], "--metrics: unknown 'speed'"),
         ([*NOP, *NOP_5000, "--rate", "-5"], "--rate: must be an integer"),
         ([*NOP, *NOP_5000, "--labels", "side=a"], "--labels: side are set by compare"),
-        ([*NOP, *NOP_5000, "--compare-id", "../x"], "--compare-id: must be 1-56 characters"),
-        ([*NOP, *NOP_5000, "--search-precision", "0.5"], "--search-precision: must be a number"),
+        ([*NOP, *NOP_5000, "--compare-id", "../x"], "--compare-id: must be 1-52 characters"),
+        ([*NOP, *NOP_5000, "--search-precision", "0.5"], "--search-precision: 0.5 makes an "
+         "unsound search plan: precision must be a number"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_with_exit_2_and_nothing_starts(

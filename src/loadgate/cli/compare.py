@@ -18,7 +18,7 @@ from rich.text import Text
 from .. import comparing, paths
 from ..capacity import compare as rule
 from ..capacity.compare import MetricDecision, ScheduledRun
-from ..capacity.records import COMPARE_FILE, CompareRecord
+from ..capacity.records import COMPARE_FILE, CompareRecord, SearchRecord
 from ..capacity.search import SearchPlan
 from ..core.spec import RunSpec, SpecError, is_run_id, new_run_id, parse_labels
 from ..runner import Progress
@@ -44,7 +44,7 @@ from .stack import add_stack_flags, prepare_stack
 DEFAULT_RATE = 60_000
 DEFAULT_DURATION = "60s"
 DEFAULT_REPEATS = 3
-MAX_COMPARE_ID = 56  # leaves room for the repeat suffix within a run id's 64 characters
+MAX_COMPARE_ID = 52  # room for `-c100-s` in a search id (60) and its steps' run ids (64)
 RESERVED_LABELS = ("compare", "side", "repeat")
 STACK_ATTRS = ("profile", "queue_size", "otelcol_charm", "loki_charm", "charm_config",
                "loki_config")  # fmt: skip
@@ -180,7 +180,7 @@ def check_compare_id_free(results_root: Path, compare_id: str, repeats: int) -> 
     ids = [compare_id]
     for run in rule.schedule(repeats):
         run_id = comparing.run_id_for(compare_id, run)
-        ids += [run_id, f"{run_id}-search"]
+        ids += [run_id, comparing.search_id_for(run_id)]
     for name in ids:
         folder = comparing.compare_dir(results_root, name)
         if folder.exists():
@@ -331,16 +331,6 @@ def _run_line(
 # ---- the command -----------------------------------------------------------------------------
 
 
-def _search_function() -> comparing.SearchFn | None:
-    """loadgate.searching.run_search, when this build has it."""
-    try:
-        from .. import searching  # pyright: ignore[reportAttributeAccessIssue, reportMissingImports, reportUnknownVariableType]
-    except ImportError:
-        return None
-    fn: comparing.SearchFn | None = getattr(searching, "run_search", None)  # pyright: ignore[reportUnknownArgumentType]
-    return fn
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
     repeats = repeats_of(args.repeats)
     compare_id = compare_id_of(args)
@@ -352,12 +342,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     plan = SearchPlan(precision=args.search_precision)
     problems = plan.problems()
     if problems:
-        raise UsageError("; ".join(f"--search-{k.replace('_', '-')}: {v}" for k, v in problems))
-    search = _search_function()
-    if any(m.name == rule.CAPACITY.name for m in metrics) and search is None:
         raise UsageError(
-            "--metrics: capacity needs the capacity search (loadgate.searching), which this "
-            "build lacks; use p99,cpu"
+            f"--search-precision: {args.search_precision:g} makes an unsound search plan: "
+            + "; ".join(f"{k} {v}" for k, v in problems)
         )
     results_root = paths.results_dir()
     check_compare_id_free(results_root, compare_id, repeats)
@@ -392,7 +379,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             compare_id=compare_id,
             metrics=metrics,
             drain_timeout=args.drain_timeout,
-            search=search,
             plan=plan,
             guard=shielded,
         )
@@ -468,8 +454,22 @@ def _drive(
         ) -> None:
             console.print(_run_line(run, total, outcome, metrics), soft_wrap=True)
 
+        def on_search_step(search: SearchRecord) -> None:
+            if search.steps:
+                last = search.steps[-1]
+                p99 = last.outcome.p99_ms
+                console.print(
+                    Text(
+                        f"  search {search.search_id} step {last.step.index}: {last.step.phase} "
+                        f"{last.step.rate:,}/min -> {last.outcome.verdict}"
+                        + (f", p99 {p99:.1f} ms" if p99 is not None else "")
+                    ),
+                    soft_wrap=True,
+                )
+
         repeat.on_phase = on_phase
         repeat.on_progress = on_progress
+        repeat.on_search_step = on_search_step
         try:
             record = comparing.drive(
                 compare_id,

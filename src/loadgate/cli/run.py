@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 from rich.markup import escape
@@ -286,7 +286,7 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
 @contextlib.contextmanager
 def local_session(
     args: argparse.Namespace, command: str, run_id: str, what: local.StackChoice
-) -> Iterator[LocalTarget]:
+) -> Generator[LocalTarget]:
     """The local stack for one command (`run`, `search`), holding its lock: find what a dead
     run left, then use the running stack or start one; the target on it is yielded. At the end
     the stack is stopped only if this command started it (and was not told `--keep-stack`).
