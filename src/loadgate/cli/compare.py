@@ -253,12 +253,11 @@ def _side_cell(metric: rule.Metric, mean: float | None, values: Sequence[float |
 def decisions_table(record: CompareRecord) -> Table:
     table = Table(title=f"compare {record.compare_id}: {record.repeats} repeat(s) a side, "
                   f"order {record.order}")  # fmt: skip
-    table.add_column("metric", min_width=20)
+    table.add_column("metric")
     table.add_column("baseline\nmean (each)", justify="right")
     table.add_column("candidate\nmean (each)", justify="right")
     table.add_column("change\n(worse +)", justify="right")
     table.add_column("bounds\n(each 95 %)", justify="right")
-    table.add_column("margin", justify="right")
     table.add_column("decision")
     for d in record.decisions:
         table.add_row(*_decision_row(d))
@@ -284,12 +283,11 @@ def _decision_row(d: MetricDecision) -> list[str | Text]:
             f"\nmore than {rule.MAX_REPEATS} repeats a side needed"
         )  # fmt: skip
     return [
-        f"{name}\n{m.unit}, {better}",
+        f"{name}\n{m.unit}, {better}, margin {m.margin:.0%}",
         _side_cell(m, d.baseline_mean, d.baseline),
         _side_cell(m, d.candidate_mean, d.candidate),
         _pct(d.change),
         bounds,
-        f"{m.margin:.0%}",
         decision,
     ]
 
