@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 from rich.markup import escape
@@ -140,7 +140,7 @@ def check_results_dir(root: Path, run_id: str) -> None:
         )
 
 
-def _progress_line(p: Progress) -> str:
+def progress_line(p: Progress) -> str:
     rate = p.records_accepted / p.elapsed_s if p.elapsed_s > 0 else 0.0
     line = (
         f"[bold]load[/bold] {p.elapsed_s:5.0f}/{p.total_s:.0f}s  "
@@ -204,7 +204,7 @@ def run_with(
     with console.status("starting") as status:
 
         def on_progress(p: Progress) -> None:
-            status.update(_progress_line(p))
+            status.update(progress_line(p))
 
         def on_phase(text: str) -> None:
             status.update(escape(text))
@@ -286,7 +286,7 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
 @contextlib.contextmanager
 def local_session(
     args: argparse.Namespace, command: str, run_id: str, what: local.StackChoice
-) -> Iterator[LocalTarget]:
+) -> Generator[LocalTarget]:
     """The local stack for one command (`run`, `search`), holding its lock: find what a dead
     run left, then use the running stack or start one; the target on it is yielded. At the end
     the stack is stopped only if this command started it (and was not told `--keep-stack`).
