@@ -5,8 +5,8 @@ Layout (each command is a module of this package):
 
 - `common`: the consoles, exit codes, `UsageError`, error/notice lines, stop signals handled
   like Ctrl-C (`signals_stop_like_ctrl_c`, `shielded`, `Interrupted`), shared flag types.
-- `binaries`, `stack`, `run`, `compare`, `bench`, `check_bundle`, `charms`, `report`: one
-  command each.
+- `binaries`, `stack`, `run`, `search`, `compare`, `bench`, `check_bundle`, `charms`,
+  `report`: one command each.
 
 A command module has `register(sub)`: it adds its sub-parser (`sub.add_parser(name, ...)`), its
 flags, and `set_defaults(handler=...)`, the function that takes the parsed flags and returns the
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .. import __version__
-from . import bench, binaries, charms, check_bundle, compare, report, run, stack
+from . import bench, binaries, charms, check_bundle, compare, report, run, search, stack
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -47,8 +47,16 @@ class Command(Protocol):
 
 
 COMMANDS: tuple[Command, ...] = (
-    binaries, stack, run, compare, bench, check_bundle, charms, report,
-)  # fmt: skip
+    binaries,
+    stack,
+    run,
+    search,
+    compare,
+    bench,
+    check_bundle,
+    charms,
+    report,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

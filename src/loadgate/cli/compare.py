@@ -38,7 +38,7 @@ from .common import (
     shielded,
     stdout,
 )
-from .run import _progress_line, check_results_dir  # pyright: ignore[reportPrivateUsage]
+from .run import check_results_dir, progress_line
 from .stack import add_stack_flags, prepare_stack
 
 DEFAULT_RATE = 60_000
@@ -442,7 +442,7 @@ def _drive(
             console.log(Text(text))
 
         def on_progress(p: Progress) -> None:
-            status.update(f"{escape(current['what'])}: " + _progress_line(p))
+            status.update(f"{escape(current['what'])}: " + progress_line(p))
 
         def on_done(
             run: ScheduledRun,

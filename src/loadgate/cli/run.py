@@ -140,7 +140,7 @@ def check_results_dir(root: Path, run_id: str) -> None:
         )
 
 
-def _progress_line(p: Progress) -> str:
+def progress_line(p: Progress) -> str:
     rate = p.records_accepted / p.elapsed_s if p.elapsed_s > 0 else 0.0
     line = (
         f"[bold]load[/bold] {p.elapsed_s:5.0f}/{p.total_s:.0f}s  "
@@ -204,7 +204,7 @@ def run_with(
     with console.status("starting") as status:
 
         def on_progress(p: Progress) -> None:
-            status.update(_progress_line(p))
+            status.update(progress_line(p))
 
         def on_phase(text: str) -> None:
             status.update(escape(text))

@@ -67,7 +67,8 @@ class LocalTarget:
         self._api_port = 0
         self._started = 0.0
         self._duration = 0.0
-        self._k6_cpu_s: float | None = None  # user + sys, from the kernel when k6 is reaped
+        self._k6_cpu_total: float | None = None  # user + sys, from the kernel when reaped
+        self._k6_cpu_at_load: float | None = None  # k6's CPU when its first record was sent
         self._vus_max: int | None = None  # most VUs k6's API reported in use (every second)
 
     def prometheus(self) -> PrometheusAPI:
@@ -95,7 +96,8 @@ class LocalTarget:
         cmd = self.command(spec, out_dir)
         self._out_dir = out_dir
         self._duration = spec.duration_s
-        self._k6_cpu_s = None
+        self._k6_cpu_total = None
+        self._k6_cpu_at_load = None
         self._vus_max = None
         (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
         log = (out_dir / K6_LOG).open("wb")
@@ -146,7 +148,7 @@ class LocalTarget:
             except ChildProcessError:
                 return self._proc.wait()
             self._proc.returncode = os.waitstatus_to_exitcode(status)
-            self._k6_cpu_s = usage.ru_utime + usage.ru_stime
+            self._k6_cpu_total = usage.ru_utime + usage.ru_stime
         return self._proc.returncode
 
     def poll(self) -> Progress | None:
@@ -158,6 +160,8 @@ class LocalTarget:
             if isinstance(vus, int | float):
                 self._vus_max = max(self._vus_max or 0, int(vus))
             sent = int(self._metric("log_records_sent").get("count", 0))
+            if sent > 0 and self._k6_cpu_at_load is None:
+                self._k6_cpu_at_load = procs.cpu_seconds(self._proc.pid)
             accepted = int(self._metric("log_records_accepted").get("count", 0))
             errors = float(self._metric("errors").get("rate", 0.0))
         except (httpx.HTTPError, KeyError, ValueError):
@@ -197,12 +201,17 @@ class LocalTarget:
     def generator_figures(self) -> dict[str, Any]:
         """What this machine measured of k6 (runner.GENERATOR_FIGURES): its CPU seconds over
         its life, the machine's cores and the most VUs in use (None when not measured)."""
+        total, at_load = self._k6_cpu_total, self._k6_cpu_at_load
+        load = total - at_load if total is not None and at_load is not None else None
         return {
-            "k6_cpu_s": round(self._k6_cpu_s, 3) if self._k6_cpu_s is not None else None,
+            "k6_cpu_s": round(load, 3) if load is not None else None,
+            "k6_cpu_total_s": round(total, 3) if total is not None else None,
             "machine_cores": machine_cores(),
             "vus_max": self._vus_max,
             "source": "k6 CPU: the kernel's rusage of the reaped k6 process (user + sys, its "
-            "children included); VUs: k6's REST API `vus` gauge, sampled every second",
+            "children included); k6_cpu_s is what it used from its first record sent (read "
+            "from /proc, polled every second) to its exit, without its start-up; VUs: k6's "
+            "REST API `vus` gauge, sampled every second",
         }
 
     def service_states(self) -> dict[str, dict[str, Any]]:
