@@ -49,6 +49,7 @@ def test_a_tiny_search_records_every_step_consistently_with_its_runs(
     assert record.stack["target"] == "local"
     for s in record.steps:
         run_id = s.outcome.run_id
+        assert run_id is not None
         assert run_id == f"tiny-{s.step.index:02d}"
         result = json.loads((results / "tiny" / "runs" / run_id / "result.json").read_text())
         assert result["spec"]["rate"] == s.step.rate

@@ -250,12 +250,7 @@ def summary_lines(record: SearchRecord) -> list[Text]:
         text.append(bottleneck.summary)
         lines.append(text)
         for claim in bottleneck.claims:
-            lines.append(
-                Text(
-                    f"  {claim.component}: {claim.figure} = {claim.value:,.4g} ({claim.threshold})",
-                    style="dim",
-                )
-            )
+            lines.append(Text(f"  {run_cli.claim_line(claim)}", style="dim"))
     elif r.lowest_failing_per_min is None:
         lines.append(Text("bottleneck: nothing failed"))
     for note in record.notes:
