@@ -14,6 +14,7 @@ Files: `<results_root>/<search_id>/search.json`, and each step's run under it:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -34,6 +35,7 @@ from .runner import Progress, Target
 RUNS_DIR = "runs"
 SETTLE_TIMEOUT = 120.0  # seconds the queue may take to empty between steps
 MAX_SEARCH_ID = 60  # leaves room for the step suffix in a run id (64 characters)
+PREALLOCATED_VUS_MAX = 100  # each VU compiles the scenario: start-up time and memory
 
 Execute = Callable[..., RunResult]
 
@@ -65,13 +67,28 @@ def check_search_id(search_id: str) -> str | None:
     return None
 
 
+def step_vus(base: RunSpec, rate: int) -> int:
+    """VUs a step pre-allocates: enough for its arrival rate at the p99 gate's latency, twice
+    over (Little's law), at least `base.vus`, at most PREALLOCATED_VUS_MAX unless `base.vus`
+    asks for more. With too few, k6 drops iterations while it allocates VUs mid-run: the
+    offered rate would fall short for the generator's sake, not the pipeline's."""
+    per_second = rate / base.records_per_iteration / 60
+    needed = math.ceil(2 * per_second * base.p99_ms / 1000)
+    return max(base.vus, min(PREALLOCATED_VUS_MAX, needed))
+
+
 def step_spec(base: RunSpec, step: Step, run_id: str) -> RunSpec:
     """The run of one step: `base` (scenario, payload, gates, labels) at the step's rate and
-    duration, constant arrival rate, the records-per-minute gate at 95 % of the step's rate."""
+    duration, constant arrival rate, VUs for that rate (`step_vus`), the records-per-minute
+    gate at 95 % of the step's rate."""
     params = base.to_params()
     params.pop("min-logs-per-minute", None)
     params.update(
-        executor="constant-arrival-rate", rate=step.rate, duration=step.duration, run_id=run_id
+        executor="constant-arrival-rate",
+        rate=step.rate,
+        duration=step.duration,
+        run_id=run_id,
+        vus=step_vus(base, step.rate),
     )
     try:
         return RunSpec.from_params(params)

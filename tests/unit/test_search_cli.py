@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from runresults import pipeline, run_result
 
-from loadgate import cli, searching
+from loadgate import cli, runner, searching
 from loadgate.capacity.records import SearchRecord
 from loadgate.capacity.run_figures import assess
 from loadgate.capacity.search import (
@@ -197,3 +197,50 @@ def test_exit_codes_by_status(
         assert f"bottleneck at {failing:,} records/min: collector" in out
         assert "queue_max = 1,000" in out
     assert f"load {record.result.load_s} s of {record.plan.budget_s} s budget, wall 400 s" in out
+
+
+@pytest.mark.parametrize(
+    ("stop", "code"),
+    [(KeyboardInterrupt(), 130), (runner.RunError("the stack did not settle"), cli.EXIT_BAD_INPUT)],
+)
+def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
+    stop: BaseException,
+    code: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    results = tmp_path / "results"
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    monkeypatch.setattr(search_cli, "prepare_stack", returns(object()))
+    monkeypatch.setattr(search_cli, "build_missing", returns(cli.EXIT_OK))
+    monkeypatch.setattr(local, "stack_parts", returns(()))
+    events: list[str] = []
+
+    class Target:
+        name = "local"
+
+        def environment(self) -> dict[str, Any]:
+            return {}
+
+    @contextlib.contextmanager
+    def session(args: Any, command: str, run_id: str, what: Any) -> Generator[Target]:
+        events.append("stack up")
+        try:
+            yield Target()
+        finally:
+            events.append("stack down")  # what local_session does for a stack it started
+
+    def run_search(
+        target: Any, plan: SearchPlan, base: RunSpec, root: Path, sid: str, *a: Any, **kw: Any
+    ) -> Any:
+        searching.search_file(root, sid).parent.mkdir(parents=True)
+        searching.search_file(root, sid).write_text("{}")  # the partial record run_search writes
+        raise stop
+
+    monkeypatch.setattr(search_cli.run_cli, "local_session", session)
+    monkeypatch.setattr(searching, "run_search", run_search)
+    assert cli.main(["search", "--search-id", "cut"]) == code
+    assert events == ["stack up", "stack down"]
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"partial search: {results / 'cut' / 'search.json'}" in err

@@ -25,6 +25,7 @@ from loadgate.capacity.search import (
     OUT_OF_BUDGET,
     PROBE,
     SearchPlan,
+    Step,
 )
 from loadgate.core.spec import RunSpec
 from loadgate.pipeline import Scope
@@ -259,3 +260,16 @@ def test_a_bad_search_id_or_plan_is_refused_before_any_step(tmp_path: Path) -> N
         )
     assert sim.specs == []
     assert not list(tmp_path.iterdir())
+
+
+def test_each_step_preallocates_vus_for_its_rate_at_the_p99_gate() -> None:
+    base = RunSpec.from_params({"p99-ms": 100})  # 5 records per request
+    # 100,000/min = 333 iterations/s; at 100 ms each, 34 in flight; twice that.
+    assert searching.step_vus(base, 100_000) == 67
+    assert searching.step_vus(base, 12_000) == base.vus == 10  # never below --vus
+    assert searching.step_vus(base, 1_000_000) == searching.PREALLOCATED_VUS_MAX
+    many = RunSpec.from_params({"vus": 300})
+    assert searching.step_vus(many, 1_000_000) == 300
+    step = searching.step_spec(base, Step(0, 100_000, 15, PROBE), "r-00")
+    assert (step.vus, step.rate, step.duration, step.run_id) == (67, 100_000, "15s", "r-00")
+    assert step.max_vus == 670

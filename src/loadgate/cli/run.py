@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from .. import paths, results, runner, tables
-from ..capacity.attribution import Attribution
+from ..capacity.attribution import Attribution, Claim
 from ..capacity.fields import RecordError
 from ..core.gates import PASS
 from ..core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
@@ -163,6 +163,13 @@ def report_result(result: RunResult, results_root: Path) -> None:
     stdout.print(Text(f"result: {path}"))
 
 
+def claim_line(claim: Claim) -> str:
+    """One claim's figure, value and threshold: `collector: queue_max = 1,000 (>= 950 ...)`."""
+    value = claim.value
+    shown = f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:.3g}"
+    return f"{claim.component}: {claim.figure} = {shown} ({claim.threshold})"
+
+
 def bottleneck_text(block: object) -> Text:
     """The attribution of a run in a few lines: what gave way (or none / unknown and why), and
     each claim with the figure it cites."""
@@ -178,10 +185,7 @@ def bottleneck_text(block: object) -> Text:
     text = Text("bottleneck: ", style="bold")
     text.append(attribution.summary, style=style)
     for claim in attribution.claims:
-        text.append(
-            f"\n  {claim.component}: {claim.figure} = {claim.value:,.4g} ({claim.threshold})",
-            style="dim",
-        )
+        text.append(f"\n  {claim_line(claim)}", style="dim")
     return text
 
 

@@ -250,12 +250,7 @@ def summary_lines(record: SearchRecord) -> list[Text]:
         text.append(bottleneck.summary)
         lines.append(text)
         for claim in bottleneck.claims:
-            lines.append(
-                Text(
-                    f"  {claim.component}: {claim.figure} = {claim.value:,.4g} ({claim.threshold})",
-                    style="dim",
-                )
-            )
+            lines.append(Text(f"  {run_cli.claim_line(claim)}", style="dim"))
     elif r.lowest_failing_per_min is None:
         lines.append(Text("bottleneck: nothing failed"))
     for note in record.notes:
@@ -285,19 +280,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     except (local.StackError, runner.RunError, QueryError) as exc:
         error("search", exc)
         if path.is_file():
-            console.print(Text(f"partial search: {path}"))
+            console.print(Text(f"partial search: {path}"), soft_wrap=True)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         if path.is_file():
-            console.print(Text(f"partial search: {path}"))
+            console.print(Text(f"partial search: {path}"), soft_wrap=True)
         raise
     # Piped or logged (CI), the table keeps its columns rather than the terminal default of 80.
     out = stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
     out.print(steps_table(record))
     for line in summary_lines(record):
         out.print(line)
-    out.print(Text(f"search: {path}"))
-    out.print(Text(f"runs: {searching.runs_root(results_root, search_id)}"))
+    out.print(Text(f"search: {path}"), soft_wrap=True)
+    out.print(Text(f"runs: {searching.runs_root(results_root, search_id)}"), soft_wrap=True)
     return exit_code(record)
 
 
