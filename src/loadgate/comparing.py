@@ -25,7 +25,9 @@ from typing import Any, Protocol
 
 from . import binaries, results, runner, searching
 from .capacity import compare as rule
+from .capacity.attribution import Attribution
 from .capacity.compare import BASELINE, Metric, ScheduledRun
+from .capacity.fields import RecordError
 from .capacity.records import COMPARE_FILE, CompareRecord, RepeatRecord, SearchRecord, Side
 from .capacity.search import FOUND, SearchPlan
 from .core.spec import RunSpec
@@ -249,6 +251,7 @@ class RepeatOutcome:
     verdict: str | None = None
     notes: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()  # every run and search id of this repeat
+    bottleneck: str | None = None  # the fixed-rate run's attribution, in a line
 
 
 class RunOne(Protocol):
@@ -449,6 +452,7 @@ class LocalRepeats:
         notes: list[str] = []
         refs: list[str] = []
         verdict: str | None = None
+        bottleneck: str | None = None
         with self._stack(stack, run_id) as info:
             target = LocalTarget(info)
             try:
@@ -468,6 +472,7 @@ class LocalRepeats:
                         notes.append(f"the fixed-rate run failed, its metrics unknown: {exc}")
                     else:
                         verdict = result.verdict
+                        bottleneck = bottleneck_summary(result.bottleneck)
                         measured = fixed_rate_values(result)
                         for m in self.metrics:
                             if m.name in measured:
@@ -483,7 +488,9 @@ class LocalRepeats:
             finally:
                 with self.guard():
                     target.close()
-        return RepeatOutcome(values, refs[0] if refs else None, verdict, tuple(notes), tuple(refs))
+        return RepeatOutcome(
+            values, refs[0] if refs else None, verdict, tuple(notes), tuple(refs), bottleneck
+        )
 
     def _capacity(
         self, stack: ComparedStack, run: ScheduledRun, search_id: str, target: LocalTarget
@@ -506,6 +513,17 @@ class LocalRepeats:
         except (runner.RunError, QueryError) as exc:
             return None, [f"the capacity search failed, capacity unknown: {exc}"]
         return capacity_value(record)
+
+
+def bottleneck_summary(block: Mapping[str, Any] | None) -> str | None:
+    """The attribution's one-line summary from a run's `bottleneck` block (None: none recorded
+    or unreadable)."""
+    if not block:
+        return None
+    try:
+        return Attribution.from_dict(block.get("attribution")).summary
+    except RecordError:
+        return None
 
 
 def capacity_value(record: SearchRecord) -> tuple[float | None, list[str]]:

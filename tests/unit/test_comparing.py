@@ -14,6 +14,8 @@ import pytest
 
 from loadgate import cli, comparing, ledger, runner
 from loadgate.capacity import compare as rule
+from loadgate.capacity import run_figures
+from loadgate.capacity.attribution import Attribution
 from loadgate.capacity.compare import BASELINE, CANDIDATE, ScheduledRun
 from loadgate.capacity.records import CompareRecord, SearchRecord
 from loadgate.capacity.search import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
@@ -357,7 +359,8 @@ def fake_stack(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeStack:
         state.events.append(f"run {spec.run_id} {spec.rate} {sorted(spec.labels.items())}")
         if state.fail_run is not None:
             raise state.fail_run
-        return run_result(spec.run_id, state.p99.get(spec.run_id, 10.0), 0.5)
+        result = run_result(spec.run_id, state.p99.get(spec.run_id, 10.0), 0.5)
+        return replace(result, bottleneck=run_figures.bottleneck_block(result.to_dict()))
 
     monkeypatch.setattr(local, "up", up)
     monkeypatch.setattr(local, "down", down)
@@ -402,6 +405,16 @@ def test_each_run_gets_a_fresh_stack_of_its_side_stopped_after_it(
     assert fake_stack.events == expected
     assert [r.ref for r in record.runs] == ["cmp-b1", "cmp-c1", "cmp-b2", "cmp-c2"]
     assert record.runs[0].values == {P99: 10.0, CPU: pytest.approx(0.5)}
+
+
+def test_each_run_says_what_gave_way_from_its_result(tmp_path: Path, fake_stack: FakeStack) -> None:
+    outcome = repeats_on(tmp_path)(ScheduledRun(0, BASELINE, 1), A)
+    block = run_figures.bottleneck_block(run_result("cmp-b1", 10.0, 0.5).to_dict())
+    expected = Attribution.from_dict(block["attribution"]).summary
+    assert outcome.bottleneck == expected
+    assert expected.split(":")[0] in ("none", "unknown", "collector", "loki", "generator")
+    assert comparing.bottleneck_summary(None) is None
+    assert comparing.bottleneck_summary({"attribution": "garbled"}) is None
 
 
 def test_ctrl_c_during_a_run_still_stops_its_stack(tmp_path: Path, fake_stack: FakeStack) -> None:

@@ -321,6 +321,8 @@ def _run_line(
     )
     if outcome.verdict:
         line.append(f", run verdict {outcome.verdict}")
+    if outcome.bottleneck:
+        line.append(f", bottleneck: {outcome.bottleneck}")
     for note in outcome.notes:
         line.append(f"\n  note: {note}", style="yellow")
     return line
