@@ -32,6 +32,8 @@ FIGURES: dict[str, str] = {
     # The collector's own log records its internal-telemetry loop breaker dropped (charm
     # revisions since rev219 send the collector's logs into its own receiver; see ledger.py).
     "collector_own_filtered": OTELCOL,
+    # Log records the memory_limiter processor refused (unknown when there is none).
+    "memory_limiter_refused": OTELCOL,
 }
 
 
@@ -62,6 +64,7 @@ class Scope:
             "loki_received": q.counter_total(q.LOKI_RECEIVED, self.loki),
             "loki_discarded": q.counter_total(q.LOKI_DISCARDED, self.loki),
             "collector_own_filtered": f"sum({self.selectors()['collector_own_filtered']})",
+            "memory_limiter_refused": f"sum({self.selectors()['memory_limiter_refused']})",
         }
 
     def selectors(self) -> dict[str, str]:
@@ -76,6 +79,7 @@ class Scope:
             "loki_received": q.selector(q.LOKI_RECEIVED, self.loki),
             "loki_discarded": q.selector(q.LOKI_DISCARDED, self.loki),
             "collector_own_filtered": q.selector(q.COLLECTOR_FILTERED, filter=q.LOOP_BREAKER),
+            "memory_limiter_refused": q.selector(q.PROCESSOR_REFUSED, processor=q.MEMORY_LIMITER),
         }
 
     def anchors(self) -> dict[str, str]:
@@ -105,9 +109,16 @@ class Scope:
             "loki_discarded": [anchors[LOKI]],
             # No loop breaker (a hand stack, an older revision) or nothing dropped yet: 0.
             "collector_own_filtered": [anchors[OTELCOL]],
+            # A memory limiter that passed records on but refused none: 0; no limiter: unknown.
+            "memory_limiter_refused": [
+                q.selector(q.PROCESSOR_ACCEPTED, processor=q.MEMORY_LIMITER),
+                q.selector(q.PROCESSOR_REFUSED, processor=q.MEMORY_LIMITER),
+            ],
         }
 
     def absent_reason(self, figure: str) -> str:
+        if figure == "memory_limiter_refused":
+            return "the collector has no memory_limiter processor with log records (no series)"
         if FIGURES[figure] == LOKI:
             anchor = q.selector(q.LOKI_BUILD_INFO, self.loki)
             return f"Prometheus has no series of Loki matching {anchor}"
@@ -121,6 +132,9 @@ class Scope:
 
     def queue_size(self) -> str:
         return q.loki_exporters_only(q.COLLECTOR_QUEUE_SIZE, None, self.exporter)
+
+    def queue_capacity(self) -> str:
+        return q.loki_exporters_only(q.COLLECTOR_QUEUE_CAPACITY, None, self.exporter)
 
 
 COUNTERS: dict[str, str] = Scope().counters()
@@ -249,6 +263,9 @@ class PipelineFigures:
     loki_received: int | None
     loki_discarded: int | None
     collector_own_filtered: int | None = 0  # the collector's own records its loop breaker dropped
+    memory_limiter_refused: int | None = None  # None: unknown, or no memory_limiter
+    queue_capacity: float | None = None  # the Loki exporters' sending queue capacity (max)
+    loki_push_p99_ms: float | None = None  # Loki's push request p99 over the window
     source: str = (
         "Prometheus: per-series counter increases from raw samples (reset-aware) and "
         "max/avg_over_time over the run window"
@@ -286,6 +303,7 @@ class PipelineFigures:
             loki_received=None,
             loki_discarded=None,
             collector_own_filtered=None,
+            memory_limiter_refused=None,
             unknown=unknown,
         )
 
@@ -301,7 +319,9 @@ def collect(
 ) -> PipelineFigures:
     """Gauges over [start, end] plus the counts already judged."""
     window = max(1, int(end - start))
-    cpu = q.cpu_cores(rate_window=(scope or Scope()).rate_window)
+    scope = scope or Scope()
+    cpu = q.cpu_cores(rate_window=scope.rate_window)
+    push_p99 = prom.instant(q.loki_push_p99_seconds(window, scope.loki), end)
     rss_max = prom.instant(q.max_over(RSS, window), end)
     rss_mean = prom.instant(q.avg_over(RSS, window), end)
     unknown = {
@@ -315,7 +335,7 @@ def collect(
         collector_exported=counts["collector_exported"].value,
         collector_failed=counts["collector_failed"].value,
         collector_enqueue_failed=counts["collector_enqueue_failed"].value,
-        queue_size_max=prom.instant(q.max_over((scope or Scope()).queue_size(), window), end),
+        queue_size_max=prom.instant(q.max_over(scope.queue_size(), window), end),
         queue_size_end=queue_end,
         collector_cpu_max=prom.instant(q.max_over(cpu, window), end),
         collector_cpu_mean=prom.instant(q.avg_over(cpu, window), end),
@@ -324,6 +344,9 @@ def collect(
         loki_received=counts["loki_received"].value,
         loki_discarded=counts["loki_discarded"].value,
         collector_own_filtered=counts["collector_own_filtered"].value,
+        memory_limiter_refused=counts["memory_limiter_refused"].value,
+        queue_capacity=prom.instant(q.max_over(scope.queue_capacity(), window), end),
+        loki_push_p99_ms=push_p99 * 1000 if push_p99 is not None else None,
         unknown=unknown,
         restarts={k: list(v) for k, v in (restarts or {}).items()},
     )

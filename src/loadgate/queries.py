@@ -23,6 +23,11 @@ COLLECTOR_EXPORTED = "otelcol_exporter_sent_log_records_total"
 COLLECTOR_FAILED = "otelcol_exporter_send_failed_log_records_total"
 COLLECTOR_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_log_records_total"
 COLLECTOR_QUEUE_SIZE = "otelcol_exporter_queue_size"
+COLLECTOR_QUEUE_CAPACITY = "otelcol_exporter_queue_capacity"
+# The memory_limiter processor's counters (processorhelper's obsreport, per `processor`).
+PROCESSOR_ACCEPTED = "otelcol_processor_accepted_log_records_total"
+PROCESSOR_REFUSED = "otelcol_processor_refused_log_records_total"
+MEMORY_LIMITER = "memory_limiter.*"
 COLLECTOR_CPU = "otelcol_process_cpu_seconds_total"
 COLLECTOR_RSS = "otelcol_process_memory_rss"
 COLLECTOR_UPTIME = "otelcol_process_uptime_total"
@@ -35,6 +40,8 @@ LOOP_BREAKER = "filter/internal-telemetry-loop-breaker.*"
 LOKI_RECEIVED = "loki_distributor_lines_received_total"
 LOKI_DISCARDED = "loki_discarded_samples_total"
 LOKI_BUILD_INFO = "loki_build_info"
+LOKI_REQUEST_DURATION = "loki_request_duration_seconds_bucket"  # classic histogram, per route
+LOKI_PUSH_ROUTE = "loki_api_v1_push"
 PROCESS_START = "process_start_time_seconds"  # Go client's process collector (Loki)
 # k6 remote write (native histogram of http_req_duration, in seconds).
 K6_DURATION = "k6_http_req_duration_seconds"
@@ -106,6 +113,12 @@ def avg_over(expr: str, window_s: int) -> str:
 
 def cpu_cores(matchers: Mapping[str, str] | None = None, rate_window: str = "10s") -> str:
     return f"sum(rate({selector(COLLECTOR_CPU, matchers)}[{rate_window}]))"
+
+
+def loki_push_p99_seconds(window_s: int, matchers: Mapping[str, str] | None = None) -> str:
+    """p99 of Loki's push requests over the window, from its request-duration histogram."""
+    sel = selector(LOKI_REQUEST_DURATION, {**(matchers or {}), "route": LOKI_PUSH_ROUTE})
+    return f"histogram_quantile(0.99, sum by (le) (increase({sel}[{window_s}s])))"
 
 
 def k6_p99_seconds(run_id: str, window_s: int) -> str:

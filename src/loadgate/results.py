@@ -62,6 +62,11 @@ class RunResult:
     # What could not be measured because the stack broke (Prometheus or Loki down): the run's
     # figures are incomplete and `loadgate run` exits 2.
     problems: list[str] = field(default_factory=list[str])
+    # What the load generator used (k6's CPU seconds, the machine's cores, VUs), where the
+    # target measures it; a figure it cannot measure is absent or None.
+    generator: dict[str, Any] = field(default_factory=dict[str, Any])
+    # Bottleneck attribution: {"figures": ..., "attribution": ...} (capacity.run_figures).
+    bottleneck: dict[str, Any] | None = None
 
     @property
     def complete(self) -> bool:
@@ -86,6 +91,8 @@ class RunResult:
             "restarts": self.restarts,
             "notes": list(self.notes),
             "problems": list(self.problems),
+            "generator": dict(self.generator),
+            "bottleneck": self.bottleneck,
         }
 
 

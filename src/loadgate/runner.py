@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -18,6 +18,7 @@ from . import ledger as ledger_mod
 from . import pipeline as pipe
 from . import queries as q
 from . import results
+from .capacity import run_figures
 from .core import gates as gates_mod
 from .core.spec import RunSpec
 from .core.summary import ClientFigures
@@ -30,6 +31,9 @@ SERVICE_STATES = "service_states"
 # baseline and after the drain (0: not waited for). The collector's own logs (the charm's
 # internal-telemetry loop) then sit inside the window or outside it, never across its edges.
 QUIET_S = "quiet_s"
+# Optional on a target: `generator_figures() -> dict[str, Any]`, what it measured of the load
+# generator itself once the load finished (`k6_cpu_s`, `machine_cores`, `vus_max`, `source`).
+GENERATOR_FIGURES = "generator_figures"
 # The longest a collector log record takes from being written to its own receiver (the OTel
 # SDK's batch processor exports every second): the window of its own records in Loki is the
 # counters' window moved back by this much.
@@ -328,6 +332,7 @@ def execute(
         raise
     ended = time.time()
     client = target.finish()
+    generator = _generator(target, spec)
 
     problems: list[str] = []
     outcome: DrainOutcome | None = None
@@ -437,6 +442,20 @@ def execute(
         notes=notes,
         restarts=_restarts(tracker, states, started),
         problems=problems,
+        generator=generator,
     )
+    result = replace(result, bottleneck=run_figures.bottleneck_block(result.to_dict()))
     results.write(result, results_root)
     return result
+
+
+def _generator(target: Target, spec: RunSpec) -> dict[str, Any]:
+    """`generator` of result.json: the VU ceiling the spec gave k6 and what the target measured
+    of k6 itself (nothing on a target that cannot see its processes)."""
+    out: dict[str, Any] = {"vus_limit": spec.max_vus if spec.offered_logs_per_minute else spec.vus}
+    measure = getattr(target, GENERATOR_FIGURES, None)
+    if callable(measure):
+        answer = measure()
+        if isinstance(answer, dict):
+            out.update({str(k): v for k, v in answer.items()})  # pyright: ignore[reportUnknownVariableType]
+    return out

@@ -67,6 +67,16 @@ def test_short_run_balances_the_ledger_and_passes(
     assert (run_dir / "k6-summary.json").is_file()
     assert "verdict PASS" in out
     assert "loss ledger (balanced)" in out
+    # k6's own CPU, measured on this machine, and what gave way: nothing, every figure clean.
+    generator = result["generator"]
+    assert generator["k6_cpu_s"] > 0
+    assert generator["k6_cpu_total_s"] >= generator["k6_cpu_s"]
+    assert generator["machine_cores"] >= 1
+    assert 1 <= generator["vus_max"] <= generator["vus_limit"]
+    assert pipeline["queue_capacity"] == 1000  # the charm's default queue_size
+    assert result["bottleneck"]["attribution"]["verdict"] == "none"
+    assert result["bottleneck"]["figures"]["k6_cpu_s"] == generator["k6_cpu_s"]
+    assert "bottleneck: none" in out
 
 
 def test_impossible_p99_fails_with_exit_code_1_naming_the_gate(

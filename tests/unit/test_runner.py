@@ -239,6 +239,17 @@ def test_a_clean_run_balances_to_the_record(sim: Sim, tmp_path: Path) -> None:
     assert result.pipeline.restarts == {"otelcol": [], "loki": []}
     assert result.verdict == "PASS"
     assert result.complete
+    # Attribution in every run: this target measures nothing of k6 itself, so the generator
+    # block holds only the VU ceiling, and its CPU is unknown, not 0.
+    data = json.loads((tmp_path / "r1" / "result.json").read_text())
+    assert data["generator"] == {"vus_limit": spec().max_vus}
+    assert data["bottleneck"]["figures"]["k6_cpu_s"] is None
+    assert data["bottleneck"]["figures"]["offered_per_min"] == 3000
+    # The simulated Prometheus serves no queue gauges: the attribution says so rather than
+    # calling the run clean.
+    attribution = data["bottleneck"]["attribution"]
+    assert attribution["verdict"] == "unknown"
+    assert attribution["missing"] == ["queue_max", "queue_capacity"]
 
 
 def test_loki_stopped_for_15s_mid_run(sim: Sim, tmp_path: Path) -> None:
@@ -324,6 +335,9 @@ def test_prometheus_dying_after_the_load_keeps_what_was_measured(sim: Sim, tmp_p
     data = json.loads((tmp_path / "r1" / "result.json").read_text())
     assert data["client"]["records_sent"] == sim.sent
     assert data["problems"]
+    # What Prometheus could not give is unknown to the attribution, never "none".
+    assert data["bottleneck"]["figures"]["queue_max"] is None
+    assert data["bottleneck"]["attribution"]["verdict"] == "unknown"
 
 
 def test_an_interrupted_load_stops_the_target(sim: Sim, tmp_path: Path) -> None:

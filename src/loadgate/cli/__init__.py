@@ -5,7 +5,8 @@ Layout (each command is a module of this package):
 
 - `common`: the consoles, exit codes, `UsageError`, error/notice lines, stop signals handled
   like Ctrl-C (`signals_stop_like_ctrl_c`, `shielded`, `Interrupted`), shared flag types.
-- `binaries`, `stack`, `run`, `bench`, `check_bundle`, `charms`, `report`: one command each.
+- `binaries`, `stack`, `run`, `search`, `compare`, `bench`, `check_bundle`, `charms`,
+  `report`: one command each.
 
 A command module has `register(sub)`: it adds its sub-parser (`sub.add_parser(name, ...)`), its
 flags, and `set_defaults(handler=...)`, the function that takes the parsed flags and returns the
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .. import __version__
-from . import bench, binaries, charms, check_bundle, report, run, stack
+from . import bench, binaries, charms, check_bundle, compare, report, run, search, stack
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -45,7 +46,17 @@ class Command(Protocol):
     def register(self, sub: Subparsers) -> None: ...
 
 
-COMMANDS: tuple[Command, ...] = (binaries, stack, run, bench, check_bundle, charms, report)
+COMMANDS: tuple[Command, ...] = (
+    binaries,
+    stack,
+    run,
+    search,
+    compare,
+    bench,
+    check_bundle,
+    charms,
+    report,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,13 +4,17 @@ local stack or (`--target juju`) through a model's k6 charm."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
+from collections.abc import Generator
 from pathlib import Path
 
 from rich.markup import escape
 from rich.text import Text
 
 from .. import paths, results, runner, tables
+from ..capacity.attribution import Attribution, Claim
+from ..capacity.fields import RecordError
 from ..core.gates import PASS
 from ..core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
 from ..pipeline import Scope
@@ -136,7 +140,7 @@ def check_results_dir(root: Path, run_id: str) -> None:
         )
 
 
-def _progress_line(p: Progress) -> str:
+def progress_line(p: Progress) -> str:
     rate = p.records_accepted / p.elapsed_s if p.elapsed_s > 0 else 0.0
     line = (
         f"[bold]load[/bold] {p.elapsed_s:5.0f}/{p.total_s:.0f}s  "
@@ -150,12 +154,39 @@ def report_result(result: RunResult, results_root: Path) -> None:
     stdout.print(tables.figures_table(result))
     stdout.print(tables.ledger_table(result.ledger))
     stdout.print(tables.verdict_table(result))
+    stdout.print(bottleneck_text(result.bottleneck))
     for note in result.notes:
         stdout.print(f"[yellow]note:[/yellow] {escape(note)}")
     for problem in result.problems:
         stdout.print(f"[red]incomplete:[/red] {escape(problem)}")
     path = results.run_dir(results_root, result.run_id) / results.RESULT_FILE
     stdout.print(Text(f"result: {path}"))
+
+
+def claim_line(claim: Claim) -> str:
+    """One claim's figure, value and threshold: `collector: queue_max = 1,000 (>= 950 ...)`."""
+    value = claim.value
+    shown = f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:.3g}"
+    return f"{claim.component}: {claim.figure} = {shown} ({claim.threshold})"
+
+
+def bottleneck_text(block: object) -> Text:
+    """The attribution of a run in a few lines: what gave way (or none / unknown and why), and
+    each claim with the figure it cites."""
+    attribution = None
+    if isinstance(block, dict):
+        try:
+            attribution = Attribution.from_dict(block.get("attribution"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        except RecordError:
+            attribution = None
+    if attribution is None:
+        return Text("bottleneck: unknown (no attribution recorded)", style="yellow")
+    style = {"none": "green", "unknown": "yellow"}.get(attribution.verdict, "bold red")
+    text = Text("bottleneck: ", style="bold")
+    text.append(attribution.summary, style=style)
+    for claim in attribution.claims:
+        text.append(f"\n  {claim_line(claim)}", style="dim")
+    return text
 
 
 def exit_code(result: RunResult) -> int:
@@ -177,7 +208,7 @@ def run_with(
     with console.status("starting") as status:
 
         def on_progress(p: Progress) -> None:
-            status.update(_progress_line(p))
+            status.update(progress_line(p))
 
         def on_phase(text: str) -> None:
             status.update(escape(text))
@@ -211,19 +242,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     what = prepare_stack(args)
     if build_missing(("k6", *local.stack_parts(what)), command="run") != EXIT_OK:
         return EXIT_BAD_INPUT
-    root = paths.stack_dir()
     try:
-        lock = runlock.acquire(root, runlock.Holder.me("run", spec.run_id))
+        with local_session(args, "run", spec.run_id, what) as target:
+            return run_with(target, spec, args)
     except runlock.BusyError as exc:
         error("run", exc)
         return EXIT_BAD_INPUT
-    try:
-        if lock.previous is not None and lock.previous.process != lock.holder.process:
-            notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
-        return _run_locked(args, spec, root, what)
-    finally:
-        with shielded():
-            lock.release()
+    except (local.StackError, runner.RunError, QueryError) as exc:
+        error("run", exc)
+        return EXIT_BAD_INPUT
 
 
 def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
@@ -260,56 +287,66 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
         target.close()
 
 
-def _run_locked(
-    args: argparse.Namespace, spec: RunSpec, root: Path, what: local.StackChoice
-) -> int:
-    """The run, holding the stack's lock: find what a dead run left, then use or start the
-    stack; stop it at the end only if this run started it (and was not told to keep it)."""
-    found = orphans.stop_orphan_k6(root)
-    if found:
-        notice(f"found: {found}")
-    started_here = False
-    info = local.read_info(root)
+@contextlib.contextmanager
+def local_session(
+    args: argparse.Namespace, command: str, run_id: str, what: local.StackChoice
+) -> Generator[LocalTarget]:
+    """The local stack for one command (`run`, `search`), holding its lock: find what a dead
+    run left, then use the running stack or start one; the target on it is yielded. At the end
+    the stack is stopped only if this command started it (and was not told `--keep-stack`).
+
+    Raises runlock.BusyError (another command holds the stack) and local.StackError (a
+    broken or different running stack); errors of the body propagate after the clean-up."""
+    root = paths.stack_dir()
+    lock = runlock.acquire(root, runlock.Holder.me(command, run_id))
     try:
-        if info is not None and info.abandoned:
-            owner = info.owner
-            assert owner is not None
-            left = [f"pebble (pid {info.pid})"] if info.pebble_alive() else []
-            left += [f"{n} (pid {p})" for n, p in local.leftovers(info) if p != info.pid]
-            notice(
-                f"found: the stack at {root} was started by run {owner.run_id} (loadgate "
-                f"pid {owner.process.pid}), which ended without stopping it"
-                + (f"; still running: {', '.join(left)}" if left else "")
-                + ": stopping it and starting a fresh one"
-            )
-            with shielded():
-                local.down(root)
-            info = None
-        elif info is not None and not info.pebble_alive():
-            info = None  # `up` stops on services left without their Pebble, with the fix
-        if info is None:
-            owner = local.Owner(ProcessId.me(), spec.run_id, keep=args.keep_stack)
-            info = start_stack(args, owner=owner, what=what)
-            started_here = True
-        else:
-            _check_running_stack(info, args, what)
-            console.print(
-                Text(f"using the running stack ({info.name}, {info.root})"), soft_wrap=True
-            )
-        target = LocalTarget(info)
+        if lock.previous is not None and lock.previous.process != lock.holder.process:
+            notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
+        found = orphans.stop_orphan_k6(root)
+        if found:
+            notice(f"found: {found}")
+        started_here = False
+        info = local.read_info(root)
         try:
-            return run_with(target, spec, args)
+            if info is not None and info.abandoned:
+                owner = info.owner
+                assert owner is not None
+                left = [f"pebble (pid {info.pid})"] if info.pebble_alive() else []
+                left += [f"{n} (pid {p})" for n, p in local.leftovers(info) if p != info.pid]
+                notice(
+                    f"found: the stack at {root} was started by run {owner.run_id} (loadgate "
+                    f"pid {owner.process.pid}), which ended without stopping it"
+                    + (f"; still running: {', '.join(left)}" if left else "")
+                    + ": stopping it and starting a fresh one"
+                )
+                with shielded():
+                    local.down(root)
+                info = None
+            elif info is not None and not info.pebble_alive():
+                info = None  # `up` stops on services left without their Pebble, with the fix
+            if info is None:
+                owner = local.Owner(ProcessId.me(), run_id, keep=args.keep_stack)
+                info = start_stack(args, owner=owner, what=what)
+                started_here = True
+            else:
+                _check_running_stack(info, args, what)
+                console.print(
+                    Text(f"using the running stack ({info.name}, {info.root})"), soft_wrap=True
+                )
+            target = LocalTarget(info)
+            try:
+                yield target
+            finally:
+                with shielded():
+                    target.close()
         finally:
-            with shielded():
-                target.close()
-    except (local.StackError, runner.RunError, QueryError) as exc:
-        error("run", exc)
-        return EXIT_BAD_INPUT
+            if started_here and not args.keep_stack:
+                with shielded():
+                    local.down(root)
+                console.print("stack stopped (use --keep-stack to leave it up)")
     finally:
-        if started_here and not args.keep_stack:
-            with shielded():
-                local.down(root)
-            console.print("stack stopped (use --keep-stack to leave it up)")
+        with shielded():
+            lock.release()
 
 
 def _check_running_stack(

@@ -30,6 +30,7 @@ class Stat:
     pgid: int
     sid: int
     start_ticks: int  # clock ticks after boot: with the PID, a process's identity
+    cpu_ticks: int = 0  # user + system CPU time so far, in clock ticks (utime + stime)
 
 
 def parse_stat(text: str) -> Stat:
@@ -45,7 +46,14 @@ def parse_stat(text: str) -> Stat:
         pgid=int(fields[2]),
         sid=int(fields[3]),
         start_ticks=int(fields[19]),
+        cpu_ticks=int(fields[11]) + int(fields[12]),
     )
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """A live process's CPU time so far (user + system), None when it cannot be read."""
+    st = stat(pid)
+    return None if st is None else st.cpu_ticks / os.sysconf("SC_CLK_TCK")
 
 
 def stat(pid: int) -> Stat | None:

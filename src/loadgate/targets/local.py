@@ -34,6 +34,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def machine_cores() -> int:
+    """The cores this process (and k6, which inherits its affinity) may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def log_tail(path: Path, lines: int = 8) -> str:
     if not path.is_file():
         return "(no output)"
@@ -59,6 +67,9 @@ class LocalTarget:
         self._api_port = 0
         self._started = 0.0
         self._duration = 0.0
+        self._k6_cpu_total: float | None = None  # user + sys, from the kernel when reaped
+        self._k6_cpu_at_load: float | None = None  # k6's CPU when its first record was sent
+        self._vus_max: int | None = None  # most VUs k6's API reported in use (every second)
 
     def prometheus(self) -> PrometheusAPI:
         return PrometheusAPI(self.stack.prometheus_url, self._http)
@@ -85,6 +96,9 @@ class LocalTarget:
         cmd = self.command(spec, out_dir)
         self._out_dir = out_dir
         self._duration = spec.duration_s
+        self._k6_cpu_total = None
+        self._k6_cpu_at_load = None
+        self._vus_max = None
         (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
         log = (out_dir / K6_LOG).open("wb")
         self._started = time.monotonic()
@@ -113,12 +127,41 @@ class LocalTarget:
             return {}
         return resp.json()["data"]["attributes"]["sample"]
 
+    def _exited(self) -> bool:
+        """Whether k6 has ended, without reaping it: `finish` reaps it and reads its CPU."""
+        assert self._proc is not None
+        if self._proc.returncode is not None:
+            return True
+        try:
+            info = os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return self._proc.poll() is not None
+        return info is not None
+
+    def _reap(self) -> int:
+        """Wait for k6 and take its exit code and CPU time (user + sys, its children's
+        included) from the kernel's accounting of the reaped process."""
+        assert self._proc is not None
+        if self._proc.returncode is None:
+            try:
+                _, status, usage = os.wait4(self._proc.pid, 0)
+            except ChildProcessError:
+                return self._proc.wait()
+            self._proc.returncode = os.waitstatus_to_exitcode(status)
+            self._k6_cpu_total = usage.ru_utime + usage.ru_stime
+        return self._proc.returncode
+
     def poll(self) -> Progress | None:
-        if self._proc is None or self._proc.poll() is not None:
+        if self._proc is None or self._exited():
             return None
         elapsed = time.monotonic() - self._started
         try:
+            vus = self._metric("vus").get("value")
+            if isinstance(vus, int | float):
+                self._vus_max = max(self._vus_max or 0, int(vus))
             sent = int(self._metric("log_records_sent").get("count", 0))
+            if sent > 0 and self._k6_cpu_at_load is None:
+                self._k6_cpu_at_load = procs.cpu_seconds(self._proc.pid)
             accepted = int(self._metric("log_records_accepted").get("count", 0))
             errors = float(self._metric("errors").get("rate", 0.0))
         except (httpx.HTTPError, KeyError, ValueError):
@@ -129,7 +172,7 @@ class LocalTarget:
     def finish(self) -> ClientFigures:
         if self._proc is None or self._out_dir is None:
             raise RunError("k6 was not started")
-        code = self._proc.wait()
+        code = self._reap()
         self._forget()
         log = self._out_dir / K6_LOG
         if code not in (0, K6_THRESHOLDS_FAILED):
@@ -154,6 +197,22 @@ class LocalTarget:
                 self._proc.wait()
         if self._proc is not None and self._proc.poll() is not None:
             self._forget()
+
+    def generator_figures(self) -> dict[str, Any]:
+        """What this machine measured of k6 (runner.GENERATOR_FIGURES): its CPU seconds over
+        its life, the machine's cores and the most VUs in use (None when not measured)."""
+        total, at_load = self._k6_cpu_total, self._k6_cpu_at_load
+        load = total - at_load if total is not None and at_load is not None else None
+        return {
+            "k6_cpu_s": round(load, 3) if load is not None else None,
+            "k6_cpu_total_s": round(total, 3) if total is not None else None,
+            "machine_cores": machine_cores(),
+            "vus_max": self._vus_max,
+            "source": "k6 CPU: the kernel's rusage of the reaped k6 process (user + sys, its "
+            "children included); k6_cpu_s is what it used from its first record sent (read "
+            "from /proc, polled every second) to its exit, without its start-up; VUs: k6's "
+            "REST API `vus` gauge, sampled every second",
+        }
 
     def service_states(self) -> dict[str, dict[str, Any]]:
         """Each service as the stack's Pebble daemon sees it (optional Target method)."""

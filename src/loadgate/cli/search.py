@@ -1,0 +1,353 @@
+"""`loadgate search`: the highest log-records-per-minute rate at which every gate still passes,
+on the local stack, with a live table of its steps and what gave way at the knee.
+
+Exit codes: 0 when the capacity was found (confirmed by a hold) or the pipeline passes at
+`--max-rate` (at-least-max); 1 when even `--min-rate` fails (below-min) or the search ran out of
+its load budget or steps before a confirmed capacity (out-of-budget, out-of-steps); 2 for bad
+flags or a broken stack; 128 + signal when stopped (the partial search.json stays).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from .. import paths, runner, searching
+from ..capacity.records import SearchRecord
+from ..capacity.search import (
+    AT_LEAST_MAX,
+    BELOW_MIN,
+    FOUND,
+    OUT_OF_BUDGET,
+    OUT_OF_STEPS,
+    SearchPlan,
+)
+from ..core.spec import RunSpec, SpecError, new_run_id
+from ..queries import QueryError
+from ..runner import Progress
+from ..stack import local, runlock
+from . import run as run_cli
+from .binaries import build_missing
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    Subparsers,
+    UsageError,
+    console,
+    error,
+    seconds_flag,
+    stdout,
+)
+from .stack import add_stack_flags, prepare_stack
+
+PLAN = SearchPlan()
+DEFAULT_SPEC = RunSpec()
+
+# Flag -> the SearchPlan setting it sets, and its parser.
+PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "--precision": ("precision", float),
+    "--start-rate": ("start_rate", int),
+    "--min-rate": ("min_rate", int),
+    "--max-rate": ("max_rate", int),
+    "--probe": ("probe_s", int),
+    "--hold": ("hold_s", int),
+    "--budget": ("budget_s", int),
+    "--max-steps": ("max_steps", int),
+    "--growth": ("growth", float),
+}
+# Run flags a search takes (the rate, duration and executor are the search's).
+SPEC_FLAGS = (
+    "vus", "logs_per_request", "requests_per_iteration", "body_min", "body_max", "p99_ms",
+    "max_error_rate", "labels",
+)  # fmt: skip
+
+EXIT_BY_STATUS = {
+    FOUND: EXIT_OK,
+    AT_LEAST_MAX: EXIT_OK,
+    BELOW_MIN: EXIT_GATE_FAILED,
+    OUT_OF_BUDGET: EXIT_GATE_FAILED,
+    OUT_OF_STEPS: EXIT_GATE_FAILED,
+}
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "search",
+        help="find the highest rate at which every gate passes (capacity), and what gave way",
+    )
+    p.add_argument(
+        "--precision",
+        help=f"the knee within ±this fraction of the bracket's middle (default {PLAN.precision})",
+    )
+    p.add_argument(
+        "--start-rate", help=f"first probe, log records per minute (default {PLAN.start_rate:,})"
+    )
+    p.add_argument("--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,})")
+    p.add_argument("--max-rate", help=f"highest rate offered (default {PLAN.max_rate:,})")
+    p.add_argument("--probe", help=f"seconds of a probe step (default {PLAN.probe_s})")
+    p.add_argument("--hold", help=f"seconds of the confirmation hold (default {PLAN.hold_s})")
+    p.add_argument(
+        "--budget", help=f"seconds of load, all steps together (default {PLAN.budget_s})"
+    )
+    p.add_argument("--max-steps", help=f"most steps (default {PLAN.max_steps})")
+    p.add_argument("--growth", help=f"factor between bracketing probes (default {PLAN.growth:g})")
+    p.add_argument("--vus", help=f"pre-allocated VUs (default {DEFAULT_SPEC.vus})")
+    p.add_argument("--logs-per-request", help=f"default {DEFAULT_SPEC.logs_per_request}")
+    p.add_argument(
+        "--requests-per-iteration", help=f"default {DEFAULT_SPEC.requests_per_iteration}"
+    )
+    p.add_argument("--body-min", help=f"default {DEFAULT_SPEC.body_min}")
+    p.add_argument("--body-max", help=f"default {DEFAULT_SPEC.body_max}")
+    p.add_argument("--p99-ms", help=f"gate: p99 below (default {DEFAULT_SPEC.p99_ms:g})")
+    p.add_argument(
+        "--max-error-rate", help=f"gate: error rate at most (default {DEFAULT_SPEC.max_error_rate})"
+    )
+    p.add_argument("--labels", help="k=v,k2=v2 tags of every step's run, e.g. revision=69")
+    p.add_argument("--search-id", help="search id (default: time stamp and random suffix)")
+    p.add_argument("--keep-stack", action="store_true", help="leave a stack this search started")
+    p.add_argument(
+        "--drain-timeout",
+        type=seconds_flag(0, run_cli.MAX_DRAIN_TIMEOUT, allow_low=True),
+        default=60.0,
+        help="seconds each step waits for the queue to drain (default 60)",
+    )
+    add_stack_flags(p)
+    p.set_defaults(handler=cmd_search)
+
+
+def _plan_problems(args: argparse.Namespace) -> tuple[SearchPlan | None, list[tuple[str, str]]]:
+    values: dict[str, Any] = {}
+    problems: list[tuple[str, str]] = []
+    for flag, (name, parse) in PLAN_FLAGS.items():
+        raw = getattr(args, flag[2:].replace("-", "_"), None)
+        if raw is None:
+            continue
+        try:
+            values[name] = parse(str(raw).strip()) if str(raw).isascii() else parse("x")
+        except ValueError:
+            kind = "an integer" if parse is int else "a number"
+            problems.append((flag, f"must be {kind}; got {raw!r}"))
+    if problems:
+        return None, problems
+    plan = SearchPlan(**values)
+    by_name = {name: flag for flag, (name, _) in PLAN_FLAGS.items()}
+
+    def flags(text: str) -> str:  # "above min_rate (10000)" -> "above --min-rate (10000)"
+        for name, flag in by_name.items():
+            text = text.replace(name, flag)
+        return text
+
+    problems = [(by_name[n], flags(why)) for n, why in plan.problems()]
+    return (None if problems else plan), problems
+
+
+def _spec_problems(
+    args: argparse.Namespace, plan: SearchPlan | None
+) -> tuple[RunSpec | None, list[tuple[str, str]]]:
+    params: dict[str, Any] = {
+        name: getattr(args, name) for name in SPEC_FLAGS if getattr(args, name) is not None
+    }
+    params.update(executor="constant-arrival-rate", rate=(plan or PLAN).start_rate)
+    params["duration"] = f"{(plan or PLAN).probe_s}s"
+    try:
+        return RunSpec.from_params(params, loopback_only=True), []
+    except SpecError as exc:
+        return None, [(f"--{name}", msg) for name, msg in exc.problems]
+
+
+def plan_and_base(args: argparse.Namespace) -> tuple[SearchPlan, RunSpec]:
+    """The search plan and the run every step repeats at its own rate and duration (payload,
+    gates, labels); every bad flag is named with what is allowed, all at once."""
+    plan, problems = _plan_problems(args)
+    base, spec_problems = _spec_problems(args, plan)
+    problems += spec_problems
+    if problems or plan is None or base is None:
+        raise UsageError(
+            "invalid flags:\n" + "\n".join(f"  {flag}: {why}" for flag, why in problems)
+        )
+    return plan, base
+
+
+def search_id_from_args(args: argparse.Namespace, results_root: Path) -> str:
+    search_id = args.search_id or new_run_id()
+    problem = searching.check_search_id(search_id)
+    if problem:
+        raise UsageError(f"--search-id: {problem}")
+    run_cli.check_results_dir(results_root, search_id)  # also refuses an id with results
+    return search_id
+
+
+def _num(value: float | None, fmt: str = ",.0f", suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{fmt}}{suffix}"
+
+
+def steps_table(record: SearchRecord) -> Table:
+    """Every step so far: rate, what it gave, its verdict and what gave way."""
+    table = Table(title=Text(f"search {record.search_id}"))
+    for name, justify in (
+        ("#", "right"), ("phase", "left"), ("rate/min", "right"), ("accepted/min", "right"),
+        ("p99 ms", "right"), ("errors", "right"), ("queue max", "right"),
+        ("collector CPU", "right"), ("Loki discarded", "right"), ("verdict", "left"),
+        ("bottleneck", "left"),
+    ):  # fmt: skip
+        table.add_column(name, justify=justify)  # pyright: ignore[reportArgumentType]
+    for s in record.steps:
+        o, fig = s.outcome, s.figures
+        phase = s.step.phase + (" (retry)" if s.step.attempt > 1 else "")
+        queue = _num(o.queue_max)
+        if fig is not None and fig.queue_capacity is not None and o.queue_max is not None:
+            queue = f"{o.queue_max:,.0f}/{fig.queue_capacity:,.0f}"
+        verdict = Text(o.verdict, style="green" if o.passed else "red")
+        table.add_row(
+            Text(str(s.step.index)),
+            Text(phase),
+            Text(f"{s.step.rate:,}"),
+            Text(_num(o.accepted_per_min)),
+            Text(_num(o.p99_ms, ".1f")),
+            Text(_num(None if o.error_rate is None else o.error_rate * 100, ".2f", " %")),
+            Text(queue),
+            Text(_num(o.collector_cpu_cores, ".2f")),
+            Text("-" if o.loki_discarded is None else f"{o.loki_discarded:,}"),
+            verdict,
+            Text(s.attribution.verdict if s.attribution else "-"),
+        )
+    return table
+
+
+def summary_lines(record: SearchRecord) -> list[Text]:
+    """The capacity with its precision, status, load and wall time, and the bottleneck at the
+    lowest failing rate with the figures it cites."""
+    r, plan = record.result, record.plan
+    lines: list[Text] = []
+    if r.capacity_per_min is not None:
+        precision = (
+            f" ±{r.precision * 100:.1f} %" if r.precision is not None else " (no failing rate)"
+        )
+        held = "confirmed by a hold" if r.confirmed else "not confirmed by a hold"
+        lines.append(
+            Text(
+                f"capacity {r.capacity_per_min:,} records/min{precision} "
+                f"(asked ±{plan.precision * 100:g} %; {held})",
+                style="bold green" if r.status in (FOUND, AT_LEAST_MAX) else "bold yellow",
+            )
+        )
+    else:
+        lines.append(Text("capacity: none found", style="bold red"))
+    lines.append(Text(f"status {r.status}: {r.summary}"))
+    wall = f", wall {record.wall_s:.0f} s" if record.wall_s is not None else ""
+    lines.append(Text(f"load {r.load_s} s of {plan.budget_s} s budget{wall}, {r.steps} steps"))
+    bottleneck = record.bottleneck
+    if bottleneck is not None and r.lowest_failing_per_min is not None:
+        text = Text(f"bottleneck at {r.lowest_failing_per_min:,} records/min: ", style="bold")
+        text.append(bottleneck.summary)
+        lines.append(text)
+        for claim in bottleneck.claims:
+            lines.append(Text(f"  {run_cli.claim_line(claim)}", style="dim"))
+    elif r.lowest_failing_per_min is None:
+        lines.append(Text("bottleneck: nothing failed"))
+    for note in record.notes:
+        lines.append(Text(f"note: {note}", style="yellow"))
+    return lines
+
+
+def exit_code(record: SearchRecord) -> int:
+    return EXIT_BY_STATUS.get(record.result.status, EXIT_GATE_FAILED)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    plan, base = plan_and_base(args)
+    results_root = paths.results_dir()
+    search_id = search_id_from_args(args, results_root)
+    what = prepare_stack(args)
+    if build_missing(("k6", *local.stack_parts(what)), command="search") != EXIT_OK:
+        return EXIT_BAD_INPUT
+    path = searching.search_file(results_root, search_id)
+    try:
+        with run_cli.local_session(args, "search", search_id, what) as target:
+            stack = {"target": target.name, **target.environment()}
+            record = _search_live(target, plan, base, results_root, search_id, stack, args)
+    except runlock.BusyError as exc:
+        error("search", exc)
+        return EXIT_BAD_INPUT
+    except (local.StackError, runner.RunError, QueryError) as exc:
+        error("search", exc)
+        if path.is_file():
+            console.print(Text(f"partial search: {path}"), soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        if path.is_file():
+            console.print(Text(f"partial search: {path}"), soft_wrap=True)
+        raise
+    # Piped or logged (CI), the table keeps its columns rather than the terminal default of 80.
+    out = stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
+    out.print(steps_table(record))
+    for line in summary_lines(record):
+        out.print(line)
+    out.print(Text(f"search: {path}"), soft_wrap=True)
+    out.print(Text(f"runs: {searching.runs_root(results_root, search_id)}"), soft_wrap=True)
+    return exit_code(record)
+
+
+def _search_live(
+    target: runner.Target,
+    plan: SearchPlan,
+    base: RunSpec,
+    results_root: Path,
+    search_id: str,
+    stack: dict[str, Any],
+    args: argparse.Namespace,
+) -> SearchRecord:
+    """run_search with a live view on the console: the steps so far and the current phase."""
+    state: dict[str, Any] = {"record": None, "line": Text("starting")}
+
+    def view() -> Group:
+        record = state["record"]
+        parts: list[Any] = [steps_table(record)] if record is not None else []
+        parts.append(state["line"])
+        return Group(*parts)
+
+    with Live(view(), console=console, transient=True, refresh_per_second=2) as live:
+
+        def refresh() -> None:
+            live.update(view())
+
+        def on_step(record: SearchRecord) -> None:
+            state["record"] = record
+            last = record.steps[-1]
+            console.log(
+                Text(
+                    f"step {last.step.index} {last.step.phase} {last.step.rate:,}/min: "
+                    f"{last.outcome.verdict}"
+                    + (f" (bottleneck: {last.attribution.verdict})" if last.attribution else "")
+                )
+            )
+            refresh()
+
+        def on_phase(text: str) -> None:
+            state["line"] = Text(text)
+            refresh()
+
+        def on_progress(p: Progress) -> None:
+            state["line"] = Text.from_markup(run_cli.progress_line(p))
+            refresh()
+
+        return searching.run_search(
+            target,
+            plan,
+            base,
+            results_root,
+            search_id,
+            stack,
+            on_step=on_step,
+            on_phase=on_phase,
+            on_progress=on_progress,
+            drain_timeout=args.drain_timeout,
+        )

@@ -1,0 +1,71 @@
+"""`loadgate search` through the real stack: a tiny search (a narrow range, 5 s probes, an 8 s
+hold) whose search.json is complete and agrees with the runs of its steps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loadgate import cli
+from loadgate.capacity.records import SearchRecord
+from loadgate.stack import local
+
+pytestmark = pytest.mark.local
+
+
+def test_a_tiny_search_records_every_step_consistently_with_its_runs(
+    stack: local.StackInfo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(stack.root))
+    results = tmp_path / "results"
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    argv = [
+        "search", "--search-id", "tiny", "--start-rate", "12000", "--min-rate", "10000",
+        "--max-rate", "14000", "--probe", "5", "--hold", "8", "--budget", "30",
+        "--labels", "revision=test",
+    ]  # fmt: skip
+    code = cli.main(argv)
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_OK, out
+    record = SearchRecord.from_json((results / "tiny" / "search.json").read_text())
+    # Nothing fails this low: 12,000 and 14,000 probed, 14,000 held.
+    assert record.result.status == "at-least-max"
+    assert [(s.step.rate, s.step.phase) for s in record.steps] == [
+        (12_000, "probe"),
+        (14_000, "probe"),
+        (14_000, "hold"),
+    ]
+    assert record.result.capacity_per_min == 14_000
+    assert record.result.confirmed
+    assert record.result.load_s == 5 + 5 + 8
+    assert record.ended_at is not None
+    assert record.wall_s is not None
+    assert record.wall_s >= record.result.load_s
+    assert record.stack["target"] == "local"
+    for s in record.steps:
+        run_id = s.outcome.run_id
+        assert run_id is not None
+        assert run_id == f"tiny-{s.step.index:02d}"
+        result = json.loads((results / "tiny" / "runs" / run_id / "result.json").read_text())
+        assert result["spec"]["rate"] == s.step.rate
+        assert result["spec"]["duration_s"] == s.step.duration_s
+        assert result["labels"] == {"revision": "test"}
+        assert s.outcome.passed == (result["verdict"] == "PASS")
+        assert s.outcome.passed
+        assert s.outcome.accepted_per_min == result["client"]["records_per_minute"]
+        assert s.outcome.queue_max == result["pipeline"]["queue_size_max"]
+        assert s.outcome.loki_discarded == result["pipeline"]["loki_discarded"] == 0
+        assert s.figures is not None
+        assert s.figures.to_dict() == result["bottleneck"]["figures"]
+        assert s.figures.k6_cpu_s is not None
+        assert s.figures.k6_cpu_s > 0
+        assert s.attribution is not None
+        assert s.attribution.verdict == "none"
+    assert "capacity 14,000 records/min" in out
+    assert "status at-least-max" in out
+    assert not (results / "tiny-00").exists()  # the steps' runs live under the search

@@ -1,0 +1,246 @@
+"""`loadgate search` on the command line: bad flags refused with exit code 2 before anything
+starts, each named with what is allowed; the table and summary it prints; its exit codes."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runresults import pipeline, run_result
+
+from loadgate import cli, runner, searching
+from loadgate.capacity.records import SearchRecord
+from loadgate.capacity.run_figures import assess
+from loadgate.capacity.search import (
+    AT_LEAST_MAX,
+    BELOW_MIN,
+    FOUND,
+    OUT_OF_BUDGET,
+    OUT_OF_STEPS,
+    Search,
+    SearchPlan,
+    StepOutcome,
+)
+from loadgate.cli import search as search_cli
+from loadgate.core.spec import RunSpec
+from loadgate.stack import local
+
+
+def returns(value: Any) -> Any:
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        return value
+
+    return stand_in
+
+
+@pytest.fixture
+def nothing_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Refused flags must not resolve, build or start anything."""
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("started something")
+
+    monkeypatch.setattr(search_cli, "prepare_stack", boom)
+    monkeypatch.setattr(search_cli, "build_missing", boom)
+    monkeypatch.setattr(search_cli.run_cli, "local_session", boom)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--precision", "0.5"], "--precision: must be a number above 0.01 and at most 0.25"),
+        (["--precision", "abc"], "--precision: must be a number; got 'abc'"),
+        (["--probe", "x"], "--probe: must be an integer; got 'x'"),
+        (["--probe", "0"], "--probe: must be an integer between 1 and 3600; got 0"),
+        (["--hold", "5", "--probe", "10"], "--hold: must be at least --probe (10); got 5"),
+        (["--min-rate", "5000", "--max-rate", "4000"], "--max-rate: must be above --min-rate"),
+        (["--start-rate", "5"], "--start-rate: must be between --min-rate (10000) and"),
+        (["--budget", "100"], "--budget: must be at least 180 s"),
+        (["--max-steps", "2"], "--max-steps: must be at least 9"),
+        (["--p99-ms", "-1"], "--p99-ms: must be a number greater than 0"),
+        (["--labels", "run_id=x"], "--labels: label name 'run_id' is reserved"),
+        (["--search-id", "a b"], "--search-id: must be 1-60 characters"),
+    ],
+)
+def test_bad_flags_are_refused_naming_the_flag_and_what_is_allowed(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    assert cli.main(["search", *argv]) == cli.EXIT_BAD_INPUT
+    err = " ".join(capsys.readouterr().err.split())
+    assert "loadgate search:" in err
+    assert expected in err
+
+
+def test_every_bad_flag_is_named_at_once(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["search", "--max-rate", "5000", "--min-rate", "10000", "--vus", "0"])
+    assert code == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "--max-rate: must be above --min-rate (10000); got 5000" in err
+    assert "--vus: must be an integer between 1 and 10000; got 0" in err
+
+
+def test_a_search_id_that_has_results_is_refused(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (nothing_starts / "results" / "taken").mkdir(parents=True)
+    assert cli.main(["search", "--search-id", "taken"]) == cli.EXIT_BAD_INPUT
+    assert "taken already has results" in capsys.readouterr().err
+
+
+def test_the_defaults_are_sound_and_within_five_minutes_of_load() -> None:
+    plan = SearchPlan()
+    assert plan.problems() == []
+    assert plan.budget_s <= 300
+    assert plan.noiseless_worst_case()[1] <= plan.budget_s
+
+
+def record_with(status: str, tmp_path: Path) -> SearchRecord:
+    """A finished record of that status, steps from a simulated knee."""
+    plans = {
+        FOUND: (SearchPlan(), 150_000),
+        AT_LEAST_MAX: (SearchPlan(), 10**9),
+        BELOW_MIN: (SearchPlan(), 1),
+        OUT_OF_BUDGET: (SearchPlan(budget_s=180, hold_s=60), None),
+        OUT_OF_STEPS: (SearchPlan(max_steps=9), None),
+    }
+    plan, knee = plans[status]
+    search = Search(plan)
+    figures: list[Any] = []
+    while (step := search.next_step()) is not None:
+        if knee is None:  # holds fail where probes pass: the budget or step limit ends it
+            passed = step.phase == "probe" and step.rate <= 150_000
+        else:
+            passed = step.rate <= knee
+        spec = RunSpec.from_params({"rate": step.rate, "duration": step.duration, "run-id": "r"})
+        result = (
+            run_result(spec)
+            if passed
+            else run_result(
+                spec,
+                pipe=pipeline(accepted=round(step.rate * step.duration_s / 60), queue_size_max=1e3),
+                p99_ms=500.0,
+            )
+        )
+        search.record(step, StepOutcome(step.rate, passed, verdict="PASS" if passed else "FAIL"))
+        figures.append(assess(result.to_dict()))
+    return SearchRecord.build("sid", {}, search, figures, wall_s=400.0)
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (FOUND, cli.EXIT_OK),
+        (AT_LEAST_MAX, cli.EXIT_OK),
+        (BELOW_MIN, cli.EXIT_GATE_FAILED),
+        (OUT_OF_BUDGET, cli.EXIT_GATE_FAILED),
+        (OUT_OF_STEPS, cli.EXIT_GATE_FAILED),
+    ],
+)
+def test_exit_codes_by_status(
+    status: str,
+    code: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    record = record_with(status, tmp_path)
+    assert record.result.status == status
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setattr(search_cli, "prepare_stack", returns(object()))
+    monkeypatch.setattr(search_cli, "build_missing", returns(cli.EXIT_OK))
+    monkeypatch.setattr(local, "stack_parts", returns(()))
+
+    class Target:
+        name = "local"
+
+        def environment(self) -> dict[str, Any]:
+            return {"profile": {"name": "charm-default"}}
+
+    sessions: list[str] = []
+
+    @contextlib.contextmanager
+    def session(args: Any, command: str, run_id: str, what: Any) -> Generator[Target]:
+        sessions.append(f"{command} {run_id}")
+        yield Target()
+
+    seen: dict[str, Any] = {}
+
+    def run_search(target: Any, plan: SearchPlan, base: RunSpec, *a: Any, **kw: Any) -> Any:
+        seen.update(plan=plan, base=base, stack=a[2])
+        return record
+
+    monkeypatch.setattr(search_cli.run_cli, "local_session", session)
+    monkeypatch.setattr(searching, "run_search", run_search)
+    argv = ["search", "--search-id", "sid", "--probe", "10", "--labels", "revision=9"]
+    assert cli.main(argv) == code
+    assert sessions == ["search sid"]
+    assert seen["plan"].probe_s == 10
+    assert seen["base"].labels == {"revision": "9"}
+    assert seen["stack"] == {"target": "local", "profile": {"name": "charm-default"}}
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"status {status}" in out
+    assert "search sid" in out  # the steps table
+    if status == FOUND:
+        capacity = record.result.capacity_per_min
+        assert capacity is not None
+        assert f"capacity {capacity:,} records/min ±" in out
+        assert "(asked ±5 %; confirmed by a hold)" in out
+        failing = record.result.lowest_failing_per_min
+        assert f"bottleneck at {failing:,} records/min: collector" in out
+        assert "queue_max = 1,000" in out
+    assert f"load {record.result.load_s} s of {record.plan.budget_s} s budget, wall 400 s" in out
+
+
+@pytest.mark.parametrize(
+    ("stop", "code"),
+    [(KeyboardInterrupt(), 130), (runner.RunError("the stack did not settle"), cli.EXIT_BAD_INPUT)],
+)
+def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
+    stop: BaseException,
+    code: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    results = tmp_path / "results"
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    monkeypatch.setattr(search_cli, "prepare_stack", returns(object()))
+    monkeypatch.setattr(search_cli, "build_missing", returns(cli.EXIT_OK))
+    monkeypatch.setattr(local, "stack_parts", returns(()))
+    events: list[str] = []
+
+    class Target:
+        name = "local"
+
+        def environment(self) -> dict[str, Any]:
+            return {}
+
+    @contextlib.contextmanager
+    def session(args: Any, command: str, run_id: str, what: Any) -> Generator[Target]:
+        events.append("stack up")
+        try:
+            yield Target()
+        finally:
+            events.append("stack down")  # what local_session does for a stack it started
+
+    def run_search(
+        target: Any, plan: SearchPlan, base: RunSpec, root: Path, sid: str, *a: Any, **kw: Any
+    ) -> Any:
+        searching.search_file(root, sid).parent.mkdir(parents=True)
+        searching.search_file(root, sid).write_text("{}")  # the partial record run_search writes
+        raise stop
+
+    monkeypatch.setattr(search_cli.run_cli, "local_session", session)
+    monkeypatch.setattr(searching, "run_search", run_search)
+    assert cli.main(["search", "--search-id", "cut"]) == code
+    assert events == ["stack up", "stack down"]
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"partial search: {results / 'cut' / 'search.json'}" in err

@@ -1,0 +1,275 @@
+"""run_search against a simulated pipeline (a fake `execute`, no processes): each step a run at
+its rate and duration, search.json written after every step, the stack settled before each
+step, failures retried, the budget kept, and a stop leaving a partial record."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runresults import pipeline, run_result
+
+from loadgate import runner, searching
+from loadgate.capacity.attribution import COLLECTOR
+from loadgate.capacity.records import SearchRecord
+from loadgate.capacity.search import (
+    AT_LEAST_MAX,
+    FOUND,
+    HOLD,
+    IN_PROGRESS,
+    OUT_OF_BUDGET,
+    PROBE,
+    SearchPlan,
+    Step,
+)
+from loadgate.core.spec import RunSpec
+from loadgate.pipeline import Scope
+from loadgate.results import RunResult
+
+BASE = RunSpec.from_params(
+    {
+        "rate": 1000,
+        "duration": "1s",
+        "body-min": 100,
+        "body-max": 200,
+        "p99-ms": 250,
+        "labels": "revision=7",
+        "min-logs-per-minute": 5,
+    }
+)
+STACK = {"target": "fake", "profile": {"name": "test"}}
+
+
+class FakeProm:
+    """Prometheus as settle() asks it: always freshly scraped; the queue from a script."""
+
+    def __init__(self, queue: list[float]):
+        self.queue = list(queue)
+        self.queue_reads = 0
+
+    def instant(self, query: str, at: float | None = None) -> float | None:
+        if query.startswith("min(timestamp("):
+            return time.time()
+        if "otelcol_exporter_queue_size" in query:
+            self.queue_reads += 1
+            return self.queue.pop(0) if len(self.queue) > 1 else self.queue[0]
+        raise AssertionError(f"unexpected query {query}")
+
+
+@dataclass
+class FakeTarget:
+    prom: FakeProm
+    name: str = "fake"
+
+    def prometheus(self) -> Any:
+        return self.prom
+
+
+@dataclass
+class Pipeline:
+    """Passes every rate at or below `knee`; `flaky` rates fail their first attempt only;
+    holds fail above `hold_knee` when it is set."""
+
+    root: Path
+    search_id: str
+    knee: int
+    flaky: set[int] = field(default_factory=set[int])
+    hold_knee: int | None = None
+    specs: list[RunSpec] = field(default_factory=list[RunSpec])
+    steps_on_disk: list[int] = field(default_factory=list[int])
+    settled_before: list[int] = field(default_factory=list[int])
+    prom: FakeProm | None = None
+    stop_at: int | None = None
+
+    def __call__(self, spec: RunSpec, target: Any, root: Path, **kw: Any) -> RunResult:
+        assert root == searching.runs_root(self.root, self.search_id)
+        record = json.loads(searching.search_file(self.root, self.search_id).read_text())
+        self.steps_on_disk.append(len(record["steps"]))
+        assert record["result"]["status"] == IN_PROGRESS
+        if self.prom is not None:
+            self.settled_before.append(self.prom.queue_reads)
+        if self.stop_at is not None and len(self.specs) == self.stop_at:
+            raise KeyboardInterrupt
+        self.specs.append(spec)
+        rate, hold = spec.rate, spec.duration_s >= 60
+        fails = rate > self.knee or (hold and self.hold_knee is not None and rate > self.hold_knee)
+        if rate in self.flaky:
+            self.flaky.discard(rate)
+            fails = True
+        if not fails:
+            return run_result(spec)
+        per_min = spec.rate * 0.8
+        pipe = pipeline(accepted=round(per_min * spec.duration_s / 60), queue_size_max=1000.0)
+        return run_result(spec, accepted_ratio=0.8, p99_ms=900.0, pipe=pipe)
+
+
+def search(
+    tmp_path: Path, sim: Pipeline, plan: SearchPlan | None = None, queue: list[float] | None = None
+) -> tuple[SearchRecord, list[SearchRecord]]:
+    if queue is None:
+        queue = [0.0]
+    prom = FakeProm(queue)
+    sim.prom = prom
+    seen: list[SearchRecord] = []
+    record = searching.run_search(
+        FakeTarget(prom),  # pyright: ignore[reportArgumentType]
+        plan or SearchPlan(),
+        BASE,
+        tmp_path,
+        sim.search_id,
+        STACK,
+        scope=Scope(),
+        on_step=seen.append,
+        execute=sim,
+    )
+    return record, seen
+
+
+def test_each_step_is_a_run_at_its_rate_and_search_json_is_written_after_every_step(
+    tmp_path: Path,
+) -> None:
+    sim = Pipeline(tmp_path, "s1", knee=150_000)
+    record, seen = search(tmp_path, sim)
+    assert record.result.status == FOUND
+    capacity = record.result.capacity_per_min
+    assert capacity is not None
+    assert capacity <= 150_000
+    assert record.result.lowest_failing_per_min is not None
+    assert record.result.lowest_failing_per_min > 150_000
+    assert record.result.precision is not None
+    assert record.result.precision <= 0.05
+    # One run per step, at the step's rate and duration, with the base's payload and gates.
+    assert [(s.rate, s.duration_s) for s in sim.specs] == [
+        (r.step.rate, r.step.duration_s) for r in record.steps
+    ]
+    for spec, step in zip(sim.specs, record.steps, strict=True):
+        assert spec.executor == "constant-arrival-rate"
+        assert spec.run_id == f"s1-{step.step.index:02d}" == step.outcome.run_id
+        assert (spec.body_min, spec.body_max, spec.p99_ms) == (100, 200, 250)
+        assert spec.labels == {"revision": "7"}
+        assert spec.min_logs_per_minute is None  # 95 % of each step's own rate
+        assert step.figures is not None
+        assert step.attribution is not None
+        assert step.outcome.passed == (step.step.rate <= 150_000)
+    # search.json held every finished step before the next one ran, and holds them all now.
+    assert sim.steps_on_disk == list(range(len(record.steps)))
+    assert [len(r.steps) for r in seen] == list(range(1, len(record.steps) + 1))
+    on_disk = SearchRecord.from_json(searching.search_file(tmp_path, "s1").read_text())
+    assert on_disk.result == record.result
+    assert on_disk.steps == record.steps
+    assert on_disk.stack == STACK
+    assert on_disk.ended_at is not None
+    assert on_disk.wall_s is not None
+    # The bottleneck at the lowest failing rate, citing its figure.
+    assert record.bottleneck is not None
+    assert record.bottleneck.verdict == COLLECTOR
+    assert any(c.figure == "queue_max" for c in record.bottleneck.claims)
+    assert record.result.load_s <= record.plan.budget_s
+
+
+def test_the_stack_settles_before_every_step(tmp_path: Path) -> None:
+    sim = Pipeline(tmp_path, "s2", knee=150_000)
+    # The queue holds data for two reads before the first step, then stays empty.
+    record, _ = search(tmp_path, sim, queue=[40.0, 3.0, 0.0])
+    reads = sim.settled_before
+    assert reads[0] == 3  # read until empty
+    assert all(b > a for a, b in itertools.pairwise(reads))  # read again each step
+    assert len(reads) == len(record.steps)
+
+
+def test_a_stack_that_never_drains_stops_the_search_with_a_partial_record(
+    tmp_path: Path,
+) -> None:
+    prom = FakeProm([0.0, 5.0])  # empty before step 0, never again
+    sim = Pipeline(tmp_path, "s3", knee=150_000)
+    with pytest.raises(runner.RunError, match="did not settle"):
+        searching.run_search(
+            FakeTarget(prom),  # pyright: ignore[reportArgumentType]
+            SearchPlan(),
+            BASE,
+            tmp_path,
+            "s3",
+            STACK,
+            execute=sim,
+            settle_timeout=0.6,
+        )
+    partial = SearchRecord.from_json(searching.search_file(tmp_path, "s3").read_text())
+    assert len(partial.steps) == 1
+    assert partial.result.status == IN_PROGRESS
+    assert any("did not settle" in n for n in partial.notes)
+
+
+def test_a_failing_step_is_retried_and_a_spurious_failure_makes_no_knee(tmp_path: Path) -> None:
+    sim = Pipeline(tmp_path, "s4", knee=1_000_000, flaky={200_000})
+    record, _ = search(tmp_path, sim)
+    attempts = [(r.step.rate, r.step.attempt, r.outcome.passed) for r in record.steps]
+    assert (200_000, 1, False) in attempts
+    assert (200_000, 2, True) in attempts
+    assert record.result.status == AT_LEAST_MAX
+
+
+def test_the_load_budget_stops_a_search_whose_holds_keep_failing(tmp_path: Path) -> None:
+    sim = Pipeline(tmp_path, "s5", knee=400_000, hold_knee=100_000)
+    plan = SearchPlan(budget_s=200)
+    record, _ = search(tmp_path, sim, plan)
+    assert record.result.status == OUT_OF_BUDGET
+    assert record.result.load_s <= 200
+    assert sum(s.duration_s for s in sim.specs) == record.result.load_s
+    assert any(r.step.phase == HOLD and not r.outcome.passed for r in record.steps)
+    assert record.steps[0].step.phase == PROBE
+
+
+def test_an_interrupted_search_leaves_its_finished_steps_and_says_so(tmp_path: Path) -> None:
+    sim = Pipeline(tmp_path, "s6", knee=150_000, stop_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        search(tmp_path, sim)
+    partial = SearchRecord.from_json(searching.search_file(tmp_path, "s6").read_text())
+    assert len(partial.steps) == 2
+    assert partial.result.status == IN_PROGRESS
+    assert partial.notes
+    assert partial.notes[-1].startswith("interrupted during step 2")
+
+
+def test_a_bad_search_id_or_plan_is_refused_before_any_step(tmp_path: Path) -> None:
+    sim = Pipeline(tmp_path, "x", knee=1)
+    for bad in ("", "a b", "x" * 61):
+        with pytest.raises(ValueError, match="search id"):
+            searching.run_search(
+                FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
+                SearchPlan(),
+                BASE,
+                tmp_path,
+                bad,
+                STACK,
+                execute=sim,
+            )
+    with pytest.raises(ValueError, match="budget_s"):
+        searching.run_search(
+            FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
+            SearchPlan(budget_s=10),
+            BASE,
+            tmp_path,
+            "ok",
+            STACK,
+            execute=sim,
+        )
+    assert sim.specs == []
+    assert not list(tmp_path.iterdir())
+
+
+def test_each_step_preallocates_vus_for_its_rate_at_the_p99_gate() -> None:
+    base = RunSpec.from_params({"p99-ms": 100})  # 5 records per request
+    # 100,000/min = 333 iterations/s; at 100 ms each, 34 in flight; twice that.
+    assert searching.step_vus(base, 100_000) == 67
+    assert searching.step_vus(base, 12_000) == base.vus == 10  # never below --vus
+    assert searching.step_vus(base, 1_000_000) == searching.PREALLOCATED_VUS_MAX
+    many = RunSpec.from_params({"vus": 300})
+    assert searching.step_vus(many, 1_000_000) == 300
+    step = searching.step_spec(base, Step(0, 100_000, 15, PROBE), "r-00")
+    assert (step.vus, step.rate, step.duration, step.run_id) == (67, 100_000, "15s", "r-00")
+    assert step.max_vus == 670
