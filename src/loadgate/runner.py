@@ -18,6 +18,7 @@ from . import ledger as ledger_mod
 from . import pipeline as pipe
 from . import queries as q
 from . import results
+from . import timeseries as ts
 from .core import gates as gates_mod
 from .core.spec import RunSpec
 from .core.summary import ClientFigures
@@ -439,4 +440,6 @@ def execute(
         problems=problems,
     )
     results.write(result, results_root)
+    # The pipeline over time for the report (series.json); a series it cannot read is missing.
+    ts.record(prom, scope, spec.run_id, started, ended, time.time(), out_dir)
     return result
