@@ -239,7 +239,8 @@ def _parse(name: str, data: object, expected: str, read: Callable[[object], Any]
 
 
 def load(root: Path) -> Records:
-    """Read every record under `root` (one folder per run, search or comparison).
+    """Read every record under `root`, at any depth (a run's folder, a search's or comparison's
+    folder and the step runs inside it).
 
     Raises ReportError when `root` is not a folder or a record is unreadable (invalid JSON, a
     field missing or of the wrong type: named with its file); a record of another format is
@@ -258,28 +259,28 @@ def load(root: Path) -> Records:
         fmt = data.get("format") if isinstance(data, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         skipped.append(f"{name}: format {fmt!r} is not {expected!r}: skipped")
 
-    for path in sorted(root.glob(f"*/{results.RESULT_FILE}")):
+    for path in sorted(root.rglob(results.RESULT_FILE)):
         name, data = _read(path, root)
         run = _parse(name, data, RESULT_FORMAT, lambda d, n=name: run_of(d, n))
         if run is None:
             unknown(name, data, RESULT_FORMAT)
             continue
         runs.append(run)
-    for path in sorted(root.glob(f"*/{ts.SERIES_FILE}")):
+    for path in sorted(root.rglob(ts.SERIES_FILE)):
         name, data = _read(path, root)
         got = _parse(name, data, ts.SERIES_FORMAT, ts.RunSeries.from_dict)
         if got is None:
             unknown(name, data, ts.SERIES_FORMAT)
             continue
         series[got.run_id] = got
-    for path in sorted(root.glob(f"*/{SEARCH_FILE}")):
+    for path in sorted(root.rglob(SEARCH_FILE)):
         name, data = _read(path, root)
         got = _parse(name, data, SEARCH_FORMAT, SearchRecord.from_dict)
         if got is None:
             unknown(name, data, SEARCH_FORMAT)
             continue
         searches.append(got)
-    for path in sorted(root.glob(f"*/{COMPARE_FILE}")):
+    for path in sorted(root.rglob(COMPARE_FILE)):
         name, data = _read(path, root)
         got = _parse(name, data, COMPARE_FORMAT, CompareRecord.from_dict)
         if got is None:

@@ -354,3 +354,14 @@ def test_report_refuses_missing_empty_or_broken_results(
     assert cli.main(["report", "--results", str(results)]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "compare-queue/compare.json: compare.order: missing" in err
+
+
+def test_records_nested_in_a_search_folder_are_read(results: Path) -> None:
+    """A search may keep its step runs inside its own folder (search-id/runs/run-id/)."""
+    nested = results / "search-rev221" / "runs" / STEP_RUN
+    nested.parent.mkdir(parents=True)
+    shutil.move(results / STEP_RUN, nested)
+    report = rep.build(rep.load(results))
+    assert STEP_RUN in {r.run_id for r in report.records.runs}
+    assert report.step_runs == frozenset({STEP_RUN})
+    assert all(STEP_RUN not in r.run_ids for r in report.rows)
