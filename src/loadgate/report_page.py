@@ -5,6 +5,7 @@ images are file names the caller has written (loadgate.report_plots)."""
 from __future__ import annotations
 
 import html
+import json
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -109,9 +110,12 @@ def _when(t: float | None) -> str:
 
 def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
     def describe(desc: Mapping[str, Any]) -> str:
-        keys = ("source", "sources", "commit", "commits", "profile", "options", "versions")
-        parts = [f"{k}: {desc[k]}" for k in keys if desc.get(k) not in (None, "", {}, [])]
-        return "; ".join(parts) or "-"
+        def short(value: object) -> str:
+            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+            return text if len(text) <= 160 else text[:157] + "..."
+
+        parts = [f"{k}: {short(v)}" for k, v in desc.items() if v not in (None, "", {}, [])]
+        return "; ".join(parts[:8]) or "-"
 
     blocks: list[Block] = [
         Heading(f"{c.compare_id}: {c.baseline.name} vs {c.candidate.name}: {c.verdict}", 3),
