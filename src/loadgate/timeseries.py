@@ -185,6 +185,8 @@ def fetch(
             answer = prom.range(query, start, end, step)
         except QueryError as exc:
             answer = f"Prometheus query failed: {exc}"
+        except (ValueError, KeyError, TypeError) as exc:  # an answer not shaped as documented
+            answer = f"Prometheus answer unreadable: {type(exc).__name__}: {exc}"
         out[name] = series_from_answer(name, query, answer)
     return RunSeries(run_id, start, end, step, load_started, load_ended, out)
 

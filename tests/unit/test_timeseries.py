@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 from fakeprom import FakeProm
 
@@ -71,3 +72,18 @@ def test_series_json_round_trips_and_bad_fields_are_named(tmp_path: Path) -> Non
 def test_step_keeps_long_windows_to_a_bounded_number_of_points() -> None:
     assert ts.step_for(0, 60) == ts.MIN_STEP_S
     assert ts.step_for(0, 4000) * ts.MAX_POINTS >= 4000
+
+
+def test_an_unreadable_answer_is_missing_not_a_failed_run() -> None:
+    prom = prom_with_queue_and_rss()
+    api = prom.api()
+
+    def garbage(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="<html>proxy error</html>")
+
+    api.client = httpx.Client(transport=httpx.MockTransport(garbage))
+    data = ts.fetch(api, pipe.Scope(), "r1", 1010.0, 1050.0, 1060.0)
+    for s in data.series.values():
+        assert s.samples == ()
+        assert s.missing is not None
+        assert s.missing.startswith("Prometheus answer unreadable: JSONDecodeError")
