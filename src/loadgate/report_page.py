@@ -4,6 +4,7 @@ images are file names the caller has written (loadgate.report_plots)."""
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -312,7 +313,14 @@ def _verdict_class(cell: str) -> str:
     return f' class="{word}"' if word in ("PASS", "FAIL") else ""
 
 
-def html_page(blocks: Sequence[Block], title: str = "loadgate report") -> str:
+def html_page(
+    blocks: Sequence[Block],
+    title: str = "loadgate report",
+    embedded: Mapping[str, bytes] | None = None,
+) -> str:
+    """The page as HTML; an image whose file is in `embedded` (name -> PNG bytes) is inlined as
+    a data URI, so the page is one self-contained file."""
+    embedded = embedded or {}
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -335,9 +343,12 @@ def html_page(blocks: Sequence[Block], title: str = "loadgate report") -> str:
             )
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
         else:
-            out.append(
-                f'<p><img src="{html.escape(b.file, quote=True)}" '
-                f'alt="{html.escape(b.alt, quote=True)}"></p>'
+            data = embedded.get(b.file)
+            src = (
+                "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+                if data is not None
+                else html.escape(b.file, quote=True)
             )
+            out.append(f'<p><img src="{src}" alt="{html.escape(b.alt, quote=True)}"></p>')
     out.append("</body></html>")
     return "\n".join(out) + "\n"

@@ -330,6 +330,9 @@ def test_report_command_writes_the_page(
     for name in ("report.md", "report.html", "knee.png", "capacity.png"):
         assert (out / name).is_file()
     assert "rev221" in capsys.readouterr().out
+    # report.html is one self-contained file: every PNG inlined.
+    html = (out / "report.html").read_text()
+    assert html.count('<img src="data:image/png;base64,') == len(list(out.glob("*.png")))
 
 
 def test_report_without_flags_uses_the_results_dir(

@@ -57,7 +57,8 @@ def write_report(report: rep.Report, out: Path) -> list[Path]:
     blocks = page.document(report, images)
     md, html = out / "report.md", out / "report.html"
     md.write_text(page.markdown(blocks))
-    html.write_text(page.html_page(blocks))
+    embedded = {p.name: p.read_bytes() for p in written}
+    html.write_text(page.html_page(blocks, embedded=embedded))
     return [md, html, *written]
 
 
