@@ -36,6 +36,14 @@ def _say(ax: Any, text: str) -> None:
     ax.set_yticks([])
 
 
+def _thousands(axis: Any) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    fmt = FuncFormatter(lambda v, _: f"{v:,.0f}")  # pyright: ignore[reportUnknownLambdaType]
+    axis.set_major_formatter(fmt)
+    axis.set_minor_formatter(fmt)
+
+
 def _save(fig: Any, path: Path) -> Path:
     plt = _plt()
     fig.tight_layout()
@@ -82,6 +90,8 @@ def knee_figure(curves: Sequence[KneeCurve]) -> Any:
     ax_err.set_ylabel("error rate, % (k6)")
     ax_err.set_xlabel("offered log records per minute")
     ax_p99.set_xscale("log")
+    _thousands(ax_err.xaxis)
+    _thousands(ax_p99.xaxis)
     ax_p99.legend(fontsize=8)
     ax_p99.set_title("knee curve: o passed, x failed, dashed = capacity", fontsize=10)
     return fig
@@ -95,7 +105,7 @@ def capacity_figure(capacities: Sequence[Capacity]) -> Any:
     """Capacity per revision: one point per search, error bars ±precision; an arrow up for
     "at least max", none drawn for a search without a capacity (named in the title)."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(capacities) + 3), 4.5))
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.2 * len(capacities) + 3), 4.5))
     known = [c for c in capacities if c.capacity_per_min is not None]
     if not known:
         why = "no searches recorded" if not capacities else "no search found a capacity"
@@ -114,9 +124,11 @@ def capacity_figure(capacities: Sequence[Capacity]) -> Any:
             )
     ax.set_xticks(range(len(revisions)), revisions, rotation=20, ha="right")
     ax.set_ylabel("capacity, log records per minute")
+    _thousands(ax.yaxis)
     ax.set_ylim(bottom=0)
     missing = len(capacities) - len(known)
-    title = "capacity per revision (one point per search, bars ±precision; ^ = at least)"
+    ax.set_xlim(-0.7, len(revisions) - 0.3)
+    title = "capacity per revision\none point per search, bars ±precision, ^ = at least"
     if missing:
         title += f"\n{missing} search(es) without a capacity are not drawn"
     ax.set_title(title, fontsize=10)
