@@ -55,7 +55,7 @@ ROW_COLUMNS = (
 
 COMPARE_COLUMNS = (
     "metric", "baseline values", "candidate values", "baseline mean", "candidate mean",
-    "change", "90% bounds", "margin", "decision",
+    "candidate worse by", "90% bounds", "margin", "decision",
 )  # fmt: skip
 
 HOW = (
@@ -76,6 +76,13 @@ HOW = (
 
 def _num(value: float | None, fmt: str) -> str:
     return UNKNOWN if value is None else format(value, fmt)
+
+
+def _value(v: float | None) -> str:
+    """A compared value: whole numbers with separators from 1,000 up, else 4 significant digits."""
+    if v is None:
+        return UNKNOWN
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
 
 
 def _figure(fig: Figure, fmt: str, scale: float = 1.0, suffix: str = "") -> str:
@@ -130,7 +137,7 @@ def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
     for d in c.decisions:
 
         def values(vs: Sequence[float | None]) -> str:
-            return ", ".join(UNKNOWN if v is None else f"{v:,.4g}" for v in vs) or "-"
+            return "; ".join(_value(v) for v in vs) or "-"
 
         bounds = (
             "-"
@@ -142,8 +149,8 @@ def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
                 f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better)",
                 values(d.baseline),
                 values(d.candidate),
-                _num(d.baseline_mean, ",.4g"),
-                _num(d.candidate_mean, ",.4g"),
+                _value(d.baseline_mean),
+                _value(d.candidate_mean),
                 "-" if d.change is None else f"{d.change * 100:+.1f}%",
                 bounds,
                 f"{d.metric.margin * 100:.0f}%",

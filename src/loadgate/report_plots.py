@@ -192,7 +192,7 @@ def comparison_figure(record: CompareRecord) -> Any:
             continue
         ax.set_xticks([0, 1], [sides[0][1][:24], sides[1][1][:24]], rotation=10)
         ax.set_ylabel(f"{d.metric.name} ({d.metric.unit})")
-        change = "" if d.change is None else f", {d.change * 100:+.1f}%"
+        change = "" if d.change is None else f", worse by {d.change * 100:+.1f}%"
         ax.set_title(f"{d.metric.name}: {d.decision}{change}", fontsize=10)
         ax.set_ylim(bottom=0)
     fig.suptitle(f"{record.compare_id}: {record.verdict}", fontsize=11)
