@@ -368,3 +368,12 @@ def test_records_nested_in_a_search_folder_are_read(results: Path) -> None:
     assert STEP_RUN in {r.run_id for r in report.records.runs}
     assert report.step_runs == frozenset({STEP_RUN})
     assert all(STEP_RUN not in r.run_ids for r in report.rows)
+
+
+def test_an_out_folder_that_cannot_be_written_is_refused(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("")
+    code = cli.main(["report", "--results", str(results), "--out", str(tmp_path / "file")])
+    assert code == cli.EXIT_BAD_INPUT
+    assert f"--out {tmp_path / 'file'}: cannot write there" in capsys.readouterr().err

@@ -79,7 +79,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
         return EXIT_BAD_INPUT
     report = rep.build(records)
-    files = write_report(report, out)
+    try:
+        files = write_report(report, out)
+    except OSError as exc:
+        error("report", f"--out {out}: cannot write there: {exc.strerror or exc}")
+        return EXIT_BAD_INPUT
     table = Table(title=f"loadgate report ({len(records.runs)} runs; every column in report.md)")
     shown = ("revision", "scenario", "offered", "runs", "capacity", "p99 ms", "errors", "verdict")
     index = [page.ROW_COLUMNS.index(c) for c in shown]
