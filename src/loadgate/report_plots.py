@@ -144,7 +144,7 @@ def run_series_figure(data: ts.RunSeries, title: str) -> Any:
     shaded. A series the run could not read says "not measured" and why."""
     plt = _plt()
     panels = ((ts.CPU, "collector CPU, cores"), (ts.RSS, "collector RSS, MiB"), (ts.QUEUE, "queue"))
-    fig, axes = plt.subplots(len(panels), 1, figsize=(8, 7), sharex=False)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8, 7), sharex=True)
     t0 = data.load_started
     for ax, (name, ylabel) in zip(axes, panels, strict=True):
         s = data.series.get(name)
