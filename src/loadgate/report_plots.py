@@ -32,8 +32,8 @@ def safe_name(text: str) -> str:
 
 def _say(ax: Any, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=11)
-    ax.set_xticks([])
-    ax.set_yticks([])
+    # Tick labels hidden, not ticks removed: the axis may share its ticks with others.
+    ax.tick_params(labelbottom=False, labelleft=False, bottom=False, left=False)
 
 
 def _thousands(axis: Any) -> None:
@@ -156,7 +156,7 @@ def run_series_figure(data: ts.RunSeries, title: str) -> Any:
         ax.axvspan(0, data.load_ended - t0, color="C2", alpha=0.12)
         ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
-        ax.set_xlabel("seconds from the load's start (shaded: load)")
+    axes[-1].set_xlabel("seconds from the load's start (shaded: load)")
     axes[0].set_title(title, fontsize=10)
     return fig
 
