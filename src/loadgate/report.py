@@ -6,7 +6,7 @@ plots loadgate.report_plots and the command loadgate.cli.report.
 How the figures are made (the page says it too):
 
 - **Revision** of a run: its `revision` label (`revision=221` -> `rev221`), else the otelcol
-  charm revision its source was tagged with (`environment.charms.otelcol.source.revisions`),
+  charm source's `revN` ref, else the revisions its commit is tagged with (`rev160/161`),
   else the source's commit, else the profile; followed by the charm options it ran with
   (`queue_size=5000`) and a profile other than the charm default, so two stacks never share a row.
 - **Scenario**: the k6 scenario and executor; runs at different offered rates are different rows.
@@ -27,6 +27,7 @@ How the figures are made (the page says it too):
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -106,10 +107,20 @@ def revision_of(data: Mapping[str, Any]) -> str:
     label = labels.get("revision") if isinstance(labels, Mapping) else None
     if isinstance(label, str) and label:
         base = f"rev{label}" if label.isdigit() else label
+    ref = _path(otelcol, "source", "ref")
+    if base is None and isinstance(ref, str) and re.fullmatch(r"rev\d+", ref):
+        base = ref  # the tag asked for, when a commit carries several revisions
     if base is None:
         revisions = _path(otelcol, "source", "revisions")
-        if isinstance(revisions, list) and revisions and isinstance(revisions[-1], int):
-            base = f"rev{revisions[-1]}"
+        if (
+            isinstance(revisions, list)
+            and revisions
+            and all(
+                isinstance(r, int)
+                for r in revisions  # pyright: ignore[reportUnknownVariableType]
+            )
+        ):
+            base = "rev" + "/".join(str(r) for r in sorted(revisions))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     if base is None:
         commit = _path(otelcol, "source", "commit")
         if isinstance(commit, str) and commit:

@@ -99,7 +99,10 @@ def test_revision_names_the_label_the_charm_revision_its_options_and_profile() -
     charms = {"otelcol": {"source": {"revisions": [160, 221], "commit": "2a77867abc"}}}
     assert rep.revision_of({"labels": {"revision": "69"}}) == "rev69"
     assert rep.revision_of({"labels": {"revision": "candidate"}}) == "candidate"
-    assert rep.revision_of({"environment": {"charms": charms}}) == "rev221"
+    assert rep.revision_of({"environment": {"charms": charms}}) == "rev160/221"
+    charms["otelcol"]["source"]["ref"] = "rev160"
+    assert rep.revision_of({"environment": {"charms": charms}}) == "rev160"
+    del charms["otelcol"]["source"]["ref"]
     charms["otelcol"]["source"]["revisions"] = []
     assert rep.revision_of({"environment": {"charms": charms}}) == "2a77867"
     with_options = {
