@@ -74,10 +74,6 @@ HOW = (
 )
 
 
-def _num(value: float | None, fmt: str) -> str:
-    return UNKNOWN if value is None else format(value, fmt)
-
-
 def _value(v: float | None) -> str:
     """A compared value: whole numbers with separators from 1,000 up, else 4 significant digits."""
     if v is None:
@@ -118,11 +114,13 @@ def _when(t: float | None) -> str:
 
 def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
     def describe(desc: Mapping[str, Any]) -> str:
-        def short(value: object) -> str:
-            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-            return text if len(text) <= 160 else text[:157] + "..."
-
-        parts = [f"{k}: {short(v)}" for k, v in desc.items() if v not in (None, "", {}, [])]
+        # The side's name carries its sources, commits and workload versions; the description's
+        # plain values (settings, kind, preset, ...) say the rest; nested ones are in the file.
+        parts = [
+            f"{k}: {v if isinstance(v, str) else json.dumps(v)}"
+            for k, v in desc.items()
+            if isinstance(v, str | int | float | bool) and v != ""
+        ]
         return "; ".join(parts[:8]) or "-"
 
     blocks: list[Block] = [
@@ -130,7 +128,8 @@ def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
         Para(
             f"Overall **{c.verdict}** (exit {c.exit_code}); {c.repeats} repeats a side, order "
             f"{c.order}, {_when(c.started_at)}. Baseline: {describe(c.baseline.description)}. "
-            f"Candidate: {describe(c.candidate.description)}."
+            f"Candidate: {describe(c.candidate.description)}. Sources, commits and workload "
+            "versions of each side: its name, and in full in compare.json."
         ),
     ]
     rows: list[tuple[str, ...]] = []
