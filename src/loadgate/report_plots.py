@@ -44,6 +44,12 @@ def _thousands(axis: Any) -> None:
     axis.set_minor_formatter(fmt)
 
 
+def _short(name: str) -> str:
+    """A side's name for an axis: up to its first parenthesis, at most 28 characters."""
+    head = name.split(" (", 1)[0]
+    return head if len(head) <= 28 else head[:27] + "…"
+
+
 def _save(fig: Any, path: Path) -> Path:
     plt = _plt()
     fig.tight_layout()
@@ -184,13 +190,15 @@ def comparison_figure(record: CompareRecord) -> Any:
             if values:
                 any_value = True
                 ax.plot([i] * len(values), values, "o", color=f"C{i}", alpha=0.8)
+            else:
+                ax.text(i, 0, NOT_MEASURED, ha="center", va="bottom", rotation=90, fontsize=9)
             if mean is not None:
                 ax.bar([i], [mean], color=f"C{i}", alpha=0.3, width=0.5)
         if not any_value:
             _say(ax, f"{d.metric.name}: {NOT_MEASURED}")
             ax.set_title(d.decision, fontsize=10)
             continue
-        ax.set_xticks([0, 1], [sides[0][1][:24], sides[1][1][:24]], rotation=10)
+        ax.set_xticks([0, 1], [_short(sides[0][1]), _short(sides[1][1])], rotation=10)
         ax.set_ylabel(f"{d.metric.name} ({d.metric.unit})")
         change = "" if d.change is None else f", worse by {d.change * 100:+.1f}%"
         ax.set_title(f"{d.metric.name}: {d.decision}{change}", fontsize=10)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -380,3 +381,11 @@ def test_an_out_folder_that_cannot_be_written_is_refused(
     code = cli.main(["report", "--results", str(results), "--out", str(tmp_path / "file")])
     assert code == cli.EXIT_BAD_INPUT
     assert f"--out {tmp_path / 'file'}: cannot write there" in capsys.readouterr().err
+
+
+def test_a_comparison_side_without_values_says_not_measured(results: Path) -> None:
+    record = rep.load(results).compares[0]
+    d = record.decisions[1]
+    empty = replace(d, candidate=(None,) * len(d.candidate), candidate_mean=None)
+    fig = plots.comparison_figure(replace(record, decisions=(record.decisions[0], empty)))
+    assert "not measured" in texts(fig)
