@@ -176,7 +176,7 @@ def comparison_figure(record: CompareRecord) -> Any:
     with its decision."""
     plt = _plt()
     decisions = record.decisions
-    fig, axes = plt.subplots(1, max(1, len(decisions)), figsize=(4 * max(1, len(decisions)), 4))
+    fig, axes = plt.subplots(1, max(1, len(decisions)), figsize=(5 * max(1, len(decisions)), 4))
     axes_list = list(axes) if len(decisions) > 1 else [axes]
     if not decisions:
         _say(axes_list[0], f"no metric decided: {NOT_MEASURED}")
