@@ -322,6 +322,10 @@ class Capacity:
     bottleneck: str | None  # the attribution's one-line summary at the knee
 
     @property
+    def converged(self) -> bool:
+        return self.status in (srch.FOUND, srch.AT_LEAST_MAX, srch.BELOW_MIN)
+
+    @property
     def text(self) -> str:
         c = self.capacity_per_min
         if self.status == srch.AT_LEAST_MAX and c is not None:
@@ -460,19 +464,27 @@ class Row:
 
     @property
     def capacity_text(self) -> str:
+        """The searches' capacity: converged searches only (a search that ran out of budget or
+        is in progress has a bracket, not a knee), the median of several; else the one search's
+        own text, or unknown."""
         caps = self.capacity
         if not caps:
             return "no search"
-        if len(caps) == 1:
-            return caps[0].text
-        values = [c.capacity_per_min for c in caps if c.capacity_per_min is not None]
+        done = [c for c in caps if c.converged]
+        rest = len(caps) - len(done)
+        note = f" (+{rest} not converged)" if rest and done else ""
+        if len(done) == 1:
+            return done[0].text + note
+        if not done:
+            return caps[0].text if len(caps) == 1 else f"{UNKNOWN} ({len(caps)} not converged)"
+        values = [c.capacity_per_min for c in done if c.capacity_per_min is not None]
         if not values:
-            return f"{UNKNOWN} (n={len(caps)})"
-        precisions = [c.precision for c in caps if c.precision is not None]
+            return f"{UNKNOWN} (n={len(done)})" + note
+        precisions = [c.precision for c in done if c.precision is not None]
         text = f"{statistics.median(values):,.0f}"
         if precisions:
             text += f" ±{max(precisions) * 100:.1f}%"
-        return text + f" (median, n={len(values)}/{len(caps)})"
+        return text + f" (median, n={len(values)}/{len(done)})" + note
 
 
 def verdict_of(verdicts: Sequence[str]) -> str:

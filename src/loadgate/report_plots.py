@@ -108,13 +108,13 @@ def capacity(capacities: Sequence[Capacity], path: Path) -> Path:
 
 
 def capacity_figure(capacities: Sequence[Capacity]) -> Any:
-    """Capacity per revision: one point per search, error bars ±precision; an arrow up for
-    "at least max", none drawn for a search without a capacity (named in the title)."""
+    """Capacity per revision: one point per converged search, error bars ±precision; a triangle
+    for "at least max"; searches that did not converge are counted in the title, not drawn."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(7.0, 1.2 * len(capacities) + 3), 4.5))
-    known = [c for c in capacities if c.capacity_per_min is not None]
+    known = [c for c in capacities if c.capacity_per_min is not None and c.converged]
     if not known:
-        why = "no searches recorded" if not capacities else "no search found a capacity"
+        why = "no searches recorded" if not capacities else "no search converged on a capacity"
         _say(ax, f"{why}: capacity {NOT_MEASURED}")
         return fig
     revisions = sorted({c.revision for c in capacities})
@@ -136,7 +136,7 @@ def capacity_figure(capacities: Sequence[Capacity]) -> Any:
     ax.set_xlim(-0.7, len(revisions) - 0.3)
     title = "capacity per revision\none point per search, bars ±precision, ^ = at least"
     if missing:
-        title += f"\n{missing} search(es) without a capacity are not drawn"
+        title += f"\n{missing} search(es) not converged: not drawn"
     ax.set_title(title, fontsize=10)
     return fig
 

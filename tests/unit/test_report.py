@@ -265,7 +265,8 @@ def test_plots_with_no_data_say_not_measured() -> None:
     assert any("not measured" in t for t in texts(plots.knee_figure([empty])))
     assert any("capacity not measured" in t for t in texts(plots.capacity_figure([])))
     nothing = rep.Capacity("s", "rev1", "sc", "out-of-budget", None, None, None, False, None)
-    assert any("no search found a capacity" in t for t in texts(plots.capacity_figure([nothing])))
+    said = texts(plots.capacity_figure([nothing]))
+    assert any("no search converged on a capacity" in t for t in said)
 
 
 def test_a_run_with_a_missing_series_says_so_and_draws_the_others(results: Path) -> None:
@@ -389,3 +390,23 @@ def test_a_comparison_side_without_values_says_not_measured(results: Path) -> No
     empty = replace(d, candidate=(None,) * len(d.candidate), candidate_mean=None)
     fig = plots.comparison_figure(replace(record, decisions=(record.decisions[0], empty)))
     assert "not measured" in texts(fig)
+
+
+def test_a_row_takes_its_capacity_from_converged_searches_only() -> None:
+    def cap(status: str, c: int | None, p: float | None = 0.04) -> rep.Capacity:
+        return rep.Capacity("s", "rev1", "sc", status, c, None, p, status == "found", None)
+
+    def row(*caps: rep.Capacity) -> rep.Row:
+        return rep.rows_of([], list(caps))[0]
+
+    found = [cap("found", 90_000), cap("found", 100_000), cap("found", 95_000, 0.05)]
+    assert row(*found).capacity_text == "95,000 ±5.0% (median, n=3/3)"
+    assert row(*found, cap("in-progress", 70_000)).capacity_text == (
+        "95,000 ±5.0% (median, n=3/3) (+1 not converged)"
+    )
+    assert row(found[0], cap("out-of-budget", 70_000, 0.2)).capacity_text == (
+        "90,000 ±4.0% (+1 not converged)"
+    )
+    assert row(cap("in-progress", 70_000, None)).capacity_text == "70,000 (in-progress)"
+    two = row(cap("in-progress", 70_000), cap("out-of-budget", None))
+    assert two.capacity_text == "unknown (2 not converged)"
