@@ -410,9 +410,10 @@ def knee_curve(record: SearchRecord, runs_by_id: Mapping[str, Run]) -> KneeCurve
         ),
         key=lambda p: (p.rate, p.phase),
     )
-    return KneeCurve(
-        f"{revision} [{record.search_id}]", tuple(points), record.result.capacity_per_min
-    )
+    r = record.result
+    label = f"{revision} [{record.search_id}]" + ("" if r.converged else f" ({r.status})")
+    # Only a converged search has a knee to mark; another's C is a bracket's end.
+    return KneeCurve(label, tuple(points), r.capacity_per_min if r.converged else None)
 
 
 # ---- rows ----------------------------------------------------------------------------------

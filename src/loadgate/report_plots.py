@@ -131,7 +131,8 @@ def capacity_figure(capacities: Sequence[Capacity]) -> Any:
     ax.set_xticks(range(len(revisions)), revisions, rotation=20, ha="right")
     ax.set_ylabel("capacity, log records per minute")
     _thousands(ax.yaxis)
-    ax.set_ylim(bottom=0)
+    top = max(float(c.capacity_per_min or 0) * (1 + (c.precision or 0.0)) for c in known)
+    ax.set_ylim(0, top * 1.1)
     missing = len(capacities) - len(known)
     ax.set_xlim(-0.7, len(revisions) - 0.3)
     title = "capacity per revision\none point per search, bars ±precision, ^ = at least"

@@ -410,3 +410,13 @@ def test_a_row_takes_its_capacity_from_converged_searches_only() -> None:
     assert row(cap("in-progress", 70_000, None)).capacity_text == "70,000 (in-progress)"
     two = row(cap("in-progress", 70_000), cap("out-of-budget", None))
     assert two.capacity_text == "unknown (2 not converged)"
+
+
+def test_an_unconverged_search_marks_no_knee(results: Path) -> None:
+    records = rep.load(results)
+    search = records.searches[1]
+    running = replace(search, result=replace(search.result, status="in-progress"))
+    curve = rep.knee_curve(running, {r.run_id: r for r in records.runs})
+    assert curve.capacity_per_min is None
+    assert curve.label == "rev221 [search-rev221] (in-progress)"
+    assert rep.knee_curve(search, {}).capacity_per_min == 200_000
