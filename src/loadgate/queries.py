@@ -198,6 +198,18 @@ class PrometheusAPI:
         data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
         return series_of(data)
 
+    def range(self, query: str, start: float, end: float, step_s: float) -> list[Series]:
+        """Every series of a range query (`/api/v1/query_range`): the query evaluated every
+        `step_s` seconds from `start` to `end` (seconds since the epoch)."""
+        params = {
+            "query": query,
+            "start": f"{start:.3f}",
+            "end": f"{end:.3f}",
+            "step": f"{step_s:g}",
+        }
+        data = _get_json(self.client, f"{self.base_url}/api/v1/query_range", params)
+        return series_of(data)
+
     def samples(self, sel: str, start_ms: int, end_ms: int) -> list[Series]:
         """The raw samples of every series of `sel` in (start, end], times in milliseconds.
 

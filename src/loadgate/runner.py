@@ -18,6 +18,7 @@ from . import ledger as ledger_mod
 from . import pipeline as pipe
 from . import queries as q
 from . import results
+from . import timeseries as ts
 from .capacity import run_figures
 from .core import gates as gates_mod
 from .core.spec import RunSpec
@@ -446,6 +447,8 @@ def execute(
     )
     result = replace(result, bottleneck=run_figures.bottleneck_block(result.to_dict()))
     results.write(result, results_root)
+    # The pipeline over time for the report (series.json); a series it cannot read is missing.
+    ts.record(prom, scope, spec.run_id, started, ended, time.time(), out_dir)
     return result
 
 

@@ -3,6 +3,7 @@ that fails with exit code 1, and a run that starts and stops its own stack."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,25 @@ def test_short_run_balances_the_ledger_and_passes(
     assert result["bottleneck"]["attribution"]["verdict"] == "none"
     assert result["bottleneck"]["figures"]["k6_cpu_s"] == generator["k6_cpu_s"]
     assert "bottleneck: none" in out
+    # The collector over time (series.json), from Prometheus range queries over the run.
+    series = json.loads((run_dir / "series.json").read_text())
+    assert series["format"] == "loadgate-series/1"
+    for name in ("collector_cpu_cores", "queue_size", "collector_rss_mib"):
+        samples = series["series"][name]["samples"]
+        assert len(samples) >= 5, (name, series["series"][name]["missing"])
+        assert all(t0 <= t1 for (t0, _), (t1, _) in itertools.pairwise(samples))
+    assert max(v for _, v in series["series"]["collector_cpu_cores"]["samples"]) > 0
+    assert max(v for _, v in series["series"]["collector_rss_mib"]["samples"]) > 1
+    # ... and the report: page, HTML and PNGs (the run's series among them).
+    assert cli.main(["report"]) == cli.EXIT_OK
+    page = use_stack / "report"
+    assert (
+        "| test | otlp-logs constant-arrival-rate | 12,000/min | 1 |"
+        in (page / "report.md").read_text()
+    )
+    pngs = {p.name for p in page.glob("*.png")}
+    assert {"knee.png", "capacity.png", f"series-{result['run_id']}.png"} <= pngs
+    assert (page / "report.html").is_file()
 
 
 def test_impossible_p99_fails_with_exit_code_1_naming_the_gate(

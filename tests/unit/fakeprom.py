@@ -108,6 +108,18 @@ class FakeProm:
             return _vector(sum(values) if values else None)
         return _vector(None)
 
+    def answer_range(self, query: str, start: float, end: float, step: float) -> dict[str, Any]:
+        """A range query: the instant answer at every step, joined per series (by labels)."""
+        by_labels: dict[str, dict[str, Any]] = {}
+        t = start
+        while t <= end + 1e-9:
+            for item in self.answer(query, t).get("result") or []:
+                key = repr(sorted(item["metric"].items()))
+                entry = by_labels.setdefault(key, {"metric": item["metric"], "values": []})
+                entry["values"].append([t, item["value"][1]])
+            t += step
+        return {"resultType": "matrix", "result": list(by_labels.values())}
+
     def transport(self) -> httpx.MockTransport:
         def handle(request: httpx.Request) -> httpx.Response:
             if not self.up:
@@ -116,6 +128,12 @@ class FakeProm:
             self.queries.append(query)
             if self.on_query:
                 self.on_query(self, query)
+            if request.url.path.endswith("/query_range"):
+                params = request.url.params
+                body = {"status": "success", "data": self.answer_range(
+                    query, float(params["start"]), float(params["end"]), float(params["step"])
+                )}  # fmt: skip
+                return httpx.Response(200, json=body)
             at = float(request.url.params.get("time", self.now))
             body = {"status": "success", "data": self.answer(query, at)}
             return httpx.Response(200, json=body)

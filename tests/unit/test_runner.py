@@ -17,6 +17,7 @@ from fakeprom import FakeProm
 
 from loadgate import queries as q
 from loadgate import runner
+from loadgate import timeseries as ts
 from loadgate.core.spec import RunSpec
 from loadgate.core.summary import ClientFigures
 from loadgate.queries import LokiAPI, PrometheusAPI
@@ -250,6 +251,18 @@ def test_a_clean_run_balances_to_the_record(sim: Sim, tmp_path: Path) -> None:
     attribution = data["bottleneck"]["attribution"]
     assert attribution["verdict"] == "unknown"
     assert attribution["missing"] == ["queue_max", "queue_capacity"]
+    # series.json: the queue over the run's window from Prometheus range queries; a series the
+    # fake cannot answer (rates) is recorded as missing with its reason, not as zeros.
+    series = ts.RunSeries.from_dict(json.loads((tmp_path / "r1" / ts.SERIES_FILE).read_text()))
+    assert series.load_started == result.started_at
+    assert series.load_ended == result.ended_at
+    queue = series.series[ts.QUEUE]
+    assert queue.samples
+    assert queue.missing is None
+    assert len(queue.samples) >= (result.ended_at - result.started_at) // series.step_s
+    assert series.series[ts.RSS].missing == "Prometheus has no data for it in the window"
+    assert not series.series[ts.CPU].samples
+    assert series.series[ts.CPU].missing
 
 
 def test_loki_stopped_for_15s_mid_run(sim: Sim, tmp_path: Path) -> None:
