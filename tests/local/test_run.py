@@ -73,7 +73,8 @@ def test_short_run_balances_the_ledger_and_passes(
     assert generator["k6_cpu_s"] > 0
     assert generator["k6_cpu_total_s"] >= generator["k6_cpu_s"]
     assert generator["machine_cores"] >= 1
-    assert 1 <= generator["vus_max"] <= generator["vus_limit"]
+    # VUs busy, sampled every second: at this rate a request takes a few ms, so often 0.
+    assert 0 <= generator["vus_max"] <= generator["vus_limit"]
     assert pipeline["queue_capacity"] == 1000  # the charm's default queue_size
     assert result["bottleneck"]["attribution"]["verdict"] == "none"
     assert result["bottleneck"]["figures"]["k6_cpu_s"] == generator["k6_cpu_s"]
