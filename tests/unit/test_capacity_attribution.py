@@ -126,6 +126,15 @@ def test_queue_full_at_200k_is_the_collector() -> None:
     assert att.summary.startswith("collector: its sending queue was full (999 of 1,000)")
 
 
+def test_a_full_queue_notes_lokis_push_latency_below_its_threshold() -> None:
+    # Measured here: the queue filled while Loki's push p99 rose from ~80 ms (passing steps) to
+    # ~200 ms; below the 1 s threshold the verdict stays the collector, and the note says so.
+    att = attribute(replace(QUEUE_FULL, loki_push_p99_ms=210.0))
+    assert att.verdict == COLLECTOR
+    assert any("waited on Loki's pushes (p99 210 ms" in n for n in att.notes)
+    assert not any("waited on Loki" in n for n in attribute(QUEUE_FULL).notes)
+
+
 def test_queue_full_with_lokis_side_unmeasured_is_unknown() -> None:
     att = attribute(replace(QUEUE_FULL, loki_discarded=None))
     assert att.verdict == UNKNOWN

@@ -132,6 +132,10 @@ def test_the_run_prints_what_gave_way_with_its_figure(tmp_path: Path) -> None:
     text = bottleneck_text(data["bottleneck"]).plain
     assert text.startswith("bottleneck: collector: its sending queue was full (1,000 of 1,000)")
     assert "queue_max = 1,000 (>= 950 (95 % of 1,000))" in text
+    # A component verdict prints its notes too (here: Loki's push latency, below its threshold).
+    slow = pipeline(accepted=30_000, queue_size_max=1000.0, loki_push_p99_ms=180.0)
+    noted = bottleneck_text(as_written(tmp_path / "slow", pipe=slow)["bottleneck"]).plain
+    assert "\n  note: its Loki exporter waited on Loki's pushes (p99 180 ms" in noted
     assert bottleneck_text(None).plain == "bottleneck: unknown (no attribution recorded)"
     clean = bottleneck_text(as_written(tmp_path / "clean")["bottleneck"]).plain
     assert clean == "bottleneck: none"

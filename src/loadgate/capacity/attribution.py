@@ -425,6 +425,12 @@ def attribute(fig: BottleneckFigures, th: Thresholds | None = None) -> Attributi
         if missing:
             notes.insert(0, "the collector shows pressure, but Loki's side was not measured")
             return Attribution(UNKNOWN, claims, missing, tuple(notes))
+        if fig.loki_push_p99_ms is not None:
+            notes.append(
+                f"its Loki exporter waited on Loki's pushes (p99 {_num(fig.loki_push_p99_ms)} ms, "
+                f"below the {_num(th.loki_latency_ms)} ms at which Loki is named): compare it "
+                "with a passing step's before blaming the collector's own work"
+            )
         return Attribution(COLLECTOR, claims, notes=tuple(notes))
     if signs:
         if k6_cpu is None:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from .. import paths, results, runner, tables
-from ..capacity.attribution import Attribution, Claim
+from ..capacity.attribution import COMPONENTS, Attribution, Claim
 from ..capacity.fields import RecordError
 from ..core.gates import PASS
 from ..core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
@@ -186,6 +186,9 @@ def bottleneck_text(block: object) -> Text:
     text.append(attribution.summary, style=style)
     for claim in attribution.claims:
         text.append(f"\n  {claim_line(claim)}", style="dim")
+    if attribution.verdict in COMPONENTS:  # other verdicts carry their notes in the summary
+        for note in attribution.notes:
+            text.append(f"\n  note: {note}", style="dim")
     return text
 
 

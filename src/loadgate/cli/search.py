@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import paths, runner, searching
+from ..capacity.attribution import COMPONENTS
 from ..capacity.records import SearchRecord
 from ..capacity.search import (
     AT_LEAST_MAX,
@@ -251,6 +252,8 @@ def summary_lines(record: SearchRecord) -> list[Text]:
         lines.append(text)
         for claim in bottleneck.claims:
             lines.append(Text(f"  {run_cli.claim_line(claim)}", style="dim"))
+        if bottleneck.verdict in COMPONENTS:
+            lines.extend(Text(f"  note: {note}", style="dim") for note in bottleneck.notes)
     elif r.lowest_failing_per_min is None:
         lines.append(Text("bottleneck: nothing failed"))
     for note in record.notes:
