@@ -4,7 +4,9 @@ starts, each named with what is allowed; the table and summary it prints; its ex
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +246,74 @@ def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
     assert events == ["stack up", "stack down"]
     err = " ".join(capsys.readouterr().err.split())
     assert f"partial search: {results / 'cut' / 'search.json'}" in err
+
+
+@pytest.mark.parametrize("value", ["0", "11", "x", "-1", "2.5"])
+def test_a_bad_repeat_is_refused(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    assert cli.main(["search", "--repeat", value]) == cli.EXIT_BAD_INPUT
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--repeat: must be an integer from 1 to 10; got '{value}'" in err
+
+
+def test_a_repeated_search_id_must_stay_short_enough(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["search", "--repeat", "3", "--search-id", "x" * 59]
+    assert cli.main(argv) == cli.EXIT_BAD_INPUT
+    assert "--search-id: with --repeat 3, must be 1-60 characters" in capsys.readouterr().err
+
+
+def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results"
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    monkeypatch.setattr(search_cli, "prepare_stack", returns(object()))
+    monkeypatch.setattr(search_cli, "build_missing", returns(cli.EXIT_OK))
+    monkeypatch.setattr(local, "stack_parts", returns(()))
+    found, short = record_with(FOUND, tmp_path), record_with(OUT_OF_BUDGET, tmp_path)
+
+    class Target:
+        name = "local"
+
+        def environment(self) -> dict[str, Any]:
+            return {}
+
+    sessions: list[str] = []
+
+    @contextlib.contextmanager
+    def session(args: Any, command: str, run_id: str, what: Any) -> Generator[Target]:
+        sessions.append(run_id)
+        yield Target()
+
+    searches: list[tuple[Path, str]] = []
+
+    def run_search(
+        target: Any, plan: SearchPlan, base: RunSpec, root: Path, sid: str, *a: Any, **kw: Any
+    ) -> Any:
+        searches.append((root, sid))
+        # the second search runs out of budget: it has no capacity, and is counted as such
+        return replace(found if len(searches) != 2 else short, search_id=sid)
+
+    monkeypatch.setattr(search_cli.run_cli, "local_session", session)
+    monkeypatch.setattr(searching, "run_search", run_search)
+    code = cli.main(["search", "--search-id", "rep", "--repeat", "3"])
+    assert code == cli.EXIT_GATE_FAILED  # the worst of the three: one ran out of budget
+    assert sessions == ["rep"]  # one stack for all three
+    assert searches == [(results / "rep", f"rep-r{i}") for i in (1, 2, 3)]
+    capacity = found.result.capacity_per_min
+    assert capacity is not None
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        f"capacities of 3 searches: rep-r1: {capacity:,}, rep-r2: none (out-of-budget), "
+        f"rep-r3: {capacity:,}" in out
+    )
+    assert f"spread: median {capacity:,}, {capacity:,}-{capacity:,} records/min" in out
+    assert "1 without a capacity" in out
+    data = json.loads((results / "rep" / "spread.json").read_text())
+    assert data["format"] == "loadgate-search-spread/1"
+    assert data["spread"]["found"] == [capacity, capacity]
+    assert data["spread"]["not_found"] == 1
+    assert data["statuses"] == [FOUND, OUT_OF_BUDGET, FOUND]

@@ -10,6 +10,7 @@ flags or a broken stack; 128 + signal when stopped (the partial search.json stay
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import paths, runner, searching
+from ..capacity import spread
 from ..capacity.attribution import COMPONENTS
 from ..capacity.records import SearchRecord
 from ..capacity.search import (
@@ -70,6 +72,10 @@ SPEC_FLAGS = (
     "max_error_rate", "labels",
 )  # fmt: skip
 
+MAX_REPEAT = 10
+SPREAD_FILE = "spread.json"
+SPREAD_FORMAT = "loadgate-search-spread/1"
+
 EXIT_BY_STATUS = {
     FOUND: EXIT_OK,
     AT_LEAST_MAX: EXIT_OK,
@@ -113,6 +119,12 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument("--labels", help="k=v,k2=v2 tags of every step's run, e.g. revision=69")
     p.add_argument("--search-id", help="search id (default: time stamp and random suffix)")
+    p.add_argument(
+        "--repeat",
+        default="1",
+        help=f"search N times on the same stack and print the capacities' spread (1-{MAX_REPEAT}; "
+        "default 1); the searches are <search-id>-r1 ... under results/<search-id>/",
+    )
     p.add_argument("--keep-stack", action="store_true", help="leave a stack this search started")
     p.add_argument(
         "--drain-timeout",
@@ -184,6 +196,63 @@ def search_id_from_args(args: argparse.Namespace, results_root: Path) -> str:
         raise UsageError(f"--search-id: {problem}")
     run_cli.check_results_dir(results_root, search_id)  # also refuses an id with results
     return search_id
+
+
+def repeat_from_args(args: argparse.Namespace) -> int:
+    raw = str(getattr(args, "repeat", "1")).strip()
+    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_REPEAT):
+        raise UsageError(f"--repeat: must be an integer from 1 to {MAX_REPEAT}; got {raw!r}")
+    return int(raw)
+
+
+def repeat_ids(search_id: str, repeat: int) -> list[str]:
+    """The searches of a repeated search: the id itself once, else <id>-r1 ... <id>-rN."""
+    ids = [search_id] if repeat == 1 else [f"{search_id}-r{i}" for i in range(1, repeat + 1)]
+    for one in ids:
+        problem = searching.check_search_id(one)
+        if problem:
+            raise UsageError(f"--search-id: with --repeat {repeat}, {problem}")
+    return ids
+
+
+def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
+    """The capacities of repeated searches side by side, their spread, and what it means for a
+    comparison of capacities."""
+    capacities = [
+        r.result.capacity_per_min if r.result.status in (FOUND, AT_LEAST_MAX) else None
+        for r in records
+    ]
+    s = spread.spread(capacities)
+    each = ", ".join(
+        f"{r.search_id}: " + (f"{c:,}" if c is not None else f"none ({r.result.status})")
+        for r, c in zip(records, capacities, strict=True)
+    )
+    lines = [Text(f"capacities of {len(records)} searches: {each}", style="bold")]
+    if s.median is None or s.relative_range is None:
+        lines.append(Text("spread: unknown (no search found a capacity)", style="yellow"))
+        return lines
+    cv = f", CV {s.cv * 100:.1f} %" if s.cv is not None else ""
+    lines.append(
+        Text(
+            f"spread: median {s.median:,.0f}, {s.low:,}-{s.high:,} records/min "
+            f"(range {s.relative_range * 100:.1f} % of the median{cv})"
+            + (f"; {s.not_found} without a capacity" if s.not_found else "")
+        )
+    )
+    needed = spread.repeats_for(s.found, plan.precision)
+    if len(s.found) >= 2:
+        lines.append(
+            Text(
+                "at this spread, `loadgate compare --metrics capacity` clears two equal stacks "
+                + (
+                    f"with {needed} repeats a side"
+                    if needed is not None
+                    else "only with more repeats than it allows"
+                ),
+                style="dim",
+            )
+        )
+    return lines
 
 
 def _num(value: float | None, fmt: str = ",.0f", suffix: str = "") -> str:
@@ -267,16 +336,28 @@ def exit_code(record: SearchRecord) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     plan, base = plan_and_base(args)
+    repeat = repeat_from_args(args)
     results_root = paths.results_dir()
     search_id = search_id_from_args(args, results_root)
+    ids = repeat_ids(search_id, repeat)
+    root = results_root / search_id if repeat > 1 else results_root
     what = prepare_stack(args)
     if build_missing(("k6", *local.stack_parts(what)), command="search") != EXIT_OK:
         return EXIT_BAD_INPUT
-    path = searching.search_file(results_root, search_id)
+    out = stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
+    records: list[SearchRecord] = []
+    path = searching.search_file(root, ids[0])
     try:
         with run_cli.local_session(args, "search", search_id, what) as target:
             stack = {"target": target.name, **target.environment()}
-            record = _search_live(target, plan, base, results_root, search_id, stack, args)
+            for i, one in enumerate(ids, 1):
+                path = searching.search_file(root, one)
+                if repeat > 1:
+                    console.print(Text(f"search {i} of {repeat}: {one}", style="bold"))
+                record = _search_live(target, plan, base, root, one, stack, args)
+                records.append(record)
+                if repeat > 1:
+                    _print_search(out, record, root)
     except runlock.BusyError as exc:
         error("search", exc)
         return EXIT_BAD_INPUT
@@ -289,14 +370,46 @@ def cmd_search(args: argparse.Namespace) -> int:
         if path.is_file():
             console.print(Text(f"partial search: {path}"), soft_wrap=True)
         raise
+    if repeat == 1:
+        _print_search(out, records[0], root)
+        return exit_code(records[0])
+    lines = spread_lines(records, plan)
+    for line in lines:
+        out.print(line)
+    spread_file = root / SPREAD_FILE
+    root.mkdir(parents=True, exist_ok=True)
+    spread_file.write_text(
+        json.dumps(
+            {
+                "format": SPREAD_FORMAT,
+                "search_id": search_id,
+                "searches": [r.search_id for r in records],
+                "statuses": [r.result.status for r in records],
+                "spread": spread.spread(
+                    [
+                        r.result.capacity_per_min
+                        if r.result.status in (FOUND, AT_LEAST_MAX)
+                        else None
+                        for r in records
+                    ]
+                ).to_dict(),
+                "lines": [line.plain for line in lines],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    out.print(Text(f"spread: {spread_file}"), soft_wrap=True)
+    return max(exit_code(r) for r in records)
+
+
+def _print_search(out: Console, record: SearchRecord, root: Path) -> None:
     # Piped or logged (CI), the table keeps its columns rather than the terminal default of 80.
-    out = stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
     out.print(steps_table(record))
     for line in summary_lines(record):
         out.print(line)
-    out.print(Text(f"search: {path}"), soft_wrap=True)
-    out.print(Text(f"runs: {searching.runs_root(results_root, search_id)}"), soft_wrap=True)
-    return exit_code(record)
+    out.print(Text(f"search: {searching.search_file(root, record.search_id)}"), soft_wrap=True)
+    out.print(Text(f"runs: {searching.runs_root(root, record.search_id)}"), soft_wrap=True)
 
 
 def _search_live(

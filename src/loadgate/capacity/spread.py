@@ -1,0 +1,66 @@
+"""The spread of repeated searches: how far apart the capacities of the same stack land.
+
+A capacity found at ±p is itself uncertain by p, so the spread of repeats says how much of a
+difference between two stacks noise alone can make. `spread` summarises the capacities of
+searches that found one (a search that did not converge has no capacity and is counted, not
+used): n, median, min, max, the range relative to the median and the coefficient of variation
+(sample standard deviation / mean, None with fewer than two values). `repeats_for` turns that
+spread into the repeats a side `loadgate compare --metrics capacity` would need to decide a
+regression of `margin` (the comparison rule's own estimate, at the observed spread).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .compare import NO_REGRESSION, capacity_metric, decide
+
+
+@dataclass(frozen=True)
+class Spread:
+    found: tuple[int, ...]  # the capacities of the searches that found one, in repeat order
+    not_found: int  # searches without a capacity (out of budget, below min, ...)
+    median: float | None
+    low: int | None
+    high: int | None
+    relative_range: float | None  # (high - low) / median
+    cv: float | None  # sample standard deviation / mean; None with fewer than 2 values
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "found": list(self.found),
+            "not_found": self.not_found,
+            "median": self.median,
+            "low": self.low,
+            "high": self.high,
+            "relative_range": self.relative_range,
+            "cv": self.cv,
+        }
+
+
+def spread(capacities: Sequence[int | None]) -> Spread:
+    found = tuple(c for c in capacities if c is not None)
+    missing = len(capacities) - len(found)
+    if not found:
+        return Spread((), missing, None, None, None, None, None)
+    median = float(statistics.median(found))
+    low, high = min(found), max(found)
+    cv = statistics.stdev(found) / statistics.fmean(found) if len(found) >= 2 else None
+    return Spread(found, missing, median, low, high, (high - low) / median, cv)
+
+
+def repeats_for(capacities: Sequence[int], precision: float) -> int | None:
+    """Repeats a side with which the comparison rule clears two stacks that both spread like
+    these capacities and do not differ (no regression beyond its margin): these repeats when
+    they already do, else the rule's own estimate; None with fewer than two capacities or when
+    more than compare.MAX_REPEATS would be needed."""
+    if len(capacities) < 2:
+        return None
+    values = [float(c) for c in capacities]
+    decision = decide(capacity_metric(precision), values, values)
+    if decision.decision == NO_REGRESSION:
+        return len(values)
+    return decision.repeats_needed
