@@ -268,12 +268,8 @@ def compare_dir(results_root: Path, compare_id: str) -> Path:
 
 def write_record(record: CompareRecord, results_root: Path) -> Path:
     """results/<compare_id>/compare.json, replaced atomically."""
-    folder = compare_dir(results_root, record.compare_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / COMPARE_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(record.to_json())
-    tmp.replace(path)
+    path = compare_dir(results_root, record.compare_id) / COMPARE_FILE
+    results.write_atomic(path, record.to_json())
     return path
 
 

@@ -100,14 +100,19 @@ def run_dir(results_root: Path, run_id: str) -> Path:
     return results_root / run_id
 
 
-def write(result: RunResult, results_root: Path) -> Path:
-    folder = run_dir(results_root, result.run_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / RESULT_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=False) + "\n")
+def write_atomic(path: Path, text: str) -> Path:
+    """Write a record so a reader never sees half of it: a temporary file beside it, renamed
+    over it (its folder is made when missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
     tmp.replace(path)
     return path
+
+
+def write(result: RunResult, results_root: Path) -> Path:
+    path = run_dir(results_root, result.run_id) / RESULT_FILE
+    return write_atomic(path, json.dumps(result.to_dict(), indent=2, sort_keys=False) + "\n")
 
 
 def load_rows(results_root: Path) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import pipeline as pipe
-from . import runner
+from . import results, runner
 from .capacity import run_figures
 from .capacity.attribution import Attribution, BottleneckFigures
 from .capacity.records import SEARCH_FILE, SearchRecord
@@ -143,12 +143,7 @@ def settle(
 
 
 def write_record(record: SearchRecord, results_root: Path) -> Path:
-    path = search_file(results_root, record.search_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(record.to_json())
-    tmp.replace(path)
-    return path
+    return results.write_atomic(search_file(results_root, record.search_id), record.to_json())
 
 
 def run_search(

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import pipeline as pipe
 from . import queries as q
+from . import results
 from .capacity import fields as f
 from .queries import PrometheusAPI, QueryError, Series
 
@@ -192,12 +193,8 @@ def fetch(
 
 
 def write(folder: Path, data: RunSeries) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / SERIES_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data.to_dict(), indent=1, allow_nan=False) + "\n")
-    tmp.replace(path)
-    return path
+    text = json.dumps(data.to_dict(), indent=1, allow_nan=False) + "\n"
+    return results.write_atomic(folder / SERIES_FILE, text)
 
 
 def record(

@@ -21,14 +21,19 @@ def test_no_capacity_is_unknown_not_zero() -> None:
     s = spread([None, None])
     assert s.found == ()
     assert s.not_found == 2
-    assert s.median is None and s.cv is None and s.relative_range is None
+    assert s.median is None
+    assert s.cv is None
+    assert s.relative_range is None
     one = spread([50_000])
-    assert one.median == 50_000 and one.relative_range == 0 and one.cv is None
+    assert one.median == 50_000
+    assert one.relative_range == 0
+    assert one.cv is None
 
 
 def test_repeats_for_grows_with_the_spread() -> None:
     assert repeats_for([100_000], 0.05) is None
     tight = repeats_for([100_000, 101_000, 99_000], 0.05)
     wide = repeats_for([100_000, 80_000, 120_000], 0.05)
-    assert tight is not None and wide is not None
+    assert tight is not None
+    assert wide is not None
     assert wide > tight >= 3

@@ -20,7 +20,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from .. import paths, runner, searching
+from .. import paths, results, runner, searching
 from ..capacity import spread
 from ..capacity.attribution import COMPONENTS
 from ..capacity.records import SearchRecord
@@ -215,17 +215,22 @@ def repeat_ids(search_id: str, repeat: int) -> list[str]:
     return ids
 
 
-def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
-    """The capacities of repeated searches side by side, their spread, and what it means for a
-    comparison of capacities."""
-    capacities = [
+def capacities(records: list[SearchRecord]) -> list[int | None]:
+    """Each search's capacity, None when it found none (out of budget, below min, ...)."""
+    return [
         r.result.capacity_per_min if r.result.status in (FOUND, AT_LEAST_MAX) else None
         for r in records
     ]
-    s = spread.spread(capacities)
+
+
+def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
+    """The capacities of repeated searches side by side, their spread, and what it means for a
+    comparison of capacities."""
+    found = capacities(records)
+    s = spread.spread(found)
     each = ", ".join(
         f"{r.search_id}: " + (f"{c:,}" if c is not None else f"none ({r.result.status})")
-        for r, c in zip(records, capacities, strict=True)
+        for r, c in zip(records, found, strict=True)
     )
     lines = [Text(f"capacities of {len(records)} searches: {each}", style="bold")]
     if s.median is None or s.relative_range is None:
@@ -376,28 +381,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     lines = spread_lines(records, plan)
     for line in lines:
         out.print(line)
-    spread_file = root / SPREAD_FILE
-    root.mkdir(parents=True, exist_ok=True)
-    spread_file.write_text(
+    spread_file = results.write_atomic(
+        root / SPREAD_FILE,
         json.dumps(
             {
                 "format": SPREAD_FORMAT,
                 "search_id": search_id,
                 "searches": [r.search_id for r in records],
                 "statuses": [r.result.status for r in records],
-                "spread": spread.spread(
-                    [
-                        r.result.capacity_per_min
-                        if r.result.status in (FOUND, AT_LEAST_MAX)
-                        else None
-                        for r in records
-                    ]
-                ).to_dict(),
+                "spread": spread.spread(capacities(records)).to_dict(),
                 "lines": [line.plain for line in lines],
             },
             indent=2,
         )
-        + "\n"
+        + "\n",
     )
     out.print(Text(f"spread: {spread_file}"), soft_wrap=True)
     return max(exit_code(r) for r in records)
