@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -260,44 +260,27 @@ def load(root: Path) -> Records:
         raise ReportError(f"{root}: no such folder (no result.json yet: run `loadgate run` first)")
     if not root.is_dir():
         raise ReportError(f"{root}: not a folder")
-    runs: list[Run] = []
-    series: dict[str, ts.RunSeries] = {}
-    searches: list[SearchRecord] = []
-    compares: list[CompareRecord] = []
     skipped: list[str] = []
 
-    def unknown(name: str, data: object, expected: str) -> None:
-        fmt = data.get("format") if isinstance(data, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        skipped.append(f"{name}: format {fmt!r} is not {expected!r}: skipped")
+    def each(file: str, expected: str, read: Callable[[object, str], Any]) -> Iterator[Any]:
+        """Every record named `file` under root, read; one of another format is skipped with
+        a note."""
+        for path in sorted(root.rglob(file)):
+            name, data = _read(path, root)
+            got = _parse(name, data, expected, lambda d, n=name: read(d, n))
+            if got is None:
+                fmt = data.get("format") if isinstance(data, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                skipped.append(f"{name}: format {fmt!r} is not {expected!r}: skipped")
+                continue
+            yield got
 
-    for path in sorted(root.rglob(results.RESULT_FILE)):
-        name, data = _read(path, root)
-        run = _parse(name, data, RESULT_FORMAT, lambda d, n=name: run_of(d, n))
-        if run is None:
-            unknown(name, data, RESULT_FORMAT)
-            continue
-        runs.append(run)
-    for path in sorted(root.rglob(ts.SERIES_FILE)):
-        name, data = _read(path, root)
-        got = _parse(name, data, ts.SERIES_FORMAT, ts.RunSeries.from_dict)
-        if got is None:
-            unknown(name, data, ts.SERIES_FORMAT)
-            continue
-        series[got.run_id] = got
-    for path in sorted(root.rglob(SEARCH_FILE)):
-        name, data = _read(path, root)
-        got = _parse(name, data, SEARCH_FORMAT, SearchRecord.from_dict)
-        if got is None:
-            unknown(name, data, SEARCH_FORMAT)
-            continue
-        searches.append(got)
-    for path in sorted(root.rglob(COMPARE_FILE)):
-        name, data = _read(path, root)
-        got = _parse(name, data, COMPARE_FORMAT, CompareRecord.from_dict)
-        if got is None:
-            unknown(name, data, COMPARE_FORMAT)
-            continue
-        compares.append(got)
+    runs = list(each(results.RESULT_FILE, RESULT_FORMAT, run_of))
+    series = {
+        s.run_id: s
+        for s in each(ts.SERIES_FILE, ts.SERIES_FORMAT, lambda d, _: ts.RunSeries.from_dict(d))
+    }
+    searches = list(each(SEARCH_FILE, SEARCH_FORMAT, lambda d, _: SearchRecord.from_dict(d)))
+    compares = list(each(COMPARE_FILE, COMPARE_FORMAT, lambda d, _: CompareRecord.from_dict(d)))
     runs.sort(key=lambda r: (r.started_at, r.run_id))
     searches.sort(key=lambda s: (s.started_at or 0.0, s.search_id))
     compares.sort(key=lambda c: (c.started_at or 0.0, c.compare_id))
