@@ -54,7 +54,7 @@ def overlays_dir() -> Path:
 
 
 def upstream_charms_file() -> Path:
-    """Endpoints of the upstream charms per track (the repository's tests/data file)."""
+    """Endpoints of the upstream charms per track (package data)."""
     return _data("upstream-charms.yaml")
 
 
@@ -64,7 +64,7 @@ def k6_charmcraft_file() -> Path:
 
 
 def integration_defaults_dir() -> Path:
-    """The gate's default revisions.yaml and gates.yaml (the repository's tests/integration)."""
+    """The gate's default revisions.yaml and gates.yaml (package data, data/integration)."""
     return data_dir() / "integration"
 
 

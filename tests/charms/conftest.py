@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgate import tls
+from loadgate.stack import tls
 from loadgate.charms import render, sources
 from support.charm_render import LOKI_VERSION, OTELCOL_VERSION
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from ops import testing
 
-from loadgate import tls
+from loadgate.stack import tls
 from loadgate.charms import render, sources
 
 from support.charm_render import LOKI_VERSION, OTELCOL_VERSION

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from loadgate import tls
+from loadgate.stack import tls
 from loadgate.charms import render, sources, venvs
 from support.charm_render import LOKI_VERSION, OTELCOL_VERSION
 

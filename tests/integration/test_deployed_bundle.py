@@ -9,9 +9,9 @@ import httpx
 import jubilant
 import pytest
 
-from loadgate import tls
 from loadgate.juju import endpoints
 from loadgate.juju.model import BUNDLE_APPS
+from loadgate.stack import tls
 from loadgate.targets.juju import JujuTarget
 
 

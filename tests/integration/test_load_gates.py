@@ -13,10 +13,11 @@ from pathlib import Path
 import jubilant
 import pytest
 
-from loadgate import results, runner
-from loadgate.core.gates import Gate
-from loadgate.core.spec import RunSpec
-from loadgate.results import RunResult
+from loadgate.contract.gates import Gate
+from loadgate.contract.spec import RunSpec
+from loadgate.records import result as results
+from loadgate.records.result import RunResult
+from loadgate.runner import run as runner
 from loadgate.targets.juju import SCRAPE_TIMEOUT, JujuTarget
 
 DRAIN_TIMEOUT = 300.0

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from loadgate import runner
-from loadgate.core.spec import RunSpec
-from loadgate.core.summary import ClientFigures
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
 from loadgate.juju import endpoints, shares
 from loadgate.juju import model as juju_model
-from loadgate.results import RunResult
+from loadgate.records.result import RunResult
+from loadgate.runner import run as runner
 from loadgate.targets.juju import SCRAPE_TIMEOUT, JujuTarget
 
 UNITS = 3

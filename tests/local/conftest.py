@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from loadgate import binaries, paths
+from loadgate import paths
+from loadgate.build import binaries
 from loadgate.stack import choice, local, procs
 from loadgate.stack.charm_stack import PreparedCharms
 from loadgate.stack.ports import Ports

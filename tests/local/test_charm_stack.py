@@ -19,9 +19,9 @@ import yaml
 from conftest import StartStack
 
 from loadgate import cli
-from loadgate import queries as q
 from loadgate.charms import render
-from loadgate.queries import PrometheusAPI
+from loadgate.measure import queries as q
+from loadgate.measure.queries import PrometheusAPI
 from loadgate.stack import local, procs
 
 pytestmark = pytest.mark.local

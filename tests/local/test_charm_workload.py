@@ -31,8 +31,8 @@ from loadgate.stack import pebble_daemon
 CHARM = Path(__file__).resolve().parents[2] / "charms" / "k6-k8s"
 sys.path.insert(0, str(CHARM / "src"))
 
-from loadgate_core.k6args import Segment  # noqa: E402  (the charm's own copy of the core)
-from loadgate_core.spec import RunSpec  # noqa: E402
+from loadgate_contract.k6args import Segment  # noqa: E402  (the charm's own copy of the core)
+from loadgate_contract.spec import RunSpec  # noqa: E402
 from workload import CHECK, K6Workload, Paths  # noqa: E402
 
 pytestmark = pytest.mark.local

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from loadgate import cli
-from loadgate.core.spec import RunSpec
+from loadgate.contract.spec import RunSpec
 from loadgate.stack import local
 from loadgate.targets.local import LocalTarget
 

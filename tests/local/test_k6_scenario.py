@@ -15,10 +15,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from loadgate import paths, tls
-from loadgate.core import k6args
-from loadgate.core.spec import RunSpec
-from loadgate.core.summary import read_summary
+from loadgate import paths
+from loadgate.contract import k6args
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import read_summary
+from loadgate.stack import tls
 
 pytestmark = pytest.mark.local
 

@@ -14,13 +14,13 @@ import httpx
 import pytest
 from conftest import StartStack, processes_mentioning
 
-from loadgate import queries as q
-from loadgate.queries import LokiAPI, PrometheusAPI
+from loadgate.measure import queries as q
+from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.stack import local
 from loadgate.stack.layout import Layout
 from loadgate.stack.ports import Ports
 from loadgate.stack.profile import Profile
-from loadgate.tls import client_context
+from loadgate.stack.tls import client_context
 
 pytestmark = pytest.mark.local
 

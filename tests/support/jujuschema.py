@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from loadgate import binaries, paths
+from loadgate import paths
+from loadgate.build import binaries
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tools"

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from loadgate.queries import PrometheusAPI
+from loadgate.measure.queries import PrometheusAPI
 
 LOOKBACK = 300.0
 _MATCHER = re.compile(r'(\w+)(=~|=)"((?:[^"\\]|\\.)*)"')

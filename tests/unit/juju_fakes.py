@@ -14,9 +14,9 @@ import httpx
 import jubilant
 import pytest
 
-from loadgate import tls
 from loadgate.juju import endpoints
-from loadgate.queries import PrometheusAPI
+from loadgate.measure.queries import PrometheusAPI
+from loadgate.stack import tls
 from loadgate.targets.juju import JujuTarget
 
 # get-results of a finished run as `juju run --format json` hands it over: nested mappings

@@ -41,7 +41,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from fakeprom import FakeProm
 
-from loadgate import tls
+from loadgate.stack import tls
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -480,9 +480,9 @@ def deployed_apps(
 
 def upstream_charm(path: Path, charm: str, track: str, images: Mapping[str, str | None]) -> Path:
     """A packed upstream charm (as its own repository's CI packs it), with the endpoints and
-    storage tests/data/upstream-charms.yaml records for that track, and OCI image resources
+    storage src/loadgate/data/upstream-charms.yaml records for that track, and OCI image resources
     (None: a resource whose metadata names no upstream-source)."""
-    data = yaml.safe_load((ROOT / "tests" / "data" / "upstream-charms.yaml").read_text())
+    data = yaml.safe_load((ROOT / "src" / "loadgate" / "data" / "upstream-charms.yaml").read_text())
     recorded = data["charms"][charm]["tracks"][track]
     metadata: dict[str, Any] = {"name": charm, "containers": {}, "resources": {}}
     for name, ep in recorded["endpoints"].items():

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from loadgate import ledger as ledger_mod
-from loadgate.capacity import run_figures
-from loadgate.core import gates as gates_mod
-from loadgate.core.spec import RunSpec
-from loadgate.core.summary import ClientFigures
-from loadgate.pipeline import FIGURES, PipelineFigures
-from loadgate.results import Delivery, RunResult
+from loadgate.contract import gates as gates_mod
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
+from loadgate.judge import ledger as ledger_mod
+from loadgate.judge import run_figures
+from loadgate.measure.pipeline import FIGURES, PipelineFigures
+from loadgate.records.result import Delivery, RunResult
 
 
 def pipeline(**over: Any) -> PipelineFigures:

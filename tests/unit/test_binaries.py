@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgate import binaries
+from loadgate.build import binaries
 
 FAKE_GO_OK = """#!/bin/sh
 # A stand-in for `go build ... -o OUT PKG`: writes OUT.

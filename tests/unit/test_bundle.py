@@ -13,8 +13,9 @@ import juju_world as jw
 import pytest
 import yaml
 
-from loadgate import bundle_check as bc
-from loadgate import charm_catalog, paths
+from loadgate import paths
+from loadgate.bundle import catalog as charm_catalog
+from loadgate.bundle import check as bc
 from loadgate.cli import main
 from loadgate.juju import settings
 from loadgate.stack.profile import PROFILES
@@ -22,7 +23,7 @@ from loadgate.stack.profile import PROFILES
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "bundles" / "bundle.yaml"
 OVERLAYS = ROOT / "bundles" / "overlays"
-UPSTREAM = ROOT / "tests" / "data" / "upstream-charms.yaml"
+UPSTREAM = ROOT / "src" / "loadgate" / "data" / "upstream-charms.yaml"
 K6_CHARMCRAFT = ROOT / "charms" / "k6-k8s" / "charmcraft.yaml"
 CI_OVERLAY = OVERLAYS / "ci-small-storage.yaml"
 
@@ -158,7 +159,7 @@ def test_no_committed_file_pins_an_unseen_revision() -> None:
     ]:
         assert "UNVERIFIED" not in path.read_text().upper(), path
     _, revisions, default = settings.load_revisions(
-        ROOT / "tests" / "integration" / "revisions.yaml"
+        ROOT / "src" / "loadgate" / "data" / "integration" / "revisions.yaml"
     )
     assert default is None or default in revisions
 

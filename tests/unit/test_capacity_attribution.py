@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from loadgate.capacity.attribution import (
+from loadgate.judge.attribution import (
     COLLECTOR,
     GENERATOR,
     LOKI,
@@ -19,7 +19,7 @@ from loadgate.capacity.attribution import (
     Thresholds,
     attribute,
 )
-from loadgate.capacity.fields import RecordError
+from loadgate.records.fields import RecordError
 
 # A clean 60 s run at 60,000 records/min on the 2-core machine (the README's default run).
 CLEAN = BottleneckFigures(

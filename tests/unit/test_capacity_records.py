@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from loadgate.capacity.attribution import BottleneckFigures, attribute
-from loadgate.capacity.compare import (
+from loadgate.capacity.compare_rule import (
     BASELINE,
     CANDIDATE,
     CPU_PER_1000,
@@ -18,8 +17,9 @@ from loadgate.capacity.compare import (
     capacity_metric,
     schedule,
 )
-from loadgate.capacity.fields import RecordError
-from loadgate.capacity.records import (
+from loadgate.capacity.search_rule import FOUND, SearchPlan, Step, StepOutcome, run_search
+from loadgate.judge.attribution import BottleneckFigures, attribute
+from loadgate.records.capacity import (
     COMPARE_FORMAT,
     SEARCH_FORMAT,
     CompareRecord,
@@ -28,7 +28,7 @@ from loadgate.capacity.records import (
     Side,
     side_values,
 )
-from loadgate.capacity.search import FOUND, SearchPlan, Step, StepOutcome, run_search
+from loadgate.records.fields import RecordError
 
 STACK = {
     "target": "local",

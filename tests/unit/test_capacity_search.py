@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from loadgate.capacity.search import (
+from loadgate.capacity.search_rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     FOUND,

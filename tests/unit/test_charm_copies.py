@@ -1,4 +1,4 @@
-"""The k6 charm ships copies of k6/ and src/loadgate/core/: they must equal their sources.
+"""The k6 charm ships copies of k6/ and src/loadgate/contract/: they must equal their sources.
 
 Fix a failure with `scripts/sync-charm-files`; never edit the copies by hand.
 """
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHARM = ROOT / "charms" / "k6-k8s"
 PAIRS = [
     (ROOT / "k6", CHARM / "src" / "k6", "*"),
-    (ROOT / "src" / "loadgate" / "core", CHARM / "src" / "loadgate_core", "*.py"),
+    (ROOT / "src" / "loadgate" / "contract", CHARM / "src" / "loadgate_contract", "*.py"),
 ]
 
 
@@ -25,7 +25,7 @@ def files(folder: Path, pattern: str) -> dict[str, bytes]:
     return found
 
 
-@pytest.mark.parametrize(("source", "copy", "pattern"), PAIRS, ids=["k6", "loadgate_core"])
+@pytest.mark.parametrize(("source", "copy", "pattern"), PAIRS, ids=["k6", "loadgate_contract"])
 def test_copy_equals_source(source: Path, copy: Path, pattern: str) -> None:
     src, dst = files(source, pattern), files(copy, pattern)
     assert src, f"nothing found in {source}"

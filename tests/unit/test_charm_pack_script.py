@@ -35,10 +35,14 @@ def tree(tmp_path: Path) -> Path:
     shutil.copy2(SCRIPT, root / "scripts" / SCRIPT.name)
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(ROOT / "k6", root / "k6", ignore=ignore)
-    shutil.copytree(ROOT / "src" / "loadgate" / "core", root / "src/loadgate/core", ignore=ignore)
+    shutil.copytree(
+        ROOT / "src" / "loadgate" / "contract", root / "src/loadgate/contract", ignore=ignore
+    )
     charm = root / "charms" / "k6-k8s"
     shutil.copytree(ROOT / "k6", charm / "src" / "k6", ignore=ignore)
-    shutil.copytree(ROOT / "src" / "loadgate" / "core", charm / "src/loadgate_core", ignore=ignore)
+    shutil.copytree(
+        ROOT / "src" / "loadgate" / "contract", charm / "src/loadgate_contract", ignore=ignore
+    )
     shutil.copy2(ROOT / "charms" / "k6-k8s" / "charmcraft.yaml", charm / "charmcraft.yaml")
     return root
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from loadgate.core.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
+from loadgate.contract.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
 
 
 @pytest.mark.parametrize(

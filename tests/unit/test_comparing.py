@@ -12,18 +12,20 @@ from typing import Any
 
 import pytest
 
-from loadgate import cli, comparing, ledger, runner
-from loadgate.capacity import compare as rule
-from loadgate.capacity import run_figures
-from loadgate.capacity.attribution import Attribution
-from loadgate.capacity.compare import BASELINE, CANDIDATE, ScheduledRun
-from loadgate.capacity.records import CompareRecord, SearchRecord
-from loadgate.capacity.search import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
+from loadgate import cli
+from loadgate.capacity import compare_driver as comparing
+from loadgate.capacity import compare_rule as rule
+from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, ScheduledRun
+from loadgate.capacity.search_rule import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
 from loadgate.cli import compare as compare_cli
-from loadgate.core.spec import RunSpec
-from loadgate.core.summary import ClientFigures
-from loadgate.pipeline import PipelineFigures
-from loadgate.results import RunResult
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
+from loadgate.judge import ledger, run_figures
+from loadgate.judge.attribution import Attribution
+from loadgate.measure.pipeline import PipelineFigures
+from loadgate.records.capacity import CompareRecord, SearchRecord
+from loadgate.records.result import RunResult
+from loadgate.runner import run as runner
 from loadgate.stack import local, profile
 from loadgate.stack.ports import Ports
 

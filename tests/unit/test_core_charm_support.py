@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadgate.core.k6args import Segment, build_command
-from loadgate.core.spec import RunSpec
+from loadgate.contract.k6args import Segment, build_command
+from loadgate.contract.spec import RunSpec
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ when a process restarted or a counter went down, never a negative or invented fi
 
 from __future__ import annotations
 
-from loadgate.counters import (
+from loadgate.measure.counters import (
     Count,
     Counter,
     ProcessStart,
@@ -11,7 +11,7 @@ from loadgate.counters import (
     starts_from_start_time,
     starts_from_uptime,
 )
-from loadgate.queries import Series
+from loadgate.measure.queries import Series
 
 LOKI = {"job": "loki", "instance": "127.0.0.1:3100"}
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from loadgate.core.gates import FAIL, PASS, judge, verdict
-from loadgate.core.spec import RunSpec
-from loadgate.core.summary import ClientFigures
+from loadgate.contract.gates import FAIL, PASS, judge, verdict
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
 
 
 def client(**over: object) -> ClientFigures:

@@ -11,7 +11,8 @@ import juju_world as jw
 import pytest
 import yaml
 
-from loadgate import charm_file, paths
+from loadgate import paths
+from loadgate.bundle import charm_file
 from loadgate.juju import deploy, pytest_plugin, settings
 
 OTELCOL_IMAGE = "ubuntu/opentelemetry-collector:0.130-24.04"

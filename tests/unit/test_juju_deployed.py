@@ -11,7 +11,7 @@ import jubilant
 import juju_world as jw
 import pytest
 
-from loadgate.core.spec import RunSpec
+from loadgate.contract.spec import RunSpec
 from loadgate.juju import deploy, deployed, settings
 from loadgate.targets.juju import labelled_for_model
 

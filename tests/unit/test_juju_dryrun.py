@@ -25,7 +25,9 @@ import pytest
 import yaml
 from support.jujuschema import K6_CHARMCRAFT_YAML, validate_action_params
 
-from loadgate import bundle_check, charm_catalog, paths
+from loadgate import paths
+from loadgate.bundle import catalog as charm_catalog
+from loadgate.bundle import check as bundle_check
 
 ROOT = Path(__file__).resolve().parents[2]
 K6_ACTIONS = ("start-load", "get-results", "stop-load")

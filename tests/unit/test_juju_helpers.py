@@ -27,16 +27,17 @@ from juju_fakes import (
     status_of,
 )
 
-from loadgate import bundle_check, tls
-from loadgate.core.spec import RunSpec
+from loadgate.bundle import check as bundle_check
+from loadgate.contract.spec import RunSpec
 from loadgate.juju import actions, endpoints, reachability, settings
-from loadgate.pipeline import Scope, read_counters
-from loadgate.queries import PrometheusAPI, QueryError, scalar_of
-from loadgate.runner import RunError
+from loadgate.measure.pipeline import Scope, read_counters
+from loadgate.measure.queries import PrometheusAPI, QueryError, scalar_of
+from loadgate.runner.run import RunError
+from loadgate.stack import tls
 
 ROOT = Path(__file__).resolve().parents[2]
 CHARMCRAFT = ROOT / "charms" / "k6-k8s" / "charmcraft.yaml"
-INTEGRATION = ROOT / "tests" / "integration"
+INTEGRATION = ROOT / "src" / "loadgate" / "data" / "integration"
 
 # ---- action results ------------------------------------------------------------------------
 
@@ -147,8 +148,8 @@ def test_units_of_a_multi_unit_run() -> None:
 # a separate interpreter so its modules (runs, peers, report, ...) stay out of this one.
 CHARM_REPORT = """
 import json, sys
-from loadgate_core.spec import RunSpec
-from loadgate_core.summary import ClientFigures
+from loadgate_contract.spec import RunSpec
+from loadgate_contract.summary import ClientFigures
 from report import RunReport, action_results
 spec = RunSpec.from_params({"run-id": "r7", "rate": 60000})
 figures = ClientFigures(requests=1200, failed=6, error_rate=0.005, p99_ms=42.5,

@@ -19,10 +19,10 @@ from juju_fakes import (
     prometheus_answering,
 )
 
-from loadgate.core.spec import RunSpec
+from loadgate.contract.spec import RunSpec
 from loadgate.juju import endpoints
 from loadgate.juju import scope as loki_scope
-from loadgate.pipeline import Scope, read_counters
+from loadgate.measure.pipeline import Scope, read_counters
 
 UNITS = [
     endpoints.UnitEndpoint(f"loki/{n}", f"10.0.0.{n + 1}", endpoints.unit_fqdn(f"loki/{n}", "cos"))

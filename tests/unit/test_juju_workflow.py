@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from loadgate import bundle_check, paths
+from loadgate import paths
+from loadgate.bundle import check as bundle_check
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "integration.yaml"
@@ -67,12 +68,12 @@ def test_gate_job_uses_concierge_ci_mode_and_the_small_storage(workflow: dict[st
 def test_every_file_the_workflow_names_exists(workflow: dict[str, Any]) -> None:
     text = "\n".join(_scripts(workflow, job) for job in workflow["jobs"])
     named = set(
-        re.findall(r"(?<![\w/.-])((?:\./)?(?:bundles|scripts|tests|charms)/[\w./-]+)", text)
+        re.findall(r"(?<![\w/.-])((?:\./)?(?:bundles|scripts|tests|charms|src)/[\w./-]+)", text)
     )
     assert named >= {
         "./scripts/pack-k6-charm",
         "bundles/overlays/ci-small-storage.yaml",
-        "tests/integration/revisions.yaml",
+        "src/loadgate/data/integration/revisions.yaml",
         "bundles/bundle.yaml",
     }
     for name in named:

@@ -21,8 +21,8 @@ from support.jujuschema import (
     validate_action_params,
 )
 
-from loadgate.core import spec as core_spec
-from loadgate.core.spec import RunSpec, parse_duration
+from loadgate.contract import spec as core_spec
+from loadgate.contract.spec import RunSpec, parse_duration
 
 CHARMCRAFT: dict[str, Any] = yaml.safe_load(K6_CHARMCRAFT_YAML.read_text())
 START_PARAMS: dict[str, dict[str, Any]] = CHARMCRAFT["actions"]["start-load"]["params"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from loadgate.core import k6args
-from loadgate.core.spec import RunSpec
+from loadgate.contract import k6args
+from loadgate.contract.spec import RunSpec
 
 
 def _env_of(argv: list[str]) -> dict[str, str]:

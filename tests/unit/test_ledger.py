@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from loadgate.core.summary import ClientFigures
-from loadgate.ledger import build
-from loadgate.pipeline import PipelineFigures
+from loadgate.contract.summary import ClientFigures
+from loadgate.judge.ledger import build
+from loadgate.measure.pipeline import PipelineFigures
 
 CLIENT = ClientFigures(
     requests=200,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from fakeprom import FakeProm
 
-from loadgate import pipeline as pipe
-from loadgate import queries as q
+from loadgate.measure import pipeline as pipe
+from loadgate.measure import queries as q
 
 COLLECTOR = {"job": "otelcol", "instance": "127.0.0.1:8888"}
 EXPORTER = "loki/send-loki-logs/0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from loadgate import queries as q
+from loadgate.measure import queries as q
 
 
 def test_counter_and_exporter_queries() -> None:

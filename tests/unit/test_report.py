@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 
 from loadgate import cli
-from loadgate import report as rep
-from loadgate import report_page as page
-from loadgate import report_plots as plots
-from loadgate import timeseries as ts
 from loadgate.cli import report as cli_report
+from loadgate.measure import timeseries as ts
+from loadgate.report import page, plots
+from loadgate.report import rows as rep
 
 FIXTURES = Path(__file__).parents[1] / "data" / "report" / "results"
 REV160 = "20261122T225748Z-107dd9"

@@ -9,11 +9,11 @@ from typing import Any
 
 from runresults import pipeline, run_result
 
-from loadgate import results
-from loadgate.capacity.attribution import COLLECTOR, GENERATOR, LOKI, NONE, UNKNOWN, Attribution
-from loadgate.capacity.run_figures import assess, bottleneck_block, figures_from_result
 from loadgate.cli.run import bottleneck_text
-from loadgate.core.spec import RunSpec
+from loadgate.contract.spec import RunSpec
+from loadgate.judge.attribution import COLLECTOR, GENERATOR, LOKI, NONE, UNKNOWN, Attribution
+from loadgate.judge.run_figures import assess, bottleneck_block, figures_from_result
+from loadgate.records import result as results
 
 SPEC = RunSpec.from_params({"rate": 120_000, "duration": "20s", "run-id": "r1"})
 

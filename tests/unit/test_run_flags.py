@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from loadgate import binaries, cli
+from loadgate import cli
+from loadgate.build import binaries
 from loadgate.cli import binaries as binaries_cli
 from loadgate.cli import run as run_cli
 from loadgate.stack import local

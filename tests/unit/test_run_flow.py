@@ -15,7 +15,8 @@ import pytest
 
 from loadgate import cli
 from loadgate.cli import run as run_cli
-from loadgate.core.spec import RunSpec
+from loadgate.contract.spec import RunSpec
+from loadgate.runner.run import RunError
 from loadgate.stack import local, runlock
 from loadgate.stack.ports import Ports
 from loadgate.stack.procs import ProcessId
@@ -186,7 +187,7 @@ def test_a_run_that_did_not_start_the_stack_never_stops_it(
     if outcome == "error":
 
         def broken(*args: Any, **kw: Any) -> int:
-            raise run_cli.runner.RunError("k6 exited with code 107")
+            raise RunError("k6 exited with code 107")
 
         monkeypatch.setattr(run_cli, "run_with", broken)
     code = cli.main(["run"])

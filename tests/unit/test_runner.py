@@ -15,12 +15,13 @@ import httpx
 import pytest
 from fakeprom import FakeProm
 
-from loadgate import queries as q
-from loadgate import runner
-from loadgate import timeseries as ts
-from loadgate.core.spec import RunSpec
-from loadgate.core.summary import ClientFigures
-from loadgate.queries import LokiAPI, PrometheusAPI
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
+from loadgate.measure import pipeline as pipe
+from loadgate.measure import queries as q
+from loadgate.measure import timeseries as ts
+from loadgate.measure.queries import LokiAPI, PrometheusAPI
+from loadgate.runner import run as runner
 
 COLLECTOR = {"job": "otelcol", "instance": "127.0.0.1:8888"}
 LOKI = {"job": "loki", "instance": "localhost:3100"}
@@ -394,7 +395,7 @@ def test_refused_records_do_not_end_the_drain_early(monkeypatch: pytest.MonkeyPa
     scrape(clock.now, 0, 0, 0)
     clock.now += 2
     scrape(clock.now, 0, 0, 0)
-    tracker = runner.pipe.Tracker(prom.api())
+    tracker = pipe.Tracker(prom.api())
     tracker.baseline(clock.now)
     clock.now += 1
     outcome = runner.drain(prom.api(), tracker, clock.now, timeout=10)
@@ -446,7 +447,7 @@ def test_without_the_own_records_split_the_ledger_would_not_balance(
         tmp_path,
     )
     assert result.ledger.balanced
-    from loadgate import ledger
+    from loadgate.judge import ledger
 
     assert result.pipeline is not None
     unsplit = ledger.build(result.client, result.pipeline, sim.stored, own_stored=0)

@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 from runresults import pipeline, run_result
 
-from loadgate import cli, runner, searching
-from loadgate.capacity.records import SearchRecord
-from loadgate.capacity.run_figures import assess
-from loadgate.capacity.search import (
+from loadgate import cli
+from loadgate.capacity import search_driver as searching
+from loadgate.capacity.search_rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     FOUND,
@@ -27,7 +26,10 @@ from loadgate.capacity.search import (
     StepOutcome,
 )
 from loadgate.cli import search as search_cli
-from loadgate.core.spec import RunSpec
+from loadgate.contract.spec import RunSpec
+from loadgate.judge.run_figures import assess
+from loadgate.records.capacity import SearchRecord
+from loadgate.runner import run as runner
 from loadgate.stack import local
 
 

@@ -14,10 +14,8 @@ from typing import Any
 import pytest
 from runresults import pipeline, run_result
 
-from loadgate import runner, searching
-from loadgate.capacity.attribution import COLLECTOR
-from loadgate.capacity.records import SearchRecord
-from loadgate.capacity.search import (
+from loadgate.capacity import search_driver as searching
+from loadgate.capacity.search_rule import (
     AT_LEAST_MAX,
     FOUND,
     HOLD,
@@ -27,9 +25,12 @@ from loadgate.capacity.search import (
     SearchPlan,
     Step,
 )
-from loadgate.core.spec import RunSpec
-from loadgate.pipeline import Scope
-from loadgate.results import RunResult
+from loadgate.contract.spec import RunSpec
+from loadgate.judge.attribution import COLLECTOR
+from loadgate.measure.pipeline import Scope
+from loadgate.records.capacity import SearchRecord
+from loadgate.records.result import RunResult
+from loadgate.runner import run as runner
 
 BASE = RunSpec.from_params(
     {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadgate.core.spec import RunSpec, SpecError, parse_duration, parse_labels
+from loadgate.contract.spec import RunSpec, SpecError, parse_duration, parse_labels
 
 
 def test_defaults_are_a_constant_arrival_rate_minute() -> None:

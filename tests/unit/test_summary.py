@@ -10,13 +10,7 @@ from typing import Any
 
 import pytest
 
-from loadgate.core.summary import (
-    Histogram,
-    SummaryError,
-    combine,
-    parse_summary,
-    read_summary,
-)
+from loadgate.contract.summary import Histogram, SummaryError, combine, parse_summary, read_summary
 
 
 def summary(**over: Any) -> dict[str, Any]:

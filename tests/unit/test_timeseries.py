@@ -9,10 +9,10 @@ import httpx
 import pytest
 from fakeprom import FakeProm
 
-from loadgate import pipeline as pipe
-from loadgate import queries as q
-from loadgate import timeseries as ts
-from loadgate.capacity.fields import RecordError
+from loadgate.measure import pipeline as pipe
+from loadgate.measure import queries as q
+from loadgate.measure import timeseries as ts
+from loadgate.records.fields import RecordError
 
 
 def prom_with_queue_and_rss() -> FakeProm:

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from loadgate import tls
+from loadgate.stack import tls
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from ops import pebble
 import runs
 from cluster import Cluster
 from dashboards import DashboardProvider
-from loadgate_core.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
+from loadgate_contract.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
 from peers import START_WINDOW_S, RunRequest, UnitReport
 from remote_write import RemoteWriteRequirer
 from report import RunReport, action_results, run_report, status_message

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from loadgate_core.spec import RunSpec, parse_duration
-from loadgate_core.summary import ClientFigures, Histogram
+from loadgate_contract.spec import RunSpec, parse_duration
+from loadgate_contract.summary import ClientFigures, Histogram
 
 KEY = "run"
 # A unit that sees a run request later than this (a slow hook queue, a new pod) does not start it.

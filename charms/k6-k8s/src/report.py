@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import runs
-from loadgate_core.gates import FAIL, Gate, judge, verdict
-from loadgate_core.spec import RunSpec
-from loadgate_core.summary import ClientFigures
+from loadgate_contract.gates import FAIL, Gate, judge, verdict
+from loadgate_contract.spec import RunSpec
+from loadgate_contract.summary import ClientFigures
 from peers import RunRequest, UnitReport
 from runs import Outcome
 from segments import combine_reports

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from loadgate_core.summary import ClientFigures
+from loadgate_contract.summary import ClientFigures
 
 RUNNING = "running"
 PASSED = "passed"

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import runs
-from loadgate_core.k6args import Segment
-from loadgate_core.summary import ClientFigures, combine
+from loadgate_contract.k6args import Segment
+from loadgate_contract.summary import ClientFigures, combine
 from peers import UnitReport
 
 

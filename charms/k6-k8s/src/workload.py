@@ -19,9 +19,9 @@ from pathlib import Path, PurePosixPath
 from ops import pebble
 
 import runs
-from loadgate_core.k6args import SCENARIO_FILES, Segment, build_command
-from loadgate_core.spec import RunSpec
-from loadgate_core.summary import ClientFigures, SummaryError, parse_summary
+from loadgate_contract.k6args import SCENARIO_FILES, Segment, build_command
+from loadgate_contract.spec import RunSpec
+from loadgate_contract.summary import ClientFigures, SummaryError, parse_summary
 from runs import Outcome, RunRecord
 
 SERVICE = "k6"

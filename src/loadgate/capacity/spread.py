@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .compare import NO_REGRESSION, capacity_metric, decide
+from loadgate.capacity.compare_rule import NO_REGRESSION, capacity_metric, decide
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ..bench import TARGET_PER_CORE, run_generator_bench
-from ..core import k6args
-from ..core.spec import RunSpec, SpecError
+from loadgate.capacity.generator_bench import TARGET_PER_CORE, run_generator_bench
+from loadgate.contract import k6args
+from loadgate.contract.spec import RunSpec, SpecError
+
 from ..stack.ports import Ports, busy_ports
 from .binaries import build_missing
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, UsageError, base_port, console, stdout

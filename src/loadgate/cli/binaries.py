@@ -16,7 +16,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from .. import binaries, paths
+from loadgate import paths
+from loadgate.build import binaries
+
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, console, error
 
 

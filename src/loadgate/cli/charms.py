@@ -15,7 +15,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .. import binaries, paths, tls
+from loadgate import paths
+from loadgate.build import binaries
+from loadgate.stack import tls
+
 from ..stack import charm_stack
 from ..stack.layout import Layout
 from ..stack.ports import Ports

@@ -1,12 +1,14 @@
 """`loadgate check-bundle`: the Juju bundle and its overlays checked against the charms'
-endpoints, without Juju; the checks are loadgate.bundle_check."""
+endpoints, without Juju; the checks are loadgate.bundle.check."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from ..bundle_check import (
+from loadgate.bundle.catalog import CatalogError
+from loadgate.bundle.catalog import build as build_catalog
+from loadgate.bundle.check import (
     BundleError,
     check_files,
     default_bundle,
@@ -14,8 +16,7 @@ from ..bundle_check import (
     default_upstream,
     local_charmcraft_files,
 )
-from ..charm_catalog import CatalogError
-from ..charm_catalog import build as build_catalog
+
 from .common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, Subparsers, console, stdout
 
 
@@ -37,7 +38,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
         "alone and with each overlay of its overlays/ folder",
     )
     p.add_argument(
-        "--upstream", help="upstream charm endpoints (default tests/data/upstream-charms.yaml)"
+        "--upstream",
+        help="upstream charm endpoints (default src/loadgate/data/upstream-charms.yaml)",
     )
 
 

@@ -15,13 +15,15 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .. import comparing, paths
-from ..capacity import compare as rule
-from ..capacity.compare import MetricDecision, ScheduledRun
-from ..capacity.records import COMPARE_FILE, CompareRecord, SearchRecord
-from ..capacity.search import SearchPlan
-from ..core.spec import RunSpec, SpecError, is_run_id, new_run_id, parse_labels
-from ..runner import Progress
+from loadgate import paths
+from loadgate.capacity import compare_driver as comparing
+from loadgate.capacity import compare_rule as rule
+from loadgate.capacity.compare_rule import MetricDecision, ScheduledRun
+from loadgate.capacity.search_rule import SearchPlan
+from loadgate.contract.spec import RunSpec, SpecError, is_run_id, new_run_id, parse_labels
+from loadgate.records.capacity import COMPARE_FILE, CompareRecord, SearchRecord
+from loadgate.runner.run import Progress
+
 from ..stack import choice, local, orphans, runlock
 from ..stack.ports import Ports
 from .binaries import build_missing

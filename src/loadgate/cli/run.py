@@ -12,15 +12,19 @@ from pathlib import Path
 from rich.markup import escape
 from rich.text import Text
 
-from .. import paths, results, runner, tables
-from ..capacity.attribution import COMPONENTS, Attribution, Claim
-from ..capacity.fields import RecordError
-from ..core.gates import PASS
-from ..core.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
-from ..pipeline import Scope
-from ..queries import QueryError
-from ..results import RunResult
-from ..runner import Progress, Target
+from loadgate import paths
+from loadgate.contract.gates import PASS
+from loadgate.contract.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
+from loadgate.judge.attribution import COMPONENTS, Attribution, Claim
+from loadgate.measure.pipeline import Scope
+from loadgate.measure.queries import QueryError
+from loadgate.records import result as results
+from loadgate.records.fields import RecordError
+from loadgate.records.result import RunResult
+from loadgate.report import tables
+from loadgate.runner import run as runner
+from loadgate.runner.run import Progress, Target
+
 from ..stack import choice, local, orphans, runlock
 from ..stack.ports import Ports
 from ..stack.procs import ProcessId

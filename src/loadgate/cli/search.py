@@ -20,11 +20,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from .. import paths, results, runner, searching
-from ..capacity import spread
-from ..capacity.attribution import COMPONENTS
-from ..capacity.records import SearchRecord
-from ..capacity.search import (
+from loadgate import paths
+from loadgate.capacity import search_driver as searching
+from loadgate.capacity.search_rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     FOUND,
@@ -32,9 +30,15 @@ from ..capacity.search import (
     OUT_OF_STEPS,
     SearchPlan,
 )
-from ..core.spec import RunSpec, SpecError, new_run_id
-from ..queries import QueryError
-from ..runner import Progress
+from loadgate.contract.spec import RunSpec, SpecError, new_run_id
+from loadgate.judge.attribution import COMPONENTS
+from loadgate.measure.queries import QueryError
+from loadgate.records import result as results
+from loadgate.records.capacity import SearchRecord
+from loadgate.runner import run as runner
+from loadgate.runner.run import Progress
+
+from ..capacity import spread
 from ..stack import local, runlock
 from . import run as run_cli
 from .binaries import build_missing

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.spec import RunSpec
-from ..core.summary import ClientFigures, Histogram, SummaryError, parse_summary
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures, Histogram, SummaryError, parse_summary
 
 STATUSES = ("running", "passed", "failed", "error", "stopped")
 FINISHED_OK = ("passed", "failed")  # k6 ran to its end; gates decided the verdict

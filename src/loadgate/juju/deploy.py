@@ -21,9 +21,12 @@ from typing import Any
 import jubilant
 import yaml
 
-from .. import bundle_check, charm_file, paths
-from ..charm_catalog import CatalogError
-from ..charm_catalog import build as build_catalog
+from loadgate import paths
+from loadgate.bundle import charm_file
+from loadgate.bundle import check as bundle_check
+from loadgate.bundle.catalog import CatalogError
+from loadgate.bundle.catalog import build as build_catalog
+
 from .settings import OtelcolPin
 
 # The applications a charm repository can replace with its own packed charm, and the charm

@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 import jubilant
 import yaml
 
-from ..queries import LokiAPI, PrometheusAPI
-from ..tls import verified_client
+from loadgate.measure.queries import LokiAPI, PrometheusAPI
+from loadgate.stack.tls import verified_client
 
 PROMETHEUS_PORT = 9090
 LOKI_PORT = 3100

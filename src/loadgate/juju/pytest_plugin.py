@@ -32,8 +32,9 @@ from typing import Any
 import jubilant
 import pytest
 
+from loadgate.contract.spec import RunSpec
+
 from .. import paths
-from ..core.spec import RunSpec
 from ..targets.juju import JujuTarget
 from . import deploy, model, reachability, settings, staging
 from . import deployed as deployed_mod
@@ -116,7 +117,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     add("--bundle", help="bundle file (default: loadgate's bundles/bundle.yaml)")
     add("--overlay", action="append", default=[], help="extra overlay (repeatable)")
-    add("--revisions-file", help="default tests/integration/revisions.yaml, else loadgate's")
+    add(
+        "--revisions-file",
+        help="default: the tested repository's tests/integration/revisions.yaml, else loadgate's",
+    )
     add("--gates-file", help="default tests/integration/gates.yaml, else loadgate's")
     _SHARED_AT_ADD[:] = shared
 

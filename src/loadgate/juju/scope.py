@@ -27,8 +27,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..pipeline import Scope
-from ..queries import PrometheusAPI
+from loadgate.measure.pipeline import Scope
+from loadgate.measure.queries import PrometheusAPI
+
 from . import endpoints
 from .endpoints import UnitEndpoint
 

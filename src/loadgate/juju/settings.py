@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.spec import RunSpec, SpecError
+from loadgate.contract.spec import RunSpec, SpecError
+
 from ..yamlfile import load_mapping
 
 _CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*/(stable|candidate|beta|edge)(/[a-z0-9.-]+)?$")

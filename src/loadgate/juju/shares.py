@@ -12,9 +12,10 @@ from collections.abc import Iterable
 
 import jubilant
 
-from .. import queries as q
-from ..core.summary import ClientFigures
-from ..queries import PrometheusAPI
+from loadgate.contract.summary import ClientFigures
+from loadgate.measure import queries as q
+from loadgate.measure.queries import PrometheusAPI
+
 from . import actions
 from .model import run_action
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import yaml
 
-from .. import binaries
+from loadgate.build import binaries
+
 from ..charms import localize, options, render, sources
 from ..charms.sources import CharmSource, SourceSpec
 from .layout import Layout

@@ -21,8 +21,10 @@ import httpx
 import ops.pebble
 import yaml
 
-from .. import binaries, paths
-from .. import tls as tls_material
+from loadgate import paths
+from loadgate.build import binaries
+from loadgate.stack import tls as tls_material
+
 from . import charm_stack, pebble_daemon, procs, render
 from .charm_stack import CharmStackError, PreparedCharms
 from .layout import Layout

@@ -11,14 +11,15 @@ from typing import Any
 
 import jubilant
 
-from ..core.spec import RunSpec
-from ..core.summary import ClientFigures
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
+from loadgate.measure.queries import LokiAPI, PrometheusAPI
+from loadgate.runner.run import Progress, RunError
+
 from ..juju import actions, deployed, endpoints
 from ..juju import scope as loki_scope
 from ..juju.endpoints import UnitEndpoint
 from ..juju.model import run_action
-from ..queries import LokiAPI, PrometheusAPI
-from ..runner import Progress, RunError
 
 # The collector charm scrapes its own metrics once a minute; Prometheus scrapes Loki about as
 # often. A fresh sample can take that long plus the remote-write delay.

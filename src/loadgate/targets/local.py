@@ -11,17 +11,19 @@ from typing import Any
 
 import httpx
 
-from .. import binaries, paths
-from ..core import k6args
-from ..core.spec import RunSpec
-from ..core.summary import ClientFigures, SummaryError, read_summary
-from ..queries import LokiAPI, PrometheusAPI
-from ..runner import Progress, RunError
+from loadgate import paths
+from loadgate.build import binaries
+from loadgate.contract import k6args
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures, SummaryError, read_summary
+from loadgate.measure.queries import LokiAPI, PrometheusAPI
+from loadgate.runner.run import Progress, RunError
+from loadgate.stack.tls import client_context, verified_client
+
 from ..stack import local as stack_local
 from ..stack import orphans, procs
 from ..stack.local import StackInfo
 from ..stack.procs import ProcessId
-from ..tls import client_context, verified_client
 
 SUMMARY_FILE = "k6-summary.json"
 K6_LOG = "k6.log"

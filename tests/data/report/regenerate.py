@@ -20,12 +20,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from loadgate import timeseries as ts
-from loadgate.capacity.attribution import BottleneckFigures, attribute
-from loadgate.capacity.compare import BASELINE, CANDIDATE, METRICS, capacity_metric
-from loadgate.capacity.records import CompareRecord, RepeatRecord, SearchRecord, Side
-from loadgate.capacity.search import SearchPlan, Step, StepOutcome, run_search
-from loadgate.pipeline import Scope
+from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, METRICS, capacity_metric
+from loadgate.capacity.search_rule import SearchPlan, Step, StepOutcome, run_search
+from loadgate.judge.attribution import BottleneckFigures, attribute
+from loadgate.measure import timeseries as ts
+from loadgate.measure.pipeline import Scope
+from loadgate.records.capacity import CompareRecord, RepeatRecord, SearchRecord, Side
 
 HERE = Path(__file__).parent
 OUT = HERE / "results"

@@ -12,7 +12,7 @@ from fakes import container, otlp_relation, run_record, summary, write_run
 from ops import pebble, testing
 
 from charm import K6Charm
-from loadgate_core.summary import Histogram
+from loadgate_contract.summary import Histogram
 
 Ctx = testing.Context[K6Charm]
 

@@ -29,7 +29,7 @@ from fakes import (
 from ops import pebble, testing
 
 import runs
-from loadgate_core.summary import parse_summary
+from loadgate_contract.summary import parse_summary
 from peers import REPORT_GRACE_S, START_WINDOW_S, RunRequest, UnitReport
 from segments import combine_reports
 from workload import Paths

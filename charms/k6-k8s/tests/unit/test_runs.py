@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import runs
-from loadgate_core.summary import ClientFigures
+from loadgate_contract.summary import ClientFigures
 from runs import RunRecord, classify
 
 

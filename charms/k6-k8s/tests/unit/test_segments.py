@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 import runs
-from loadgate_core.summary import ClientFigures, Histogram
+from loadgate_contract.summary import ClientFigures, Histogram
 from peers import RunRequest, UnitReport, figures_from_data, figures_to_data
 from segments import combine_reports, combined_status, participants, segment_of
 

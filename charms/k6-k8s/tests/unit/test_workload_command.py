@@ -7,8 +7,8 @@ import shlex
 import pytest
 from ops import pebble
 
-from loadgate_core.k6args import Segment, build_command
-from loadgate_core.spec import RunSpec
+from loadgate_contract.k6args import Segment, build_command
+from loadgate_contract.spec import RunSpec
 from workload import CHECK, SERVICE, K6Workload, Paths, WorkloadError, service_command
 
 

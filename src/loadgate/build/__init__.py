@@ -1,0 +1,1 @@
+"""Building the pinned upstream binaries (k6, otelcol, Loki, Prometheus, Pebble)."""

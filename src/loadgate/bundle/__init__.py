@@ -1,0 +1,1 @@
+"""Static checks of the Juju bundle against the upstream charms' endpoints."""

@@ -1,0 +1,343 @@
+"""The comparison rule: is the candidate worse than the baseline, beyond the noise of repeats?
+
+Baseline (A) and candidate (B) run interleaved on one machine, N repeats each (`schedule`), so
+slow drift of the machine falls on both sides. Each metric then gets one decision (`decide`):
+
+- Values are positive; the rule works on their logarithms, so a change is a ratio and noise is
+  a coefficient of variation. d is the candidate's worsening, mean(ln B) - mean(ln A) for a
+  metric where lower is better, mean(ln A) - mean(ln B) where higher is better; its relative
+  size is exp(d) - 1 (+10 % means 10 % worse).
+- Each side's variance s^2 is its sample variance, at least r^2/3 where r = ln(1 + resolution):
+  a value known only within ±resolution (a capacity from a search at ±5 %) is never more exact
+  than a uniform error over that range, even when the repeats agree.
+- Welch: se = sqrt(s_A^2/n_A + s_B^2/n_B), Welch-Satterthwaite degrees of freedom, t the
+  one-sided 95 % quantile of Student's t; the bounds L = d - t*se and U = d + t*se (a 90 %
+  interval, each bound one-sided 95 %).
+- With m = ln(1 + margin), the minimum practical effect (5 % for capacity and CPU per 1,000
+  records, 10 % for p99):
+  **regression** when L > 0 and d >= m: worse beyond the noise, and by at least the margin;
+  **no regression** when U <= m: any worsening is below the margin, with 95 % confidence;
+  **too noisy** otherwise, or when a side has fewer than 2 measured values.
+- When too noisy, the repeats needed are the smallest n per side for which t*se, at the
+  observed (floored) variances, would be at most m/2: bounds that narrow decide every estimate
+  at least m/2 away from the margin (an effect close to the margin stays undecidable). It is an
+  estimate: with 3 repeats the observed spread is itself uncertain.
+
+Overall: a regression in any metric is a regression (exit 1); else a too-noisy metric makes the
+comparison too noisy (exit 2); else no regression (exit 0).
+
+Why this rule: with N as small as 3, a rank test cannot reach 95 % (3 against 3 gives at best
+p = 0.05), while Welch's interval uses the spread it sees and widens honestly with few repeats.
+A false "regression" between identical stacks needs L > 0, which happens at most 5 % of the
+time when the noise is near log-normal, and less with the margin condition. A real 10 % drop
+in capacity at 2-3 % noise is found with 3 to 5 repeats (see tests/unit/test_capacity_compare).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scipy.special import stdtrit  # pyright: ignore[reportMissingTypeStubs]
+
+from loadgate.records import fields as f
+
+REGRESSION = "regression"
+NO_REGRESSION = "no-regression"
+TOO_NOISY = "too-noisy"
+DECISIONS = (REGRESSION, NO_REGRESSION, TOO_NOISY)
+EXIT_CODES = {NO_REGRESSION: 0, REGRESSION: 1, TOO_NOISY: 2}
+
+HIGHER = "higher"
+LOWER = "lower"
+
+BASELINE = "baseline"
+CANDIDATE = "candidate"
+ORDERS = ("ABAB", "ABBA")
+
+CONFIDENCE = 0.95  # one-sided, for each bound
+MAX_REPEATS = 1000
+
+RULE = (
+    "Per metric, on log values (d = the candidate's mean worsening, exp(d)-1 relative): "
+    "variances floored at ln(1+resolution)^2/3; Welch standard error and degrees of freedom; "
+    "L, U = d -/+ t(0.95, df) * se; m = ln(1+margin). Regression if L > 0 and d >= m; "
+    "no regression if U <= m; otherwise too noisy (also with fewer than 2 values a side), "
+    "with the repeats per side that would make t * se <= m/2 at the observed spread. Overall: any "
+    "regression -> regression (exit 1); else any too noisy -> too noisy (exit 2); else 0."
+)
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    better: str  # HIGHER or LOWER
+    margin: float  # minimum practical effect, relative (0.05: 5 %)
+    unit: str
+    resolution: float = 0.0  # relative half-width of one value's measurement (search precision)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "better": self.better,
+            "margin": f.real(self.margin),
+            "unit": self.unit,
+            "resolution": f.real(self.resolution),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "metric") -> Metric:
+        d = f.mapping(data, where)
+        better = f.text(d, "better", where)
+        if better not in (HIGHER, LOWER):
+            raise f.RecordError(f"{where}.better: must be {HIGHER} or {LOWER}; got {better!r}")
+        return cls(
+            name=f.text(d, "name", where),
+            better=better,
+            margin=f.number(d, "margin", where),
+            unit=f.text(d, "unit", where),
+            resolution=f.number(d, "resolution", where),
+        )
+
+
+CAPACITY = Metric("capacity_per_min", HIGHER, 0.05, "records/min")
+P99_AT_RATE = Metric("p99_ms", LOWER, 0.10, "ms")
+CPU_PER_1000 = Metric("cpu_s_per_1000_records", LOWER, 0.05, "CPU s")
+METRICS = (CAPACITY, P99_AT_RATE, CPU_PER_1000)
+
+
+def capacity_metric(search_precision: float) -> Metric:
+    """The capacity metric for values from searches at this precision (their resolution)."""
+    return replace(CAPACITY, resolution=search_precision)
+
+
+def cpu_per_1000(
+    cpu_mean_cores: float | None, duration_s: float | None, records: float | None
+) -> float | None:
+    """Collector CPU-seconds per 1,000 records accepted: mean cores x seconds / records x 1000.
+    None when a figure is missing or no record was accepted."""
+    if cpu_mean_cores is None or duration_s is None or not records or records <= 0:
+        return None
+    return cpu_mean_cores * duration_s / records * 1000
+
+
+@dataclass(frozen=True)
+class ScheduledRun:
+    position: int  # order of the run, from 0
+    side: str  # BASELINE or CANDIDATE
+    repeat: int  # from 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"position": self.position, "side": self.side, "repeat": self.repeat}
+
+
+def schedule(repeats: int, order: str = "ABAB") -> list[ScheduledRun]:
+    """The runs of a comparison, interleaved: A B A B ... ("ABAB"), or with the pair's order
+    swapped every other pair, A B B A A B ... ("ABBA"), which also cancels a linear drift."""
+    if not 1 <= repeats <= 100:
+        raise ValueError(f"repeats: must be an integer between 1 and 100; got {repeats!r}")
+    if order not in ORDERS:
+        raise ValueError(f"order: must be one of {', '.join(ORDERS)}; got {order!r}")
+    runs: list[ScheduledRun] = []
+    for i in range(repeats):
+        pair = (BASELINE, CANDIDATE)
+        if order == "ABBA" and i % 2 == 1:
+            pair = (CANDIDATE, BASELINE)
+        for side in pair:
+            runs.append(ScheduledRun(len(runs), side, i + 1))
+    return runs
+
+
+@dataclass(frozen=True)
+class MetricDecision:
+    """One metric's decision. `change`, `lower` and `upper` are relative worsenings of the
+    candidate (+0.10: 10 % worse) with their one-sided 95 % bounds; means are geometric."""
+
+    metric: Metric
+    decision: str  # one of DECISIONS
+    baseline: tuple[float | None, ...]
+    candidate: tuple[float | None, ...]
+    baseline_mean: float | None
+    candidate_mean: float | None
+    change: float | None
+    lower: float | None
+    upper: float | None
+    df: float | None
+    repeats_needed: int | None
+    reason: str
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.decision]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric.to_dict(),
+            "decision": self.decision,
+            "baseline": [f.real(v) for v in self.baseline],
+            "candidate": [f.real(v) for v in self.candidate],
+            "baseline_mean": f.real(self.baseline_mean),
+            "candidate_mean": f.real(self.candidate_mean),
+            "change": f.real(self.change),
+            "lower": f.real(self.lower),
+            "upper": f.real(self.upper),
+            "df": f.real(self.df),
+            "repeats_needed": self.repeats_needed,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "decision") -> MetricDecision:
+        d = f.mapping(data, where)
+        decision = f.text(d, "decision", where)
+        if decision not in DECISIONS:
+            raise f.RecordError(
+                f"{where}.decision: must be one of {', '.join(DECISIONS)}; got {decision!r}"
+            )
+        return cls(
+            metric=Metric.from_dict(d.get("metric"), f"{where}.metric"),
+            decision=decision,
+            baseline=tuple(f.opt_numbers(d, "baseline", where)),
+            candidate=tuple(f.opt_numbers(d, "candidate", where)),
+            baseline_mean=f.opt_number(d, "baseline_mean", where),
+            candidate_mean=f.opt_number(d, "candidate_mean", where),
+            change=f.opt_number(d, "change", where),
+            lower=f.opt_number(d, "lower", where),
+            upper=f.opt_number(d, "upper", where),
+            df=f.opt_number(d, "df", where),
+            repeats_needed=f.opt_integer(d, "repeats_needed", where),
+            reason=f.text(d, "reason", where),
+        )
+
+
+def _t(df: float, confidence: float) -> float:
+    """Student's t quantile (the normal one for infinite degrees of freedom)."""
+    return float(stdtrit(df, confidence))  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _welch(va: float, na: int, vb: float, nb: int) -> tuple[float, float]:
+    """Standard error of the difference of means and Welch-Satterthwaite degrees of freedom."""
+    a, b = va / na, vb / nb
+    se = math.sqrt(a + b)
+    denominator = a * a / (na - 1) + b * b / (nb - 1)
+    return se, (a + b) ** 2 / denominator if denominator > 0 else math.inf
+
+
+def _repeats_needed(
+    va: float, vb: float, half_width: float, start: int, confidence: float
+) -> int | None:
+    """The smallest n per side whose interval half-width would be at most `half_width`
+    (the half-width shrinks as n grows, so a bisection over n finds it)."""
+
+    def narrow_enough(n: int) -> bool:
+        se, df = _welch(va, n, vb, n)
+        return _t(df, confidence) * se <= half_width
+
+    lo, hi = max(2, start), MAX_REPEATS
+    if half_width <= 0 or not narrow_enough(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if narrow_enough(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f} %"
+
+
+def decide(
+    metric: Metric,
+    baseline: Sequence[float | None],
+    candidate: Sequence[float | None],
+    confidence: float = CONFIDENCE,
+) -> MetricDecision:
+    """The decision for one metric from its repeats (None: a repeat that did not measure it).
+    Values must be positive: a zero or negative value raises ValueError naming it."""
+    if not 0.5 < confidence < 1:
+        raise ValueError(f"confidence: must be between 0.5 and 1 (one-sided); got {confidence}")
+    for side, values in ((BASELINE, baseline), (CANDIDATE, candidate)):
+        for i, v in enumerate(values):
+            if v is not None and not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{metric.name} {side}[{i}]: must be a positive number; got {v}")
+    a = [math.log(v) for v in baseline if v is not None]
+    b = [math.log(v) for v in candidate if v is not None]
+    mean_a = math.exp(statistics.fmean(a)) if a else None
+    mean_b = math.exp(statistics.fmean(b)) if b else None
+
+    def result(decision: str, reason: str, **more: Any) -> MetricDecision:
+        values: dict[str, Any] = dict.fromkeys(("change", "lower", "upper", "df", "repeats_needed"))
+        values.update(more)
+        return MetricDecision(
+            metric=metric,
+            decision=decision,
+            baseline=tuple(baseline),
+            candidate=tuple(candidate),
+            baseline_mean=mean_a,
+            candidate_mean=mean_b,
+            reason=reason,
+            **values,
+        )
+
+    if len(a) < 2 or len(b) < 2:
+        return result(
+            TOO_NOISY,
+            f"{len(a)} baseline and {len(b)} candidate values measured; at least 2 a side "
+            "are needed to see the spread",
+            repeats_needed=2,
+        )
+    floor = math.log1p(metric.resolution) ** 2 / 3
+    va = max(statistics.variance(a), floor)
+    vb = max(statistics.variance(b), floor)
+    diff = statistics.fmean(b) - statistics.fmean(a)
+    d = diff if metric.better == LOWER else -diff
+    se, df = _welch(va, len(a), vb, len(b))
+    t = _t(df, confidence)
+    lo, hi = d - t * se, d + t * se
+    m = math.log1p(metric.margin)
+    figures: dict[str, Any] = {
+        "change": math.expm1(d),
+        "lower": math.expm1(lo),
+        "upper": math.expm1(hi),
+        "df": df if math.isfinite(df) else None,
+    }
+    span = f"{_pct(math.expm1(d))} worse (bounds {_pct(math.expm1(lo))} .. {_pct(math.expm1(hi))})"
+    if lo > 0 and d >= m:
+        return result(
+            REGRESSION,
+            f"{span}: worse beyond the noise and by at least {metric.margin:.0%}",
+            **figures,
+        )
+    if hi <= m:
+        return result(
+            NO_REGRESSION, f"{span}: any worsening is below {metric.margin:.0%}", **figures
+        )
+    needed = _repeats_needed(va, vb, m / 2, max(len(a), len(b)) + 1, confidence)
+    more = (
+        f"about {needed} repeats a side would narrow the bounds to ±{metric.margin / 2:.1%}"
+        if needed is not None
+        else f"more than {MAX_REPEATS} repeats a side would be needed at this spread"
+    )
+    return result(TOO_NOISY, f"{span}: {more}", repeats_needed=needed, **figures)
+
+
+def overall(decisions: Sequence[MetricDecision]) -> str:
+    """Any regression -> REGRESSION; else any too noisy (or no metric) -> TOO_NOISY; else
+    NO_REGRESSION."""
+    kinds = {d.decision for d in decisions}
+    if REGRESSION in kinds:
+        return REGRESSION
+    if TOO_NOISY in kinds or not decisions:
+        return TOO_NOISY
+    return NO_REGRESSION
+
+
+def exit_code(decisions: Sequence[MetricDecision]) -> int:
+    """1 on a regression, 0 on none, 2 when too noisy to decide."""
+    return EXIT_CODES[overall(decisions)]

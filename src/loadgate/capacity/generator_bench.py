@@ -1,0 +1,128 @@
+"""The generator benchmark: how many log records per minute one k6 core generates (the
+command, `loadgate bench generator`, is loadgate.cli.bench).
+
+k6 runs the otlp-logs scenario (constant VUs, no remote write) against a collector whose only
+exporter is `nop`, so the collector does as little as possible. k6's own CPU time comes from
+the kernel's accounting of the k6 process (wait4 rusage), not from wall-clock time.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import yaml
+
+from loadgate import paths
+from loadgate.contract import k6args
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import read_summary
+from loadgate.stack import render
+from loadgate.stack.layout import Layout
+from loadgate.stack.ports import Ports
+from loadgate.stack.procs import parent_death_signal
+from loadgate.stack.profile import PROFILES
+
+TARGET_PER_CORE = 2_000_000  # log records per minute per k6 core (issue target)
+
+
+@dataclass(frozen=True)
+class GeneratorFigures:
+    records_accepted: int
+    wall_s: float
+    k6_cpu_s: float
+    collector_cpu_s: float
+
+    @property
+    def records_per_minute(self) -> float:
+        return self.records_accepted * 60 / self.wall_s if self.wall_s else 0.0
+
+    @property
+    def records_per_cpu_second(self) -> float:
+        return self.records_accepted / self.k6_cpu_s if self.k6_cpu_s else 0.0
+
+    @property
+    def records_per_minute_per_core(self) -> float:
+        return self.records_per_cpu_second * 60
+
+
+def _proc_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime + stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the collector exited with code {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the collector was not healthy after {timeout:.0f}s")
+
+
+def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFigures:
+    bdir = paths.bin_dir()
+    layout = Layout(work)
+    for folder in layout.folders():
+        folder.mkdir(parents=True, exist_ok=True)
+    config = render.collector_config(PROFILES["nop"], ports, layout)
+    layout.collector_config.write_text(yaml.safe_dump(config, sort_keys=False))
+    collector_log = (layout.logs / "otelcol.log").open("wb")
+    collector = subprocess.Popen(
+        [str(bdir / "otelcol"), f"--config={layout.collector_config}"],
+        stdout=collector_log,
+        stderr=subprocess.STDOUT,
+        preexec_fn=parent_death_signal(),
+    )
+    collector_log.close()
+    try:
+        _wait_ready(render.health_urls(ports)["otelcol"], collector)
+        cpu_before = _proc_cpu_seconds(collector.pid)
+        summary_path = work / "k6-summary.json"
+        cmd = k6args.build_command(
+            spec,
+            k6_bin=bdir / "k6",
+            scripts_dir=paths.k6_dir(),
+            target=render.otlp_http_url(ports),
+            summary_path=summary_path,
+            instance="bench",
+        )
+        started = time.monotonic()
+        with (work / "k6.log").open("wb") as k6_log:
+            k6 = subprocess.Popen(
+                cmd.argv,
+                env={**os.environ, **cmd.env},
+                stdout=k6_log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=parent_death_signal(),
+            )
+            _, status, usage = os.wait4(k6.pid, 0)
+            k6.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - started
+        collector_cpu = _proc_cpu_seconds(collector.pid) - cpu_before
+        if k6.returncode not in (0, 99):
+            raise RuntimeError(f"k6 exited with code {k6.returncode}; see {work / 'k6.log'}")
+        client = read_summary(summary_path)
+        return GeneratorFigures(
+            records_accepted=client.records_accepted,
+            wall_s=client.duration_s or wall,
+            k6_cpu_s=usage.ru_utime + usage.ru_stime,
+            collector_cpu_s=collector_cpu,
+        )
+    finally:
+        collector.terminate()
+        try:
+            collector.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            collector.kill()
+            collector.wait()

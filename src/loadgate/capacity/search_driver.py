@@ -1,0 +1,242 @@
+"""`loadgate search` driven for real: each step of the capacity search is a run on a target.
+
+The strategy (which rate next, when to stop) is the pure state machine of `capacity.search`;
+this module runs what it asks: before each step it waits until the stack has settled (the
+collector's sending queue empty in a fresh scrape; the run's own baseline then waits for a
+quiet collector), runs the step with `runner.execute` at the step's rate for its duration
+(probe or hold), judges it with the run's gates (error rate, p99, records per minute, nothing
+lost), attributes what gave way from the run's figures, and writes `search.json` after every
+step, so an interrupted or broken search leaves a partial record (status `in-progress`).
+
+Files: `<results_root>/<search_id>/search.json`, and each step's run under it:
+`<results_root>/<search_id>/runs/<search_id>-NN/result.json` (NN the step index).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from loadgate.capacity.search_rule import Search, SearchPlan, Step, StepOutcome
+from loadgate.contract.gates import PASS
+from loadgate.contract.spec import RunSpec, SpecError, is_run_id
+from loadgate.judge import run_figures
+from loadgate.judge.attribution import Attribution, BottleneckFigures
+from loadgate.measure import pipeline as pipe
+from loadgate.measure.queries import PrometheusAPI
+from loadgate.records import result as results
+from loadgate.records.capacity import SEARCH_FILE, SearchRecord
+from loadgate.records.result import RunResult
+from loadgate.runner import run as runner
+from loadgate.runner.run import Progress, Target
+
+RUNS_DIR = "runs"
+SETTLE_TIMEOUT = 120.0  # seconds the queue may take to empty between steps
+MAX_SEARCH_ID = 60  # leaves room for the step suffix in a run id (64 characters)
+PREALLOCATED_VUS_MAX = 100  # each VU compiles the scenario: start-up time and memory
+
+Execute = Callable[..., RunResult]
+
+
+def search_dir(results_root: Path, search_id: str) -> Path:
+    return results_root / search_id
+
+
+def search_file(results_root: Path, search_id: str) -> Path:
+    return search_dir(results_root, search_id) / SEARCH_FILE
+
+
+def runs_root(results_root: Path, search_id: str) -> Path:
+    """Where the steps' runs are written (each in its own `<run_id>/` folder)."""
+    return search_dir(results_root, search_id) / RUNS_DIR
+
+
+def step_run_id(search_id: str, step: Step) -> str:
+    return f"{search_id}-{step.index:02d}"
+
+
+def check_search_id(search_id: str) -> str | None:
+    """What is wrong with a search id (None: fine)."""
+    if not is_run_id(search_id) or len(search_id) > MAX_SEARCH_ID:
+        return (
+            f"must be 1-{MAX_SEARCH_ID} characters of letters, digits, '_', '.', '-', starting "
+            f"with a letter or digit; got {search_id!r}"
+        )
+    return None
+
+
+def step_vus(base: RunSpec, rate: int) -> int:
+    """VUs a step pre-allocates: enough for its arrival rate at the p99 gate's latency, twice
+    over (Little's law), at least `base.vus`, at most PREALLOCATED_VUS_MAX unless `base.vus`
+    asks for more. With too few, k6 drops iterations while it allocates VUs mid-run: the
+    offered rate would fall short for the generator's sake, not the pipeline's."""
+    per_second = rate / base.records_per_iteration / 60
+    needed = math.ceil(2 * per_second * base.p99_ms / 1000)
+    return max(base.vus, min(PREALLOCATED_VUS_MAX, needed))
+
+
+def step_spec(base: RunSpec, step: Step, run_id: str) -> RunSpec:
+    """The run of one step: `base` (scenario, payload, gates, labels) at the step's rate and
+    duration, constant arrival rate, VUs for that rate (`step_vus`), the records-per-minute
+    gate at 95 % of the step's rate."""
+    params = base.to_params()
+    params.pop("min-logs-per-minute", None)
+    params.update(
+        executor="constant-arrival-rate",
+        rate=step.rate,
+        duration=step.duration,
+        run_id=run_id,
+        vus=step_vus(base, step.rate),
+    )
+    try:
+        return RunSpec.from_params(params)
+    except SpecError as exc:
+        raise ValueError(f"step {step.index} at {step.rate:,}/min: {exc}") from None
+
+
+def outcome_of(step: Step, result: RunResult, wall_s: float | None) -> StepOutcome:
+    """A step's outcome from its run: passed when every gate passed."""
+    figures = result.pipeline
+    failed = [g.name for g in result.gates if not g.passed]
+    passed = result.verdict == PASS
+    return StepOutcome(
+        rate=step.rate,
+        passed=passed,
+        accepted_per_min=result.client.records_per_minute,
+        p99_ms=result.client.p99_ms,
+        error_rate=result.client.error_rate,
+        queue_max=figures.queue_size_max if figures else None,
+        collector_cpu_cores=figures.collector_cpu_max if figures else None,
+        loki_discarded=figures.loki_discarded if figures else None,
+        verdict=PASS if passed else "FAIL: " + ", ".join(failed),
+        run_id=result.run_id,
+        wall_s=round(wall_s, 1) if wall_s is not None else None,
+    )
+
+
+def settle(
+    prom: PrometheusAPI,
+    scope: pipe.Scope,
+    timeout: float = SETTLE_TIMEOUT,
+    scrape_timeout: float = 30.0,
+) -> float:
+    """Wait until a fresh scrape shows the collector's sending queue empty; the seconds it took.
+    Raises runner.RunError when it still holds data after `timeout` (a stack that cannot
+    drain: the next step would measure the previous one's backlog)."""
+    started = time.monotonic()
+    since = time.time()
+    while True:
+        horizon = runner.wait_fresh_scrape(prom, since, scrape_timeout, scope)
+        queue = prom.instant(scope.queue_size(), horizon)
+        elapsed = time.monotonic() - started
+        if not queue:
+            return elapsed
+        if elapsed > timeout:
+            raise runner.RunError(
+                f"the stack did not settle: the collector's queue still held {queue:g} after "
+                f"{timeout:g}s"
+            )
+        since = horizon + 0.001
+        time.sleep(0.5)
+
+
+def write_record(record: SearchRecord, results_root: Path) -> Path:
+    return results.write_atomic(search_file(results_root, record.search_id), record.to_json())
+
+
+def run_search(
+    target: Target,
+    plan: SearchPlan,
+    base: RunSpec,
+    results_root: Path,
+    search_id: str,
+    stack: Mapping[str, Any],
+    *,
+    scope: pipe.Scope | None = None,
+    on_step: Callable[[SearchRecord], None] | None = None,
+    on_phase: Callable[[str], None] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    drain_timeout: float = 60.0,
+    settle_timeout: float = SETTLE_TIMEOUT,
+    scrape_timeout: float = 30.0,
+    execute: Execute | None = None,
+) -> SearchRecord:
+    """Run the search to its end (found, at least max, below min, out of budget or steps) and
+    return its record, written to `<results_root>/<search_id>/search.json` after every step.
+
+    `on_step` gets the record after each step, `on_phase` a line per phase (settle, step, the
+    run's own phases). A stop signal or a RunError (the stack broke) ends the search: the record
+    so far is written (status in-progress, a note saying why) and the exception propagates.
+    `execute` replaces `runner.execute` (tests)."""
+    problem = check_search_id(search_id)
+    if problem:
+        raise ValueError(f"search id: {problem}")
+    search = Search(plan)  # validates the plan
+    scope = scope or pipe.Scope()
+    run = execute or runner.execute
+    runs = runs_root(results_root, search_id)
+    attributions: list[tuple[BottleneckFigures | None, Attribution | None]] = []
+    notes: list[str] = []
+    started_at = time.time()
+    started = time.monotonic()
+
+    def phase(text: str) -> None:
+        if on_phase:
+            on_phase(text)
+
+    def record(ended: bool = False) -> SearchRecord:
+        rec = SearchRecord.build(
+            search_id,
+            stack,
+            search,
+            attributions,
+            started_at=started_at,
+            ended_at=time.time() if ended else None,
+            wall_s=round(time.monotonic() - started, 1),
+            notes=notes,
+        )
+        write_record(rec, results_root)
+        return rec
+
+    record()
+    step: Step | None = None
+    try:
+        while (step := search.next_step()) is not None:
+            step_started = time.monotonic()
+            phase(f"settle: waiting for the collector's queue to empty before step {step.index}")
+            settle(target.prometheus(), scope, settle_timeout, scrape_timeout)
+            spec = step_spec(base, step, step_run_id(search_id, step))
+            what = f"retry of {step.phase}" if step.attempt > 1 else step.phase
+            phase(f"step {step.index}: {what} at {step.rate:,} records/min for {step.duration_s}s")
+            result = run(
+                spec,
+                target,
+                runs,
+                drain_timeout=drain_timeout,
+                on_progress=on_progress,
+                on_phase=on_phase,
+                scope=scope,
+                scrape_timeout=scrape_timeout,
+            )
+            if not result.complete:
+                notes.append(
+                    f"step {step.index} ({result.run_id}) is incomplete: "
+                    + "; ".join(result.problems)
+                )
+            outcome = outcome_of(step, result, time.monotonic() - step_started)
+            figures, attribution = run_figures.assess(result.to_dict())
+            search.record(step, outcome)
+            attributions.append((figures, attribution))
+            rec = record()
+            if on_step:
+                on_step(rec)
+    except BaseException as exc:
+        where = f" during step {step.index} ({step.rate:,}/min)" if step is not None else ""
+        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
+        notes.append(f"{why}{where}; the record holds the steps that finished")
+        record(ended=True)
+        raise
+    return record(ended=True)

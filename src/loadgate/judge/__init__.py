@@ -1,0 +1,1 @@
+"""Judging a run: the loss ledger and the bottleneck attribution."""

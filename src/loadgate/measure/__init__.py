@@ -1,0 +1,1 @@
+"""Reading the pipeline: Prometheus and Loki clients, counters, pipeline figures, series."""

@@ -1,0 +1,352 @@
+"""Pipeline-side figures of a run, from Prometheus: how much each collector and Loki counter grew
+between the instant before the load and the instant after the queue drained, per series from
+raw samples (counters.py), with the restarts of each service that make a figure inexact."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from loadgate.measure import counters as cnt
+from loadgate.measure import queries as q
+from loadgate.measure.counters import Count, Counter, ProcessStart
+from loadgate.measure.queries import PrometheusAPI, to_ms
+
+MIB = 1024 * 1024
+# How far before the window a series' last sample is looked for (Prometheus' staleness period).
+LOOKBACK_MS = 5 * 60 * 1000
+
+OTELCOL = "otelcol"
+LOKI = "loki"
+
+# Figure name -> the service whose counter it is.
+FIGURES: dict[str, str] = {
+    "collector_accepted": OTELCOL,
+    "collector_refused": OTELCOL,
+    "collector_exported": OTELCOL,
+    "collector_failed": OTELCOL,
+    "collector_enqueue_failed": OTELCOL,
+    "loki_received": LOKI,
+    "loki_discarded": LOKI,
+    # The collector's own log records its internal-telemetry loop breaker dropped (charm
+    # revisions since rev219 send the collector's logs into its own receiver; see ledger.py).
+    "collector_own_filtered": OTELCOL,
+    # Log records the memory_limiter processor refused (unknown when there is none).
+    "memory_limiter_refused": OTELCOL,
+}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which series are the pipeline under test: the collector's Loki exporters (a regex over
+    their `exporter` label) and the Loki whose metrics count (label matchers).
+
+    The default takes every Loki exporter and every Loki. A collector related to several Loki
+    units sends each a full copy through its own exporter; a scope then follows one copy.
+    """
+
+    exporter: str = "loki.*"
+    loki: Mapping[str, str] = field(default_factory=dict[str, str])
+    # A rate spans at least two scrapes: the local stack scrapes every 2 s, COS every minute.
+    rate_window: str = "10s"
+
+    def counters(self) -> dict[str, str]:
+        """Name -> PromQL of a cumulative counter summed over its series (a live reading)."""
+        return {
+            "collector_accepted": q.counter_total(q.COLLECTOR_ACCEPTED),
+            "collector_refused": q.counter_total(q.COLLECTOR_REFUSED),
+            "collector_exported": q.loki_exporters_only(q.COLLECTOR_EXPORTED, None, self.exporter),
+            "collector_failed": q.loki_exporters_only(q.COLLECTOR_FAILED, None, self.exporter),
+            "collector_enqueue_failed": q.loki_exporters_only(
+                q.COLLECTOR_ENQUEUE_FAILED, None, self.exporter
+            ),
+            "loki_received": q.counter_total(q.LOKI_RECEIVED, self.loki),
+            "loki_discarded": q.counter_total(q.LOKI_DISCARDED, self.loki),
+            "collector_own_filtered": f"sum({self.selectors()['collector_own_filtered']})",
+            "memory_limiter_refused": f"sum({self.selectors()['memory_limiter_refused']})",
+        }
+
+    def selectors(self) -> dict[str, str]:
+        """Name -> selector of the counter's series (raw samples are read per series)."""
+        exp = self.exporter
+        return {
+            "collector_accepted": q.selector(q.COLLECTOR_ACCEPTED),
+            "collector_refused": q.selector(q.COLLECTOR_REFUSED),
+            "collector_exported": q.selector(q.COLLECTOR_EXPORTED, exporter=exp),
+            "collector_failed": q.selector(q.COLLECTOR_FAILED, exporter=exp),
+            "collector_enqueue_failed": q.selector(q.COLLECTOR_ENQUEUE_FAILED, exporter=exp),
+            "loki_received": q.selector(q.LOKI_RECEIVED, self.loki),
+            "loki_discarded": q.selector(q.LOKI_DISCARDED, self.loki),
+            "collector_own_filtered": q.selector(q.COLLECTOR_FILTERED, filter=q.LOOP_BREAKER),
+            "memory_limiter_refused": q.selector(q.PROCESSOR_REFUSED, processor=q.MEMORY_LIMITER),
+        }
+
+    def anchors(self) -> dict[str, str]:
+        """Service -> a series every successful scrape of it has (freshness, and 'is it there')."""
+        return {
+            OTELCOL: q.selector(q.COLLECTOR_CPU),
+            LOKI: q.selector(q.LOKI_BUILD_INFO, self.loki),
+        }
+
+    def presence(self) -> dict[str, list[str]]:
+        """Figure -> selectors whose series show that what it counts exists. A counter with no
+        series is 0 when these have series (nothing was counted), else unknown."""
+        exp = self.exporter
+        exporter = [
+            q.selector(q.COLLECTOR_QUEUE_SIZE, exporter=exp),
+            q.selector(q.COLLECTOR_EXPORTED, exporter=exp),
+            q.selector(q.COLLECTOR_FAILED, exporter=exp),
+        ]
+        anchors = self.anchors()
+        return {
+            "collector_accepted": [anchors[OTELCOL]],
+            "collector_refused": [anchors[OTELCOL]],
+            "collector_exported": exporter,
+            "collector_failed": exporter,
+            "collector_enqueue_failed": exporter,
+            "loki_received": [anchors[LOKI]],
+            "loki_discarded": [anchors[LOKI]],
+            # No loop breaker (a hand stack, an older revision) or nothing dropped yet: 0.
+            "collector_own_filtered": [anchors[OTELCOL]],
+            # A memory limiter that passed records on but refused none: 0; no limiter: unknown.
+            "memory_limiter_refused": [
+                q.selector(q.PROCESSOR_ACCEPTED, processor=q.MEMORY_LIMITER),
+                q.selector(q.PROCESSOR_REFUSED, processor=q.MEMORY_LIMITER),
+            ],
+        }
+
+    def absent_reason(self, figure: str) -> str:
+        if figure == "memory_limiter_refused":
+            return "the collector has no memory_limiter processor with log records (no series)"
+        if FIGURES[figure] == LOKI:
+            anchor = q.selector(q.LOKI_BUILD_INFO, self.loki)
+            return f"Prometheus has no series of Loki matching {anchor}"
+        if figure.startswith("collector_") and figure not in (
+            "collector_accepted",
+            "collector_refused",
+            "collector_own_filtered",
+        ):
+            return f"the collector has no exporter matching exporter=~{self.exporter!r}"
+        return f"Prometheus has no series of the collector ({q.COLLECTOR_CPU})"
+
+    def queue_size(self) -> str:
+        return q.loki_exporters_only(q.COLLECTOR_QUEUE_SIZE, None, self.exporter)
+
+    def queue_capacity(self) -> str:
+        return q.loki_exporters_only(q.COLLECTOR_QUEUE_CAPACITY, None, self.exporter)
+
+
+COUNTERS: dict[str, str] = Scope().counters()
+QUEUE_SIZE = Scope().queue_size()
+RSS = q.counter_total(q.COLLECTOR_RSS)
+
+
+def read_counters(
+    prom: PrometheusAPI, at: float | None = None, scope: Scope | None = None
+) -> dict[str, float | None]:
+    """Every counter summed at one instant: a live reading, None when it has no series.
+    (A run's figures are increases over its window: see Tracker.)"""
+    counters = scope.counters() if scope else COUNTERS
+    return {name: prom.instant(expr, at) for name, expr in counters.items()}
+
+
+class Tracker:
+    """The run's counters, followed from a baseline through consecutive windows of raw samples,
+    and the process starts of the collector and Loki seen in those windows."""
+
+    def __init__(self, prom: PrometheusAPI, scope: Scope | None = None):
+        self.prom = prom
+        self.scope = scope or Scope()
+        self.counters: dict[str, Counter] = {name: Counter() for name in FIGURES}
+        self.starts: dict[str, list[ProcessStart]] = {OTELCOL: [], LOKI: []}
+        self.start_ms = 0
+        self.until_ms = 0
+
+    def baseline(self, at: float) -> None:
+        """Start the window at `at` (a time up to which every scrape is stored)."""
+        at_ms = to_ms(at)
+        for name, sel in self.scope.selectors().items():
+            self.counters[name].baseline(self.prom.samples(sel, at_ms - LOOKBACK_MS, at_ms))
+        self.start_ms = self.until_ms = at_ms
+
+    def advance(self, until: float) -> None:
+        """Fold in every sample up to `until` (a time up to which every scrape is stored)."""
+        until_ms = to_ms(until)
+        if until_ms <= self.until_ms:
+            return
+        lo = self.until_ms
+        starts = self._starts(lo, until_ms)
+        for svc, found in starts.items():
+            known = self.starts[svc]
+            for p in found:  # one process seen again in a later window is not a new start
+                if not any(k.target == p.target and abs(k.at - p.at) <= 1.0 for k in known):
+                    known.append(p)
+        for name, sel in self.scope.selectors().items():
+            self.counters[name].fold(self.prom.samples(sel, lo, until_ms), starts[FIGURES[name]])
+        self.until_ms = until_ms
+
+    def _starts(self, lo: int, hi: int) -> dict[str, list[ProcessStart]]:
+        anchors = self.scope.anchors()
+        uptime = q.selector(q.COLLECTOR_UPTIME)
+        collector = cnt.starts_from_uptime(self.prom.samples(uptime, lo, hi))
+        loki_targets = {s.target for s in self.prom.samples(anchors[LOKI], lo, hi)}
+        loki = cnt.starts_from_start_time(
+            s for s in self.prom.samples(q.PROCESS_START, lo, hi) if s.target in loki_targets
+        )
+        return {OTELCOL: collector, LOKI: loki}
+
+    def restarts(self) -> dict[str, list[float]]:
+        """Service -> times its processes started inside the window (each one a restart)."""
+        start = self.start_ms / 1000
+        return {
+            svc: sorted({p.at for p in found if p.at > start}) for svc, found in self.starts.items()
+        }
+
+    def exact(self, service: str) -> bool:
+        """No counter of `service` was reset and it did not restart so far."""
+        return not self.restarts()[service] and not any(
+            c.resets for name, c in self.counters.items() if FIGURES[name] == service
+        )
+
+    def total(self, name: str) -> int:
+        return self.counters[name].total
+
+    def seen(self, name: str) -> bool:
+        return self.counters[name].seen
+
+    def counts(self, at: float) -> dict[str, Count]:
+        """Every figure, judged: exact, 0 for a counter that never counted, or unknown."""
+        window_s = max(1, round(at - self.start_ms / 1000) + 1)
+        restarts = self.restarts()
+        presence = self.scope.presence()
+        cache: dict[str, bool] = {}
+
+        def present(sel: str) -> bool:
+            if sel not in cache:
+                cache[sel] = bool(
+                    self.prom.instant(f"count(last_over_time({sel}[{window_s}s]))", at)
+                )
+            return cache[sel]
+
+        out: dict[str, Count] = {}
+        for name, counter in self.counters.items():
+            svc = FIGURES[name]
+            out[name] = cnt.judge(
+                counter,
+                present=counter.seen or any(present(s) for s in presence[name]),
+                absent_reason=self.scope.absent_reason(name),
+                restarts={svc: restarts[svc]},
+            )
+        return out
+
+
+@dataclass(frozen=True)
+class PipelineFigures:
+    """`pipeline` of result.json. Every figure is a Prometheus query over the run's window.
+
+    A count is None when it could not be measured exactly; `unknown` then says why, with the
+    lower bound the counters still give. `restarts`: service -> times it (re)started during
+    the run (seconds since the epoch)."""
+
+    collector_accepted: int | None
+    collector_refused: int | None
+    collector_exported: int | None
+    collector_failed: int | None
+    collector_enqueue_failed: int | None
+    queue_size_max: float | None
+    queue_size_end: float | None
+    collector_cpu_max: float | None
+    collector_cpu_mean: float | None
+    collector_rss_max_mib: float | None
+    collector_rss_mean_mib: float | None
+    loki_received: int | None
+    loki_discarded: int | None
+    collector_own_filtered: int | None = 0  # the collector's own records its loop breaker dropped
+    memory_limiter_refused: int | None = None  # None: unknown, or no memory_limiter
+    queue_capacity: float | None = None  # the Loki exporters' sending queue capacity (max)
+    loki_push_p99_ms: float | None = None  # Loki's push request p99 over the window
+    source: str = (
+        "Prometheus: per-series counter increases from raw samples (reset-aware) and "
+        "max/avg_over_time over the run window"
+    )
+    unknown: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    restarts: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def count(self, name: str) -> Count:
+        value = getattr(self, name)
+        if value is not None:
+            return Count(int(value))
+        info = self.unknown.get(name) or {}
+        bound = info.get("lower_bound")
+        return Count(None, int(bound) if bound is not None else None, str(info.get("reason", "")))
+
+    @classmethod
+    def unmeasured(cls, reason: str) -> PipelineFigures:
+        """Nothing of the pipeline could be read (Prometheus down): every figure unknown."""
+        unknown = {name: {"reason": reason, "lower_bound": None} for name in FIGURES}
+        return cls(
+            collector_accepted=None,
+            collector_refused=None,
+            collector_exported=None,
+            collector_failed=None,
+            collector_enqueue_failed=None,
+            queue_size_max=None,
+            queue_size_end=None,
+            collector_cpu_max=None,
+            collector_cpu_mean=None,
+            collector_rss_max_mib=None,
+            collector_rss_mean_mib=None,
+            loki_received=None,
+            loki_discarded=None,
+            collector_own_filtered=None,
+            memory_limiter_refused=None,
+            unknown=unknown,
+        )
+
+
+def collect(
+    prom: PrometheusAPI,
+    counts: Mapping[str, Count],
+    start: float,
+    end: float,
+    queue_end: float | None,
+    scope: Scope | None = None,
+    restarts: Mapping[str, list[float]] | None = None,
+) -> PipelineFigures:
+    """Gauges over [start, end] plus the counts already judged."""
+    window = max(1, int(end - start))
+    scope = scope or Scope()
+    cpu = q.cpu_cores(rate_window=scope.rate_window)
+    push_p99 = prom.instant(q.loki_push_p99_seconds(window, scope.loki), end)
+    rss_max = prom.instant(q.max_over(RSS, window), end)
+    rss_mean = prom.instant(q.avg_over(RSS, window), end)
+    unknown = {
+        name: {"reason": c.reason, "lower_bound": c.lower_bound}
+        for name, c in counts.items()
+        if c.value is None
+    }
+    return PipelineFigures(
+        collector_accepted=counts["collector_accepted"].value,
+        collector_refused=counts["collector_refused"].value,
+        collector_exported=counts["collector_exported"].value,
+        collector_failed=counts["collector_failed"].value,
+        collector_enqueue_failed=counts["collector_enqueue_failed"].value,
+        queue_size_max=prom.instant(q.max_over(scope.queue_size(), window), end),
+        queue_size_end=queue_end,
+        collector_cpu_max=prom.instant(q.max_over(cpu, window), end),
+        collector_cpu_mean=prom.instant(q.avg_over(cpu, window), end),
+        collector_rss_max_mib=rss_max / MIB if rss_max is not None else None,
+        collector_rss_mean_mib=rss_mean / MIB if rss_mean is not None else None,
+        loki_received=counts["loki_received"].value,
+        loki_discarded=counts["loki_discarded"].value,
+        collector_own_filtered=counts["collector_own_filtered"].value,
+        memory_limiter_refused=counts["memory_limiter_refused"].value,
+        queue_capacity=prom.instant(q.max_over(scope.queue_capacity(), window), end),
+        loki_push_p99_ms=push_p99 * 1000 if push_p99 is not None else None,
+        unknown=unknown,
+        restarts={k: list(v) for k, v in (restarts or {}).items()},
+    )

@@ -1,0 +1,215 @@
+"""A run's pipeline over time: collector CPU, RSS, queue and accepted rate as Prometheus range
+queries over the run's window, written as `results/<run_id>/series.json` for the report.
+
+The query text reuses queries.py's metric names and the run's `Scope` (the same exporters and
+Loki the run's figures read). A series Prometheus cannot give (no data, an error, Prometheus
+down) is recorded as missing with the reason, never as zeros; fetching never fails the run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loadgate.measure import pipeline as pipe
+from loadgate.measure import queries as q
+from loadgate.measure.queries import PrometheusAPI, QueryError, Series
+from loadgate.records import fields as f
+from loadgate.records import result as results
+
+SERIES_FORMAT = "loadgate-series/1"
+SERIES_FILE = "series.json"
+
+CPU = "collector_cpu_cores"
+RSS = "collector_rss_mib"
+QUEUE = "queue_size"
+ACCEPTED = "collector_accepted_per_s"
+NAMES = (CPU, RSS, QUEUE, ACCEPTED)
+
+# name -> (unit, scale applied to Prometheus' values)
+UNITS: dict[str, tuple[str, float]] = {
+    CPU: ("cores", 1.0),
+    RSS: ("MiB", 1.0 / pipe.MIB),
+    QUEUE: ("records", 1.0),
+    ACCEPTED: ("records/s", 1.0),
+}
+# Points per series at most: a 10-minute run at the local stack's 2 s scrape fits.
+MAX_POINTS = 400
+MIN_STEP_S = 2.0
+
+
+def queries(scope: pipe.Scope) -> dict[str, str]:
+    """Series name -> its PromQL (one series each: every query is a sum)."""
+    rw = scope.rate_window
+    return {
+        CPU: q.cpu_cores(rate_window=rw),
+        RSS: pipe.RSS,
+        QUEUE: scope.queue_size(),
+        ACCEPTED: f"sum(rate({q.selector(q.COLLECTOR_ACCEPTED)}[{rw}]))",
+    }
+
+
+def step_for(start: float, end: float) -> float:
+    """The evaluation step: at least MIN_STEP_S, at most MAX_POINTS points over the window."""
+    return max(MIN_STEP_S, math.ceil((end - start) / MAX_POINTS))
+
+
+@dataclass(frozen=True)
+class TimeSeries:
+    """One series: its samples (time in seconds, value in `unit`), or why it is missing."""
+
+    name: str
+    query: str
+    unit: str
+    samples: tuple[tuple[float, float], ...] = ()
+    missing: str | None = None  # the reason when there are no samples
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "unit": self.unit,
+            "samples": [[t, v] for t, v in self.samples],
+            "missing": self.missing,
+        }
+
+    @classmethod
+    def from_dict(cls, name: str, data: object, where: str) -> TimeSeries:
+        d = f.mapping(data, where)
+
+        def pair(value: object, at: str) -> tuple[float, float]:
+            if (
+                not isinstance(value, list)
+                or len(value) != 2  # pyright: ignore[reportUnknownArgumentType]
+                or not all(
+                    isinstance(x, int | float) and not isinstance(x, bool)
+                    for x in value  # pyright: ignore[reportUnknownVariableType]
+                )
+            ):
+                raise f.RecordError(f"{at}: expected [time, value], got {value!r}")
+            t, v = value  # pyright: ignore[reportUnknownVariableType]
+            return float(t), float(v)  # pyright: ignore[reportUnknownArgumentType]
+
+        return cls(
+            name=name,
+            query=f.text(d, "query", where),
+            unit=f.text(d, "unit", where),
+            samples=tuple(f.items(d, "samples", where, pair)),
+            missing=f.opt_text(d, "missing", where),
+        )
+
+
+@dataclass(frozen=True)
+class RunSeries:
+    """series.json: the window asked for, the load's start and end, every series."""
+
+    run_id: str
+    start: float
+    end: float
+    step_s: float
+    load_started: float
+    load_ended: float
+    series: dict[str, TimeSeries] = field(default_factory=dict[str, TimeSeries])
+    source: str = "Prometheus range queries (/api/v1/query_range) over the run's window"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": SERIES_FORMAT,
+            "run_id": self.run_id,
+            "start": self.start,
+            "end": self.end,
+            "step_s": self.step_s,
+            "load_started": self.load_started,
+            "load_ended": self.load_ended,
+            "source": self.source,
+            "series": {name: s.to_dict() for name, s in self.series.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "series") -> RunSeries:
+        d = f.mapping(data, where)
+        if d.get("format") != SERIES_FORMAT:
+            raise f.RecordError(
+                f"{where}.format: expected {SERIES_FORMAT!r}, got {d.get('format')!r}"
+            )
+        raw = f.obj(d, "series", where)
+        return cls(
+            run_id=f.text(d, "run_id", where),
+            start=f.number(d, "start", where),
+            end=f.number(d, "end", where),
+            step_s=f.number(d, "step_s", where),
+            load_started=f.number(d, "load_started", where),
+            load_ended=f.number(d, "load_ended", where),
+            series={
+                name: TimeSeries.from_dict(name, value, f"{where}.series.{name}")
+                for name, value in raw.items()
+            },
+            source=f.opt_text(d, "source", where) or "",
+        )
+
+
+def series_from_answer(name: str, query: str, answer: Sequence[Series] | str) -> TimeSeries:
+    """One series from a range query's answer (or the error text when the query failed):
+    missing when Prometheus had no data or answered with several series."""
+    unit, scale = UNITS[name]
+    if isinstance(answer, str):
+        return TimeSeries(name, query, unit, missing=answer)
+    if not answer or not any(s.samples for s in answer):
+        return TimeSeries(name, query, unit, missing="Prometheus has no data for it in the window")
+    if len(answer) != 1:
+        return TimeSeries(
+            name, query, unit, missing=f"expected one series, Prometheus answered {len(answer)}"
+        )
+    samples = tuple((t, v * scale) for t, v in answer[0].samples if math.isfinite(v))
+    return TimeSeries(name, query, unit, samples)
+
+
+def fetch(
+    prom: PrometheusAPI,
+    scope: pipe.Scope,
+    run_id: str,
+    load_started: float,
+    load_ended: float,
+    end: float,
+    lead_s: float = 10.0,
+) -> RunSeries:
+    """Every series over [load_started - lead_s, end]; a query that fails is recorded missing."""
+    start = load_started - lead_s
+    step = step_for(start, end)
+    out: dict[str, TimeSeries] = {}
+    for name, query in queries(scope).items():
+        answer: Sequence[Series] | str
+        try:
+            answer = prom.range(query, start, end, step)
+        except QueryError as exc:
+            answer = f"Prometheus query failed: {exc}"
+        except (ValueError, KeyError, TypeError) as exc:  # an answer not shaped as documented
+            answer = f"Prometheus answer unreadable: {type(exc).__name__}: {exc}"
+        out[name] = series_from_answer(name, query, answer)
+    return RunSeries(run_id, start, end, step, load_started, load_ended, out)
+
+
+def write(folder: Path, data: RunSeries) -> Path:
+    text = json.dumps(data.to_dict(), indent=1, allow_nan=False) + "\n"
+    return results.write_atomic(folder / SERIES_FILE, text)
+
+
+def record(
+    prom: PrometheusAPI,
+    scope: pipe.Scope,
+    run_id: str,
+    load_started: float,
+    load_ended: float,
+    end: float,
+    folder: Path,
+) -> Path:
+    """Fetch the run's series and write series.json beside its result.json."""
+    return write(folder, fetch(prom, scope, run_id, load_started, load_ended, end))
+
+
+def missing(data: RunSeries) -> Mapping[str, str]:
+    """Series name -> why it is missing."""
+    return {n: s.missing or "" for n, s in data.series.items() if not s.samples}

@@ -1,0 +1,129 @@
+"""RunResult: everything a run measured and judged, written as results/<run_id>/result.json."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loadgate.contract.gates import Gate
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
+from loadgate.judge.ledger import Ledger
+from loadgate.measure.pipeline import PipelineFigures
+
+RESULT_FILE = "result.json"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Records read back from Loki, after waiting for the collector's queue to drain."""
+
+    records: int | None
+    query: str
+    drained: bool
+    drain_seconds: float
+    source: str = "Loki LogQL instant query"
+    # The collector's own log records Loki holds from the counters' window (the charm's
+    # internal-telemetry loop: job otelcol-internal), apart from the run's.
+    own_stored: int | None = 0
+    own_query: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "query": self.query,
+            "drained": self.drained,
+            "drain_seconds": round(self.drain_seconds, 1),
+            "source": self.source,
+            "collector_own_records": self.own_stored,
+            "collector_own_query": self.own_query,
+        }
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    target: str
+    spec: RunSpec
+    started_at: float
+    ended_at: float
+    client: ClientFigures
+    pipeline: PipelineFigures | None
+    delivered: Delivery | None
+    ledger: Ledger
+    gates: list[Gate]
+    verdict: str
+    environment: dict[str, Any] = field(default_factory=dict[str, Any])
+    notes: list[str] = field(default_factory=list[str])
+    # Service -> its restarts during the run (Prometheus) and its supervisor's view (Pebble).
+    restarts: dict[str, Any] = field(default_factory=dict[str, Any])
+    # What could not be measured because the stack broke (Prometheus or Loki down): the run's
+    # figures are incomplete and `loadgate run` exits 2.
+    problems: list[str] = field(default_factory=list[str])
+    # What the load generator used (k6's CPU seconds, the machine's cores, VUs), where the
+    # target measures it; a figure it cannot measure is absent or None.
+    generator: dict[str, Any] = field(default_factory=dict[str, Any])
+    # Bottleneck attribution: {"figures": ..., "attribution": ...} (capacity.run_figures).
+    bottleneck: dict[str, Any] | None = None
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "loadgate-result/1",
+            "run_id": self.run_id,
+            "target": self.target,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "labels": dict(self.spec.labels),
+            "spec": self.spec.to_dict(),
+            "client": self.client.to_dict(),
+            "pipeline": self.pipeline.to_dict() if self.pipeline else None,
+            "delivered": self.delivered.to_dict() if self.delivered else None,
+            "ledger": self.ledger.to_dict(),
+            "gates": [g.to_dict() for g in self.gates],
+            "verdict": self.verdict,
+            "environment": self.environment,
+            "restarts": self.restarts,
+            "notes": list(self.notes),
+            "problems": list(self.problems),
+            "generator": dict(self.generator),
+            "bottleneck": self.bottleneck,
+        }
+
+
+def run_dir(results_root: Path, run_id: str) -> Path:
+    return results_root / run_id
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write a record so a reader never sees half of it: a temporary file beside it, renamed
+    over it (its folder is made when missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
+
+
+def write(result: RunResult, results_root: Path) -> Path:
+    path = run_dir(results_root, result.run_id) / RESULT_FILE
+    return write_atomic(path, json.dumps(result.to_dict(), indent=2, sort_keys=False) + "\n")
+
+
+def load_rows(results_root: Path) -> list[dict[str, Any]]:
+    """Every result.json under the folder, oldest first."""
+    rows: list[dict[str, Any]] = []
+    for path in sorted(results_root.glob(f"*/{RESULT_FILE}")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(data, dict) and data.get("format") == "loadgate-result/1":
+            rows.append(data)
+    rows.sort(key=lambda r: r.get("started_at") or 0)
+    return rows

@@ -1,0 +1,1 @@
+"""The end-of-run tables and the report page (rows, plots, HTML)."""

@@ -1,0 +1,361 @@
+"""The report page: a small document (headings, paragraphs, tables, images) built from a Report,
+rendered as Markdown (report.md) and as HTML (report.html) with the same content. Pure: the
+images are file names the caller has written (loadgate.report.plots)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from loadgate.measure import timeseries as ts
+from loadgate.records.capacity import CompareRecord
+from loadgate.report.rows import UNKNOWN, Figure, Report, Row
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Para:
+    text: str
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Image:
+    file: str  # relative to the page
+    alt: str
+
+
+Block = Heading | Para | Bullets | Table | Image
+
+ROW_COLUMNS = (
+    "revision", "scenario", "offered", "runs", "capacity", "accepted/min", "exported/min",
+    "stored/min", "p99 ms", "errors", "CPU s / 1k rec", "RSS MiB / 1k rec/min", "verdict",
+)  # fmt: skip
+
+COMPARE_COLUMNS = (
+    "metric", "baseline values", "candidate values", "baseline mean", "candidate mean",
+    "candidate worse by", "90% bounds", "margin", "decision",
+)  # fmt: skip
+
+HOW = (
+    "How the figures are made. **runs**: the runs behind the row (n); each figure is the "
+    "**median** of the runs that measured it, and `(k/n)` says when only k of the n did; "
+    "`unknown` means no run measured it (never 0). **capacity**: the highest offered rate at "
+    "which every gate passed, from the converged `loadgate search`es of that revision and "
+    "scenario, with the search's precision (the median and the widest precision when there are "
+    "several; a search in progress or out of budget is counted, not used). "
+    "**accepted/exported/stored per minute**: the run's records at those ledger steps "
+    "(collector receiver, collector Loki exporter, LogQL count in Loki) divided by the load's "
+    "duration. **p99 ms** and **errors**: k6. **CPU s / 1k rec**: the collector's mean CPU over "
+    "the load (cores) x the load's seconds / the records k6 got accepted x 1,000. "
+    "**RSS MiB / 1k rec/min**: the collector's peak RSS over the load / (accepted records per "
+    "minute / 1,000). **verdict**: PASS or FAIL when every run agrees, else the counts. "
+    "Runs that are steps of a search are in the knee curve, not in these rows."
+)
+
+
+def _value(v: float | None) -> str:
+    """A compared value: whole numbers with separators from 1,000 up, else 4 significant digits."""
+    if v is None:
+        return UNKNOWN
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+
+
+def _figure(fig: Figure, fmt: str, scale: float = 1.0, suffix: str = "") -> str:
+    if fig.value is None:
+        return UNKNOWN if fig.runs else "-"
+    text = format(fig.value * scale, fmt) + suffix
+    if fig.measured < fig.runs:
+        text += f" ({fig.measured}/{fig.runs})"
+    return text
+
+
+def row_cells(row: Row) -> tuple[str, ...]:
+    return (
+        row.revision,
+        row.scenario,
+        row.load,
+        str(row.n),
+        row.capacity_text,
+        _figure(row.accepted_per_min, ",.0f"),
+        _figure(row.exported_per_min, ",.0f"),
+        _figure(row.stored_per_min, ",.0f"),
+        _figure(row.p99_ms, ".2f"),
+        _figure(row.error_rate, ".2f", 100, "%"),
+        _figure(row.cpu_s_per_1000, ".4f"),
+        _figure(row.rss_mib_per_1000_per_min, ".2f"),
+        row.verdict,
+    )
+
+
+def _when(t: float | None) -> str:
+    return "-" if t is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))
+
+
+def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
+    def describe(desc: Mapping[str, Any]) -> str:
+        # The side's name carries its sources, commits and workload versions; the description's
+        # plain values (settings, kind, preset, ...) say the rest; nested ones are in the file.
+        parts = [
+            f"{k}: {v if isinstance(v, str) else json.dumps(v)}"
+            for k, v in desc.items()
+            if isinstance(v, str | int | float | bool) and v != ""
+        ]
+        return "; ".join(parts[:8]) or "-"
+
+    blocks: list[Block] = [
+        Heading(f"{c.compare_id}: {c.baseline.name} vs {c.candidate.name}: {c.verdict}", 3),
+        Para(
+            f"Overall **{c.verdict}** (exit {c.exit_code}); {c.repeats} repeats a side, order "
+            f"{c.order}, {_when(c.started_at)}. Baseline: {describe(c.baseline.description)}. "
+            f"Candidate: {describe(c.candidate.description)}. Sources, commits and workload "
+            "versions of each side: its name, and in full in compare.json."
+        ),
+    ]
+    rows: list[tuple[str, ...]] = []
+    for d in c.decisions:
+
+        def values(vs: Sequence[float | None]) -> str:
+            return "; ".join(_value(v) for v in vs) or "-"
+
+        bounds = (
+            "-"
+            if d.lower is None or d.upper is None
+            else f"[{d.lower * 100:+.1f}%, {d.upper * 100:+.1f}%]"
+        )
+        rows.append(
+            (
+                f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better)",
+                values(d.baseline),
+                values(d.candidate),
+                _value(d.baseline_mean),
+                _value(d.candidate_mean),
+                "-" if d.change is None else f"{d.change * 100:+.1f}%",
+                bounds,
+                f"{d.metric.margin * 100:.0f}%",
+                d.decision
+                + (f" (needs {d.repeats_needed} repeats a side)" if d.repeats_needed else ""),
+            )
+        )
+    blocks.append(
+        Table(
+            COMPARE_COLUMNS,
+            tuple(rows),
+        )
+    )
+    if image:
+        blocks.append(Image(image, f"comparison {c.compare_id}"))
+    blocks.append(Para(f"Rule: {c.rule}"))
+    return blocks
+
+
+def document(report: Report, images: Mapping[str, str]) -> list[Block]:
+    """The page. `images`: keys `knee`, `capacity`, `series:<run_id>`, `compare:<id>` -> the
+    PNG's file name next to the page."""
+    rec = report.records
+    blocks: list[Block] = [
+        Heading("loadgate report", 1),
+        Para(
+            f"From `{rec.root}`: {len(rec.runs)} runs ({len(report.step_runs)} of them search "
+            f"steps), {len(rec.searches)} searches, {len(rec.compares)} comparisons. "
+            f"Written {_when(time.time())}."
+        ),
+    ]
+    if rec.skipped:
+        blocks += [Para("Skipped (a format this report does not read):"), Bullets(rec.skipped)]
+    blocks += [
+        Heading("Per revision and scenario"),
+        Table(ROW_COLUMNS, tuple(row_cells(r) for r in report.rows)),
+        Para(HOW),
+        Heading("Capacity per revision"),
+    ]
+    if report.capacities:
+        blocks.append(
+            Table(
+                ("search", "revision", "scenario", "capacity", "status", "held", "bottleneck"),
+                tuple(
+                    (
+                        c.search_id,
+                        c.revision,
+                        c.scenario,
+                        c.text,
+                        c.status,
+                        "yes" if c.confirmed else "no",
+                        c.bottleneck or "-",
+                    )
+                    for c in report.capacities
+                ),
+            )
+        )
+    else:
+        blocks.append(Para("No searches recorded: capacity not measured (`loadgate search`)."))
+    blocks += [Image(images["capacity"], "capacity per revision")] if "capacity" in images else []
+    blocks.append(Heading("Knee curve"))
+    blocks.append(
+        Para(
+            "p99 and error rate against the offered rate, every step of every search (o passed, "
+            "x failed; the dashed line is the search's capacity)."
+        )
+    )
+    blocks += [Image(images["knee"], "knee curve")] if "knee" in images else []
+    blocks.append(Heading("The collector over time"))
+    blocks.append(
+        Para(
+            "For the latest run of each row: collector CPU (cores), RSS (MiB) and queue size "
+            "from Prometheus range queries over the run (series.json); the load is shaded."
+        )
+    )
+    for row in report.rows:
+        if row.latest_run is None:
+            continue
+        title = f"{row.revision}, {row.scenario}, {row.load}: run {row.latest_run}"
+        key = f"series:{row.latest_run}"
+        data = report.series.get(row.latest_run)
+        if data is None:
+            blocks.append(Para(f"{title}: not measured (the run has no {ts.SERIES_FILE})."))
+            continue
+        blocks.append(Heading(title, 3))
+        gone = ts.missing(data)
+        if gone:
+            blocks.append(
+                Bullets(tuple(f"{name}: not measured ({why})" for name, why in gone.items()))
+            )
+        if key in images:
+            blocks.append(Image(images[key], title))
+    blocks.append(Heading("Comparisons"))
+    if not rec.compares:
+        blocks.append(Para("No comparisons recorded (`loadgate compare`)."))
+    for c in rec.compares:
+        blocks += _comparison_blocks(c, images.get(f"compare:{c.compare_id}"))
+    blocks.append(Heading("Runs"))
+    blocks.append(
+        Table(
+            ("run", "date", "revision", "scenario", "offered", "verdict", "search step"),
+            tuple(
+                (
+                    r.run_id,
+                    _when(r.started_at),
+                    r.revision,
+                    r.scenario,
+                    UNKNOWN
+                    if r.offered_per_min is None and r.vus is None
+                    else (f"{r.offered_per_min:,}/min" if r.offered_per_min else f"{r.vus} VUs"),
+                    r.verdict,
+                    "yes" if r.run_id in report.step_runs else "",
+                )
+                for r in rec.runs
+            ),
+        )
+    )
+    return blocks
+
+
+# ---- Markdown ------------------------------------------------------------------------------
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(blocks: Sequence[Block]) -> str:
+    out: list[str] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            out += ["#" * b.level + " " + b.text, ""]
+        elif isinstance(b, Para):
+            out += [b.text, ""]
+        elif isinstance(b, Bullets):
+            out += [f"- {item}" for item in b.items] + [""]
+        elif isinstance(b, Table):
+            out.append("| " + " | ".join(_md_cell(h) for h in b.header) + " |")
+            out.append("|" + "|".join("---" for _ in b.header) + "|")
+            out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows]
+            out.append("")
+        else:
+            out += [f"![{_md_cell(b.alt)}]({b.file})", ""]
+    return "\n".join(out)
+
+
+# ---- HTML ----------------------------------------------------------------------------------
+
+_STYLE = (
+    "body{font-family:sans-serif;max-width:1400px;margin:1em auto;padding:0 1em}"
+    "table{border-collapse:collapse;font-size:13px;margin:0.5em 0}"
+    "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left}"
+    "th{background:#f0f0f0}td.PASS{background:#e6f4e6}td.FAIL{background:#fbe6e6}"
+    "img{max-width:100%;border:1px solid #eee}"
+)
+
+
+def _inline(text: str) -> str:
+    """Escaped text; `code` and **bold** from the Markdown source become tags."""
+    out = html.escape(text)
+    out = re.sub(r"`([^`]*)`", r"<code>\1</code>", out)
+    return re.sub(r"\*\*([^*]*)\*\*", r"<b>\1</b>", out)
+
+
+def _verdict_class(cell: str) -> str:
+    word = cell.split(" ", 1)[0] if cell else ""
+    return f' class="{word}"' if word in ("PASS", "FAIL") else ""
+
+
+def html_page(
+    blocks: Sequence[Block],
+    title: str = "loadgate report",
+    embedded: Mapping[str, bytes] | None = None,
+) -> str:
+    """The page as HTML; an image whose file is in `embedded` (name -> PNG bytes) is inlined as
+    a data URI, so the page is one self-contained file."""
+    embedded = embedded or {}
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
+    ]
+    for b in blocks:
+        if isinstance(b, Heading):
+            out.append(f"<h{b.level}>{_inline(b.text)}</h{b.level}>")
+        elif isinstance(b, Para):
+            out.append(f"<p>{_inline(b.text)}</p>")
+        elif isinstance(b, Bullets):
+            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b.items) + "</ul>")
+        elif isinstance(b, Table):
+            head = "".join(f"<th>{html.escape(h)}</th>" for h in b.header)
+            body = "".join(
+                "<tr>"
+                + "".join(f"<td{_verdict_class(c)}>{html.escape(c)}</td>" for c in row)
+                + "</tr>"
+                for row in b.rows
+            )
+            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        else:
+            data = embedded.get(b.file)
+            src = (
+                "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+                if data is not None
+                else html.escape(b.file, quote=True)
+            )
+            out.append(f'<p><img src="{src}" alt="{html.escape(b.alt, quote=True)}"></p>')
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

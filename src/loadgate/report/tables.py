@@ -1,0 +1,119 @@
+"""Rich tables people read at the end of a run: the verdict (gates) and the loss ledger.
+
+Every cell is a `Text`, so nothing a user typed (labels, run ids, paths) is read as markup.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.table import Table
+from rich.text import Text
+
+from loadgate.contract.gates import PASS, Gate, format_value
+from loadgate.judge.ledger import Ledger
+from loadgate.records.result import RunResult
+
+UNITS = {"error_rate": "%", "p99_ms": "ms"}
+
+
+def _value(gate: Gate) -> str:
+    if gate.value is None:
+        return "not measured"
+    return format_value(gate.value, UNITS.get(gate.name, ""))
+
+
+def verdict_table(result: RunResult) -> Table:
+    title = f"verdict {result.verdict} — run {result.run_id} ({result.target})"
+    table = Table(
+        title=Text(title), title_style="bold green" if result.verdict == PASS else "bold red"
+    )
+    table.add_column("gate")
+    table.add_column("threshold", justify="right")
+    table.add_column("measured", justify="right")
+    table.add_column("result")
+    table.add_column("source", style="dim")
+    for g in result.gates:
+        mark = Text("PASS", style="green") if g.passed else Text("FAIL", style="bold red")
+        table.add_row(Text(g.name), Text(g.threshold), Text(_value(g)), mark, Text(g.source))
+    return table
+
+
+def ledger_table(ledger: Ledger) -> Table:
+    state = "balanced" if ledger.balanced else "NOT balanced"
+    table = Table(title=f"loss ledger ({state})")
+    table.add_column("step")
+    table.add_column("records", justify="right")
+    table.add_column("lost vs previous", justify="right")
+    table.add_column("source", style="dim")
+    table.add_column("explanation")
+    for step in ledger.steps:
+        count = "unknown" if step.count is None else f"{step.count:,}"
+        if step.surplus:
+            lost = Text(f"+{step.surplus:,} more", style="yellow")
+        elif step.lost is None:
+            lost = Text("" if step is ledger.steps[0] else "unknown")
+        else:
+            lost = Text(f"{step.lost:,}", style="red" if step.lost else "green")
+        table.add_row(Text(step.name), Text(count), lost, Text(step.source), Text(step.note))
+    return table
+
+
+def _count(result: RunResult, name: str) -> str:
+    assert result.pipeline is not None
+    return result.pipeline.count(name).text()
+
+
+def figures_table(result: RunResult) -> Table:
+    """Other measured figures: throughput, latency, collector resources, Loki, restarts."""
+    c, p = result.client, result.pipeline
+    table = Table(title="figures")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("source", style="dim")
+
+    def row(figure: str, value: str, source: str) -> None:
+        table.add_row(Text(figure), Text(value), Text(source))
+
+    row("requests (failed)", f"{c.requests:,} ({c.failed:,})", "k6")
+    row("log records per minute accepted", f"{c.records_per_minute:,.0f}", "k6")
+    row("p99 request duration", "-" if c.p99_ms is None else f"{c.p99_ms:.2f} ms", c.p99_source)
+    if c.dropped_iterations:
+        row("dropped iterations (never sent)", f"{c.dropped_iterations:,}", "k6")
+    p99_prom = result.environment.get("p99_ms_prometheus")
+    if isinstance(p99_prom, float | int):
+        row("p99 (k6 native histogram)", f"{p99_prom:.2f} ms", "Prometheus")
+    if p is not None:
+        if p.collector_cpu_max is not None and p.collector_cpu_mean is not None:
+            cpu = f"{p.collector_cpu_max:.2f} / {p.collector_cpu_mean:.2f} cores"
+            row("collector CPU max / mean", cpu, "Prometheus")
+        if p.collector_rss_max_mib is not None and p.collector_rss_mean_mib is not None:
+            rss = f"{p.collector_rss_max_mib:.0f} / {p.collector_rss_mean_mib:.0f} MiB"
+            row("collector RSS max / mean", rss, "Prometheus")
+        if p.queue_size_max is not None:
+            row("collector queue size max", f"{p.queue_size_max:.0f}", "Prometheus")
+        row("collector refused", _count(result, "collector_refused"), "Prometheus")
+        row("Loki lines received (all jobs)", _count(result, "loki_received"), "Prometheus")
+        row("Loki lines discarded", _count(result, "loki_discarded"), "Prometheus")
+    for service, info in sorted(result.restarts.items()):
+        starts = info.get("at") or []
+        seen = info.get("supervisor") or {}
+        if starts:
+            at = ", ".join(time.strftime("%H:%M:%S", time.localtime(t)) for t in starts)
+            row(f"{service} restarts", f"{len(starts)} (at {at})", "Prometheus")
+        elif seen.get("changed_during_run"):
+            since = seen.get("since")
+            when = time.strftime("%H:%M:%S", time.localtime(since)) if since else "?"
+            row(f"{service} state change", f"{seen.get('current')} since {when}", "Pebble")
+    if result.delivered is not None:
+        d = result.delivered
+        if p is not None and (d.own_stored or p.collector_own_filtered):
+            own = "unknown" if d.own_stored is None else f"{d.own_stored:,}"
+            row(
+                "collector's own log records stored / dropped by its loop breaker",
+                f"{own} / {_count(result, 'collector_own_filtered')}",
+                "LogQL (job otelcol-internal) / Prometheus",
+            )
+        drained = "drained" if d.drained else "NOT drained"
+        row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
+    return table

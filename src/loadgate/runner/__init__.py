@@ -1,0 +1,1 @@
+"""One run as named steps: baseline, load, drain, collect, judge, write."""
