@@ -21,6 +21,7 @@ from loadgate.measure import pipeline as pipe
 from loadgate.measure import queries as q
 from loadgate.measure import timeseries as ts
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
+from loadgate.records.result import RunResult
 from loadgate.runner import run as runner
 
 COLLECTOR = {"job": "otelcol", "instance": "127.0.0.1:8888"}
@@ -210,9 +211,8 @@ class FakeTarget:
 
 
 @pytest.fixture(params=[0.0, 1.5], ids=["same-phase", "loki-1.5s-later"])
-def sim(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Sim:
+def sim(request: pytest.FixtureRequest) -> Sim:
     clock = Clock()
-    monkeypatch.setattr(runner, "time", clock)
     prom = FakeProm()
     s = Sim(prom, clock, loki_phase=request.param)
 
@@ -226,12 +226,17 @@ def sim(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Sim:
     return s
 
 
+def execute(run_spec: RunSpec, target: FakeTarget, results: Path, **options: Any) -> RunResult:
+    """The runner on the simulation's clock (passed in: nothing patched)."""
+    return runner.execute(run_spec, target, results, clock=target.sim.clock, **options)
+
+
 def spec(**params: Any) -> RunSpec:
     return RunSpec.from_params({"duration": "20s", "rate": 3000, "run-id": "r1", **params})
 
 
 def test_a_clean_run_balances_to_the_record(sim: Sim, tmp_path: Path) -> None:
-    result = runner.execute(spec(), FakeTarget(sim, 20), tmp_path)
+    result = execute(spec(), FakeTarget(sim, 20), tmp_path)
     counts = [s.count for s in result.ledger.steps]
     assert counts == [sim.sent] * 4
     assert sim.sent == 1000
@@ -269,7 +274,7 @@ def test_a_clean_run_balances_to_the_record(sim: Sim, tmp_path: Path) -> None:
 def test_loki_stopped_for_15s_mid_run(sim: Sim, tmp_path: Path) -> None:
     start = sim.clock.now
     sim.loki_down = (start + 10, start + 25)
-    result = runner.execute(spec(duration="30s"), FakeTarget(sim, 30), tmp_path)
+    result = execute(spec(duration="30s"), FakeTarget(sim, 30), tmp_path)
     p = result.pipeline
     assert p is not None
     assert p.restarts["loki"] == [pytest.approx(start + 25)]
@@ -287,7 +292,7 @@ def test_loki_stopped_for_15s_mid_run(sim: Sim, tmp_path: Path) -> None:
 
 def test_collector_killed_mid_run(sim: Sim, tmp_path: Path) -> None:
     sim.kill_collector_at = sim.clock.now + 12.2
-    result = runner.execute(spec(), FakeTarget(sim, 20), tmp_path)
+    result = execute(spec(), FakeTarget(sim, 20), tmp_path)
     p = result.pipeline
     assert p is not None
     assert result.complete, result.problems
@@ -305,7 +310,7 @@ def test_collector_killed_mid_run(sim: Sim, tmp_path: Path) -> None:
 
 
 def test_stored_more_than_acknowledged_is_explained_not_negative(sim: Sim, tmp_path: Path) -> None:
-    result = runner.execute(spec(), FakeTarget(sim, 20, loki_count=1010), tmp_path)
+    result = execute(spec(), FakeTarget(sim, 20, loki_count=1010), tmp_path)
     stored = result.ledger.steps[-1]
     assert stored.surplus == 10
     assert stored.lost == 0
@@ -319,7 +324,7 @@ def test_a_stack_with_loki_not_scraped_is_refused_before_the_load(sim: Sim, tmp_
     sim.clock.now += 1  # past Loki's last scrape
     target = FakeTarget(sim, 20)
     with pytest.raises(runner.RunError, match=r"no fresh scrape of loki \(newest \d+s old\)"):
-        runner.execute(spec(), target, tmp_path)
+        execute(spec(), target, tmp_path)
     assert sim.sending_until == 0.0  # the load never started
     assert not (tmp_path / "r1").exists()
 
@@ -327,7 +332,7 @@ def test_a_stack_with_loki_not_scraped_is_refused_before_the_load(sim: Sim, tmp_
 def test_prometheus_down_before_the_load_is_said_as_such(sim: Sim, tmp_path: Path) -> None:
     sim.prom.up = False
     with pytest.raises(runner.RunError, match="Prometheus is down or unreachable"):
-        runner.execute(spec(), FakeTarget(sim, 20), tmp_path)
+        execute(spec(), FakeTarget(sim, 20), tmp_path)
     assert sim.sending_until == 0.0
 
 
@@ -340,7 +345,7 @@ def test_prometheus_dying_after_the_load_keeps_what_was_measured(sim: Sim, tmp_p
         return real_finish()
 
     target.finish = finish_then_prometheus_dies
-    result = runner.execute(spec(), target, tmp_path, scrape_timeout=5)
+    result = execute(spec(), target, tmp_path, scrape_timeout=5)
     assert not result.complete
     assert any("Prometheus is down" in p for p in result.problems)
     assert result.client.records_sent == sim.sent
@@ -362,15 +367,14 @@ def test_an_interrupted_load_stops_the_target(sim: Sim, tmp_path: Path) -> None:
 
     target.poll = poll
     with pytest.raises(KeyboardInterrupt):
-        runner.execute(spec(), target, tmp_path)
+        execute(spec(), target, tmp_path)
     assert target.stopped
 
 
-def test_refused_records_do_not_end_the_drain_early(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refused_records_do_not_end_the_drain_early() -> None:
     # 100 accepted, 50 exported, 60 refused because the queue was full: 50 accepted records
     # are still on their way (a batch waiting for its retry is not in the queue's size).
     clock = Clock()
-    monkeypatch.setattr(runner, "time", clock)
     prom = FakeProm()
     lab = {**COLLECTOR, "exporter": EXPORTER}
 
@@ -398,7 +402,7 @@ def test_refused_records_do_not_end_the_drain_early(monkeypatch: pytest.MonkeyPa
     tracker = pipe.Tracker(prom.api())
     tracker.baseline(clock.now)
     clock.now += 1
-    outcome = runner.drain(prom.api(), tracker, clock.now, timeout=10)
+    outcome = runner.drain(prom.api(), tracker, clock.now, timeout=10, clock=clock)
     assert not outcome.drained
     assert tracker.total("collector_exported") == 50
 
@@ -416,7 +420,7 @@ def test_the_collectors_own_logs_are_counted_apart(
     sim.own = startup + during
     target = FakeTarget(sim, 20)
     target.quiet_s = quiet_s  # pyright: ignore[reportAttributeAccessIssue]
-    result = runner.execute(spec(), target, tmp_path)
+    result = execute(spec(), target, tmp_path)
     assert [s.count for s in result.ledger.steps] == [sim.sent] * 4
     assert result.ledger.balanced
     assert result.pipeline is not None
@@ -438,7 +442,7 @@ def test_without_the_own_records_split_the_ledger_would_not_balance(
     hold more than k6 sent. (Pins that the split above is what balances it.)"""
     start = sim.clock.now
     sim.own = [(start + 5 + i * 0.7, False) for i in range(6)]
-    result = runner.execute(
+    result = execute(
         spec(),
         FakeTarget(
             sim,

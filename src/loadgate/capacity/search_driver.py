@@ -31,7 +31,7 @@ from loadgate.records import result as results
 from loadgate.records.capacity import SEARCH_FILE, SearchRecord
 from loadgate.records.result import RunResult
 from loadgate.runner import run as runner
-from loadgate.runner.run import Progress, Target
+from loadgate.runner.target import Progress, Target
 
 RUNS_DIR = "runs"
 SETTLE_TIMEOUT = 120.0  # seconds the queue may take to empty between steps

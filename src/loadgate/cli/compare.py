@@ -22,7 +22,7 @@ from loadgate.capacity.compare_rule import MetricDecision, ScheduledRun
 from loadgate.capacity.search_rule import SearchPlan
 from loadgate.contract.spec import RunSpec, SpecError, is_run_id, new_run_id, parse_labels
 from loadgate.records.capacity import COMPARE_FILE, CompareRecord, SearchRecord
-from loadgate.runner.run import Progress
+from loadgate.runner.target import Progress
 
 from ..stack import choice, local, orphans, runlock
 from ..stack.ports import Ports

@@ -23,7 +23,7 @@ from loadgate.records.fields import RecordError
 from loadgate.records.result import RunResult
 from loadgate.report import tables
 from loadgate.runner import run as runner
-from loadgate.runner.run import Progress, Target
+from loadgate.runner.target import Progress, Target
 
 from ..stack import choice, local, orphans, runlock
 from ..stack.ports import Ports

@@ -36,7 +36,7 @@ from loadgate.measure.queries import QueryError
 from loadgate.records import result as results
 from loadgate.records.capacity import SearchRecord
 from loadgate.runner import run as runner
-from loadgate.runner.run import Progress
+from loadgate.runner.target import Progress
 
 from ..capacity import spread
 from ..stack import local, runlock

@@ -14,7 +14,7 @@ import jubilant
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
-from loadgate.runner.run import Progress, RunError
+from loadgate.runner.target import Progress, RunError
 
 from ..juju import actions, deployed, endpoints
 from ..juju import scope as loki_scope

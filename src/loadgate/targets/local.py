@@ -17,7 +17,7 @@ from loadgate.contract import k6args
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures, SummaryError, read_summary
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
-from loadgate.runner.run import Progress, RunError
+from loadgate.runner.target import Progress, RunError
 from loadgate.stack.tls import client_context, verified_client
 
 from ..stack import local as stack_local

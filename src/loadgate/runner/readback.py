@@ -1,0 +1,69 @@
+"""Reading a run back after its drain: its records and the collector's own records in Loki,
+and k6's p99 as Prometheus holds it (remote write)."""
+
+from __future__ import annotations
+
+from loadgate.measure import queries as q
+from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError
+from loadgate.records.result import Delivery
+from loadgate.runner.drain import DrainOutcome
+
+# The longest a collector log record takes from being written to its own receiver (the OTel
+# SDK's batch processor exports every second): the window of its own records in Loki is the
+# counters' window moved back by this much.
+OWN_EXPORT_DELAY_S = 1.5
+# How long before the load the run's records are looked for (clock skew, k6's first request).
+RUN_LEAD_S = 5.0
+
+
+def own_stored(
+    loki: LokiAPI, start: float, end: float, problems: list[str]
+) -> tuple[int | None, str]:
+    """How many of the collector's own log records (its internal-telemetry loop) Loki holds
+    from the counters' window, moved back by the SDK's export delay: those the counters saw."""
+    hi = end - OWN_EXPORT_DELAY_S
+    window_ms = max(1, round((end - start) * 1000))
+    query = q.logql_job_count(q.OWN_LOGS_JOB, window_ms)
+    try:
+        value = loki.instant(query, hi)
+    except QueryError as exc:
+        problems.append(f"the collector's own records in Loki unknown: {exc}")
+        return None, query
+    return int(value or 0), query
+
+
+def delivery(
+    loki: LokiAPI,
+    run_id: str,
+    load_started: float,
+    collected_at: float,
+    outcome: DrainOutcome | None,
+    own: tuple[int | None, str],
+    problems: list[str],
+) -> Delivery:
+    """`delivered` of result.json: the run's records Loki holds (LogQL, by the run's marker)."""
+    window_start = load_started - RUN_LEAD_S
+    query = q.logql_run_count(run_id, int(collected_at - window_start) + 1)
+    stored: int | None
+    try:
+        stored = loki.count_run(run_id, window_start, collected_at)
+    except QueryError as exc:
+        stored = None
+        problems.append(f"stored records unknown: Loki read-back failed: {exc}")
+    return Delivery(
+        records=stored,
+        query=query,
+        drained=outcome.drained if outcome else False,
+        drain_seconds=outcome.seconds if outcome else 0.0,
+        own_stored=own[0],
+        own_query=own[1],
+    )
+
+
+def k6_p99_ms(prom: PrometheusAPI, run_id: str, window_s: int) -> float | None:
+    """k6's p99 from its native histogram in Prometheus (None when it has none)."""
+    try:
+        p99_s = prom.instant(q.k6_p99_seconds(run_id, window_s))
+    except QueryError:
+        return None
+    return None if p99_s is None else p99_s * 1000

@@ -1,0 +1,84 @@
+"""What the runner asks of a target (where the load goes, where the figures come from), and
+the errors and progress it reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
+from loadgate.measure.queries import LokiAPI, PrometheusAPI
+
+# Optional on a target: `service_states() -> dict[str, dict[str, Any]]`, each service's state
+# as its supervisor sees it ({"current": "active", "since": <epoch seconds>}).
+SERVICE_STATES = "service_states"
+# Optional on a target: `quiet_s`, how long the collector must have taken in none of its own
+# log records before the baseline and after the drain (0: not waited for). The collector's own
+# logs (the charm's internal-telemetry loop) then sit inside the window or outside it, never
+# across its edges.
+QUIET_S = "quiet_s"
+# Optional on a target: `generator_figures() -> dict[str, Any]`, what it measured of the load
+# generator itself once the load finished (`k6_cpu_s`, `machine_cores`, `vus_max`, `source`).
+GENERATOR_FIGURES = "generator_figures"
+
+
+class RunError(RuntimeError):
+    """The run could not be carried out (k6 error, unreachable API); exit code 2."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    elapsed_s: float
+    total_s: float
+    records_sent: int
+    records_accepted: int
+    error_rate: float
+    detail: str = ""
+
+
+class Target(Protocol):
+    name: str
+
+    def prometheus(self) -> PrometheusAPI: ...
+
+    def loki(self) -> LokiAPI: ...
+
+    def start(self, spec: RunSpec, out_dir: Path) -> None: ...
+
+    def poll(self) -> Progress | None:
+        """Live progress while the load runs; None once it has finished."""
+        ...
+
+    def finish(self) -> ClientFigures:
+        """The client figures of the finished load (raises RunError if k6 failed)."""
+        ...
+
+    def stop(self) -> None: ...
+
+    def environment(self) -> dict[str, Any]: ...
+
+
+def quiet_seconds(target: Target) -> float:
+    return float(getattr(target, QUIET_S, 0.0) or 0.0)
+
+
+def service_states(target: Target) -> dict[str, dict[str, Any]]:
+    """Each service's state as the target's supervisor sees it (empty: no supervisor)."""
+    answer = getattr(target, SERVICE_STATES, None)
+    answer = answer() if callable(answer) else None
+    if not isinstance(answer, dict):
+        return {}
+    return {str(k): dict(v) for k, v in answer.items() if isinstance(v, dict)}  # pyright: ignore[reportUnknownArgumentType]
+
+
+def generator_figures(target: Target, spec: RunSpec) -> dict[str, Any]:
+    """`generator` of result.json: the VU ceiling the spec gave k6 and what the target measured
+    of k6 itself (nothing on a target that cannot see its processes)."""
+    out: dict[str, Any] = {"vus_limit": spec.max_vus if spec.offered_logs_per_minute else spec.vus}
+    measure = getattr(target, GENERATOR_FIGURES, None)
+    answer = measure() if callable(measure) else None
+    if isinstance(answer, dict):
+        out.update({str(k): v for k, v in answer.items()})  # pyright: ignore[reportUnknownVariableType]
+    return out

@@ -1,0 +1,98 @@
+"""Waiting for Prometheus: a fresh scrape of every service, and a quiet collector."""
+
+from __future__ import annotations
+
+from loadgate.measure import pipeline as pipe
+from loadgate.measure.queries import PrometheusAPI, QueryError, UnreachableError
+from loadgate.runner.clock import SYSTEM, Clock
+from loadgate.runner.target import RunError
+
+
+def newest_scrapes(
+    prom: PrometheusAPI, scope: pipe.Scope, at: float | None = None
+) -> dict[str, float | None]:
+    """Service -> time of its oldest newest sample at `at` (every series of it scraped since)."""
+    return {svc: prom.instant(f"min(timestamp({sel}))", at) for svc, sel in scope.anchors().items()}
+
+
+def _stale_problem(stale: dict[str, float | None], now: float) -> str:
+    return (
+        "Prometheus has no fresh scrape of "
+        + ", ".join(
+            f"{svc} (" + ("no sample at all" if t is None else f"newest {now - t:.0f}s old") + ")"
+            for svc, t in stale.items()
+        )
+        + ": is it up and scraped?"
+    )
+
+
+def _fresh_horizon(
+    prom: PrometheusAPI, scope: pipe.Scope, since: float
+) -> tuple[float | None, dict[str, float | None]]:
+    """(a horizon every service was scraped after `since` by, or None; the stale services)."""
+    newest = newest_scrapes(prom, scope)
+    stale = {svc: t for svc, t in newest.items() if t is None or t < since}
+    if stale:
+        return None, stale
+    horizon = min(t for t in newest.values() if t is not None)
+    upto = newest_scrapes(prom, scope, horizon)
+    if all(t is not None and t >= since for t in upto.values()):
+        return horizon, {}
+    # A service scraped after `since` only after another's newest: one more round.
+    return None, {svc: t for svc, t in upto.items() if t is None or t < since}
+
+
+def wait_fresh_scrape(
+    prom: PrometheusAPI,
+    since: float,
+    timeout: float = 30.0,
+    scope: pipe.Scope | None = None,
+    *,
+    clock: Clock = SYSTEM,
+) -> float:
+    """Block until Prometheus holds samples newer than `since` of every service of the pipeline
+    (the collector and Loki, each on its own). Returns a time up to which every scrape of them
+    is stored (the oldest of their newest samples) and by which each was scraped after
+    `since`: figures read up to it include everything each service counted before `since`."""
+    scope = scope or pipe.Scope()
+    deadline = clock.monotonic() + timeout
+    while True:
+        try:
+            horizon, stale = _fresh_horizon(prom, scope, since)
+            if horizon is not None:
+                return horizon
+            problem = _stale_problem(stale, clock.time())
+        except UnreachableError as exc:
+            problem = f"Prometheus is down or unreachable ({exc})"
+        except QueryError as exc:
+            problem = f"Prometheus answered with an error ({exc})"
+        if clock.monotonic() > deadline:
+            raise RunError(f"{problem} (waited {timeout:.0f}s)")
+        clock.sleep(0.5)
+
+
+def wait_quiet(
+    prom: PrometheusAPI,
+    scope: pipe.Scope,
+    quiet_s: float,
+    timeout: float,
+    scrape_timeout: float = 30.0,
+    *,
+    clock: Clock = SYSTEM,
+) -> tuple[float, bool]:
+    """Wait (bounded) until the collector has accepted nothing for `quiet_s` seconds, in fresh
+    scrapes. Returns a horizon (as wait_fresh_scrape) and whether it was quiet there."""
+    deadline = clock.monotonic() + timeout
+    since = clock.time()
+    value: float | None = None
+    still_from: float | None = None
+    while True:
+        horizon = wait_fresh_scrape(prom, since, scrape_timeout, scope, clock=clock)
+        now_value = prom.instant(scope.counters()["collector_accepted"], horizon)
+        if now_value is None or now_value != value:
+            value, still_from = now_value, horizon
+        elif still_from is not None and horizon - still_from >= quiet_s:
+            return horizon, True
+        if clock.monotonic() > deadline:
+            return horizon, False
+        since = horizon + 0.001
