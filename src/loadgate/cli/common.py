@@ -26,7 +26,7 @@ EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
 
-console = Console(stderr=True)
+console = Console(stderr=True, log_path=False)
 stdout = Console()
 
 
