@@ -68,6 +68,7 @@ class BottleneckFigures:
     loki_received: int | None = None  # lines Loki's distributor received
     loki_discarded: int | None = None  # lines Loki discarded (rate limited, too old, ...)
     loki_push_p99_ms: float | None = None  # Loki push request latency p99, when measured
+    other_traffic_per_min: float | None = None  # other records/min the collector carried
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -415,6 +416,11 @@ def attribute(fig: BottleneckFigures, th: Thresholds | None = None) -> Attributi
                 f"k6 and the collector together used {busy:.2f} of the machine's "
                 f"{fig.machine_cores:g} cores"
             )
+    if fig.other_traffic_per_min:
+        notes.append(
+            f"the collector also carried {fig.other_traffic_per_min:,.0f} records/min of other "
+            "traffic"
+        )
 
     if loki:
         if collector:

@@ -11,6 +11,7 @@ from typing import Any
 
 from loadgate.contract.summary import ClientFigures
 from loadgate.measure.counters import Count
+from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
 
 
@@ -31,6 +32,10 @@ class Step:
 class Ledger:
     steps: list[Step]
     acknowledged: int  # records the generator was told were accepted (2xx responses)
+    # Other traffic the collector carried in the window (taken out of its steps): its count
+    # (None: unknown, or none measured) and what it is.
+    other: int | None = None
+    other_note: str = ""
 
     @property
     def balanced(self) -> bool:
@@ -57,6 +62,8 @@ class Ledger:
             "lost_after_acceptance": self.lost_after_acceptance,
             "stored_unacknowledged": self.stored_unacknowledged,
             "steps": [s.to_dict() for s in self.steps],
+            "other_traffic": self.other,
+            "other_traffic_note": self.other_note,
         }
 
 
@@ -120,16 +127,74 @@ def _minus(total: Count, own: Count, what: str) -> Count:
     return Count(total.value - own.value)
 
 
+def other_blocker(pipeline: PipelineFigures) -> str:
+    """Why other traffic cannot be taken out of `accepted` exactly (empty: it can). Other
+    records the collector accepted but did not deliver (failed, dropped, still queued) are in
+    its counters but not in Loki, where other traffic is counted."""
+    reasons: list[str] = []
+    failed = pipeline.count("collector_failed")
+    dropped = dropped_after_acceptance(pipeline)
+    if failed.value is None or failed.value:
+        reasons.append(f"{failed.text()} records failed after retries")
+    if dropped.value is None or dropped.value:
+        reasons.append(f"{dropped.text()} dropped after acceptance")
+    if pipeline.queue_size_end:
+        reasons.append(f"{pipeline.queue_size_end:.0f} batches still queued")
+    return ", ".join(reasons)
+
+
+def without_other(count: Count, other: OtherTraffic | None, reference: int | None,
+                  blocker: str = "") -> tuple[Count, str]:  # fmt: skip
+    """A collector step less the other traffic, and the note that says so.
+
+    Exact when the difference equals `reference`, the same step counted from the run's side
+    alone (k6's acknowledged records for `accepted`, the run's records in Loki for
+    `exported`); otherwise unknown, never a loss: other records on the window's edges, or
+    other records that did not reach Loki, cannot be told apart from the run's. The lower bound
+    is `reference` (every record k6 saw acknowledged was accepted; every stored one exported)."""
+    if other is None or other.records == 0 or count.value is None:
+        return count, ""
+    if other.records is None:
+        reason = "other traffic could not be counted (Loki failed), so it cannot be taken out"
+        return Count(None, reference, reason), ""
+    value = count.value - other.records
+    note = f"{other.records:,} records of other traffic taken out"
+    if not blocker and value == reference:
+        return Count(value), note
+    own = "unknown" if reference is None else f"{reference:,}"
+    why = blocker or (
+        f"the counters less other traffic give {value:,}, the run's own count {own}; "
+        f"{other.edge_records if other.edge_records is not None else '?'} other records lie "
+        f"within {other.edge_s:g}s of the window's edges, where their time stamps (set by their "
+        "senders) and the collector's counting (by scrape) may fall on different sides"
+    )
+    reason = f"other traffic ({other.records:,} records) cannot be split from the run's: {why}"
+    return Count(None, reference, reason), note
+
+
+def _other_note(other: OtherTraffic | None) -> str:
+    if other is None or other.records == 0:
+        return ""
+    if other.records is None:
+        return "other traffic: unknown (Loki could not count it)"
+    rate = f" ({other.per_minute:,.0f}/min)" if other.per_minute else ""
+    return (
+        f"stored in Loki in the window{rate}, neither the run's nor the collector's own: "
+        "taken out of accepted and exported"
+    )
+
+
 def build(
     client: ClientFigures,
     pipeline: PipelineFigures | None,
     stored: int | None,
     own_stored: int | None = 0,
+    other: OtherTraffic | None = None,
 ) -> Ledger:
     """Each step with the figures that explain a difference from the step before it.
 
     The collector's steps count the run's records only: its own log records (see
-    `own_records`) are taken out, and said so."""
+    `own_records`) and other traffic (`without_other`) are taken out, and said so."""
     sent = client.records_sent
     steps = [Step("sent", sent, "k6 log_records_sent", None)]
 
@@ -142,6 +207,11 @@ def build(
     else:
         own_accepted, own_exported = own_records(pipeline, own_stored)
         accepted = _minus(pipeline.count("collector_accepted"), own_accepted, "own records")
+        accepted, other_note = without_other(
+            accepted, other, client.records_accepted, other_blocker(pipeline)
+        )
+        if other_note:
+            notes.append(other_note)
         source = "collector receiver accepted"
         if own_accepted.value:
             source += " - its own log records"
@@ -150,6 +220,8 @@ def build(
                 f"({pipeline.count('collector_own_filtered').text()} dropped by its loop "
                 f"breaker, {own_stored:,} stored in Loki as job otelcol-internal)"
             )
+        if other_note:
+            source += " - other traffic"
         refused = pipeline.count("collector_refused")
         queue_full = pipeline.count("collector_enqueue_failed").value
         if refused.value:
@@ -168,9 +240,12 @@ def build(
     if pipeline is not None:
         own_exported = own_records(pipeline, own_stored)[1]
         exported = _minus(pipeline.count("collector_exported"), own_exported, "own records")
+        exported, other_note = without_other(exported, other, stored)
         notes = []
         if own_exported.value:
             notes.append(f"the collector's {own_exported.value:,} own log records taken out")
+        if other_note:
+            notes.append(other_note)
         if accepted.value is None or accepted.value != exported.value:
             failed = pipeline.count("collector_failed")
             notes += [
@@ -205,4 +280,9 @@ def build(
         )
     stored_count = Count(stored) if stored is not None else Count(None, None, "LogQL failed")
     steps.append(_step("stored", stored_count, "LogQL count in Loki", last, notes))
-    return Ledger(steps, acknowledged=client.records_accepted)
+    return Ledger(
+        steps,
+        acknowledged=client.records_accepted,
+        other=other.records if other is not None else None,
+        other_note=_other_note(other),
+    )

@@ -103,6 +103,7 @@ def figures_from_result(result: Mapping[str, Any]) -> BottleneckFigures:
         loki_received=_pipeline_int(pipeline, "loki_received"),
         loki_discarded=_pipeline_int(pipeline, "loki_discarded"),
         loki_push_p99_ms=_num(pipeline, "loki_push_p99_ms"),
+        other_traffic_per_min=_num(_map(_map(result, "delivered"), "other_traffic"), "per_minute"),
     )
 
 

@@ -162,6 +162,7 @@ class Tracker:
         self.starts: dict[str, list[ProcessStart]] = {OTELCOL: [], LOKI: []}
         self.start_ms = 0
         self.until_ms = 0
+        self.collector_start: float | None = None
 
     def baseline(self, at: float) -> None:
         """Start the window at `at` (a time up to which every scrape is stored)."""
@@ -169,6 +170,19 @@ class Tracker:
         for name, sel in self.scope.selectors().items():
             self.counters[name].baseline(self.prom.samples(sel, at_ms - LOOKBACK_MS, at_ms))
         self.start_ms = self.until_ms = at_ms
+        self.collector_start = self._collector_sampled_at()
+
+    def _collector_sampled_at(self) -> float | None:
+        states = self.counters["collector_accepted"].series.values()
+        return max((st.at for st in states if st.value is not None), default=None)
+
+    def collector_window(self) -> tuple[float, float] | None:
+        """When the collector was scraped for the window's first and last readings of what it
+        accepted: the records its counters hold came in between (None: no reading)."""
+        end = self._collector_sampled_at()
+        if self.collector_start is None or end is None:
+            return None
+        return self.collector_start, end
 
     def advance(self, until: float) -> None:
         """Fold in every sample up to `until` (a time up to which every scrape is stored)."""

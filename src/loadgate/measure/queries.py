@@ -138,6 +138,19 @@ def logql_run_count(run_id: str, window_s: int, job: str = "loadgate-k6") -> str
     return f'sum(count_over_time({{job="{job}"}} |= "{marker}" [{window_s}s]))'
 
 
+# Every stream Loki holds: Loki 3 gives each stream a `service_name` label (its
+# discover_service_name limit, on by default and not changed by the Loki charm).
+ALL_STREAMS = 'service_name=~".+"'
+
+
+def logql_other_count(run_id: str, window_ms: int) -> str:
+    """LogQL: how many lines Loki holds over a window ending at query time that are neither the
+    run's (its marker) nor the collector's own (job otelcol-internal): other traffic."""
+    marker = _escape(run_marker(run_id))
+    streams = f'{{{ALL_STREAMS}, job!="{_escape(OWN_LOGS_JOB)}"}}'
+    return f'sum(count_over_time({streams} != "{marker}" [{window_ms}ms]))'
+
+
 def logql_job_count(job: str, window_ms: int) -> str:
     """LogQL: how many lines of one `job` Loki holds, over a window ending at query time."""
     return f'sum(count_over_time({{job="{_escape(job)}"}} [{window_ms}ms]))'

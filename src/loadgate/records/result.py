@@ -11,6 +11,7 @@ from loadgate.contract.gates import Gate
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge.ledger import Ledger
+from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
 
 RESULT_FILE = "result.json"
@@ -29,6 +30,7 @@ class Delivery:
     # internal-telemetry loop: job otelcol-internal), apart from the run's.
     own_stored: int | None = 0
     own_query: str = ""
+    other: OtherTraffic | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -39,6 +41,7 @@ class Delivery:
             "source": self.source,
             "collector_own_records": self.own_stored,
             "collector_own_query": self.own_query,
+            "other_traffic": self.other.to_dict() if self.other else None,
         }
 
 

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from loadgate.contract.gates import PASS, Gate, format_value
 from loadgate.judge.ledger import Ledger
+from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.records.result import RunResult
 
 UNITS = {"error_rate": "%", "p99_ms": "ms"}
@@ -56,12 +57,28 @@ def ledger_table(ledger: Ledger) -> Table:
         else:
             lost = Text(f"{step.lost:,}", style="red" if step.lost else "green")
         table.add_row(Text(step.name), Text(count), lost, Text(step.source), Text(step.note))
+    if ledger.other_note:
+        other = "unknown" if ledger.other is None else f"{ledger.other:,}"
+        table.add_row(
+            Text("other traffic", style="dim"),
+            Text(other),
+            Text(""),
+            Text("LogQL: every stream but the run's and the collector's own"),
+            Text(ledger.other_note),
+        )
     return table
 
 
 def _count(result: RunResult, name: str) -> str:
     assert result.pipeline is not None
     return result.pipeline.count(name).text()
+
+
+def _other_text(other: OtherTraffic) -> str:
+    if other.records is None:
+        return "unknown"
+    rate = f"{other.per_minute:,.0f}/min" if other.per_minute is not None else "?/min"
+    return f"{other.records:,} records ({rate})"
 
 
 def figures_table(result: RunResult) -> Table:
@@ -114,6 +131,8 @@ def figures_table(result: RunResult) -> Table:
                 f"{own} / {_count(result, 'collector_own_filtered')}",
                 "LogQL (job otelcol-internal) / Prometheus",
             )
+        if d.other is not None and (d.other.records or d.other.records is None):
+            row("other traffic through the collector", _other_text(d.other), d.other.source)
         drained = "drained" if d.drained else "NOT drained"
         row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
     return table

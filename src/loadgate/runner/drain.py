@@ -39,6 +39,22 @@ def counters_settled(tracker: pipe.Tracker, queue: float | None) -> bool:
     return left >= tracker.total("collector_accepted") and not queue
 
 
+class _Still:
+    """How long a reading has not changed (over consecutive checks)."""
+
+    def __init__(self, clock: Clock):
+        self.clock = clock
+        self.value: object = object()
+        self.since = clock.monotonic()
+
+    def update(self, value: object) -> float | None:
+        """Seconds it has stood at `value`; None when it just changed."""
+        if value != self.value:
+            self.value, self.since = value, self.clock.monotonic()
+            return None
+        return self.clock.monotonic() - self.since
+
+
 def drain(
     prom: PrometheusAPI,
     tracker: pipe.Tracker,
@@ -49,6 +65,7 @@ def drain(
     scope: pipe.Scope | None = None,
     scrape_timeout: float = 30.0,
     all_stored: Callable[[], bool] | None = None,
+    run_stored: Callable[[], int | None] | None = None,
     clock: Clock = SYSTEM,
 ) -> DrainOutcome:
     """Wait (bounded) until everything the collector accepted has left its queue.
@@ -57,12 +74,13 @@ def drain(
     failed + dropped after acceptance >= accepted when the collector's counters are exact.
     When a restart or reset made them inexact: exports stopped since the previous scrape and
     `all_stored()` (Loki holds every acknowledged record), or exports still for STILL_FOR
-    seconds."""
+    seconds. When other traffic keeps the collector busy (`run_stored` given: the run's
+    records in Loki), the counters never settle: then `all_stored()`, or the run's records in
+    Loki still for STILL_FOR seconds."""
     scope = scope or tracker.scope
     start = clock.monotonic()
     since = load_ended
-    previous_exported: int | None = None
-    still_since = start
+    exports, stored = _Still(clock), _Still(clock)
     while True:
         horizon = wait_fresh_scrape(prom, since, scrape_timeout, scope, clock=clock)
         tracker.advance(horizon)
@@ -71,26 +89,26 @@ def drain(
         elapsed = clock.monotonic() - start
         if on_wait:
             on_wait(tracker, elapsed)
-        exported = tracker.total("collector_exported")
+        exported_still = exports.update(tracker.total("collector_exported"))
         if not tracker.seen("collector_exported") and queue is None:
             settled = True  # no Loki exporter to wait for (its figures are unknown)
-        elif tracker.exact(pipe.OTELCOL):
-            settled = counters_settled(tracker, queue)
-        else:
-            if exported != previous_exported:
-                still_since = clock.monotonic()
-            still = exported == previous_exported
-            settled = (
-                not queue
-                and still
-                and (
-                    clock.monotonic() - still_since >= STILL_FOR
-                    or (all_stored is not None and all_stored())
-                )
+        elif tracker.exact(pipe.OTELCOL) and counters_settled(tracker, queue):
+            settled = True
+        elif queue:
+            settled = False
+        elif not tracker.exact(pipe.OTELCOL):
+            settled = exported_still is not None and (
+                exported_still >= STILL_FOR or (all_stored is not None and all_stored())
             )
+        elif run_stored is not None:
+            stored_still = stored.update(run_stored())
+            settled = (all_stored is not None and all_stored()) or (
+                stored_still is not None and stored_still >= STILL_FOR
+            )
+        else:
+            settled = False
         if settled:
             return DrainOutcome(True, elapsed, queue)
         if elapsed > timeout:
             return DrainOutcome(False, elapsed, queue)
-        previous_exported = exported
         clock.sleep(0.5)

@@ -55,6 +55,10 @@ _BUSY_NOTE = (
     "the collector kept accepting records {when} (its own logs?): the split of its own log "
     "records from the run's at the window's edge may be off by a few"
 )
+_OTHER_NOTE = (
+    "the collector carried other traffic {when} ({rate:,.0f} records/min): the {edge} waited "
+    "for its own records and its queue, not for an idle collector"
+)
 
 
 @dataclass(frozen=True)
@@ -90,26 +94,40 @@ class RunSteps:
         self.figures = pipe.PipelineFigures.unmeasured("not collected")
         self.delivery: results.Delivery | None = None
         self.collected_at = 0.0
+        # records/min the collector took in while the baseline and the end waited
+        self.busy_rates: list[float | None] = [None, None]
 
     def phase(self, text: str) -> None:
         if self.options.on_phase:
             self.options.on_phase(text)
 
-    def _wait_quiet(self, when: str) -> float:
+    def _wait_quiet(self, when: str, edge: int) -> float:
+        """Wait for the collector's own records to be clear of an edge (0: start, 1: end)."""
         o = self.options
-        horizon, quiet = wait_quiet(
-            self.prom, o.scope, self.quiet_s, 4 * self.quiet_s + 10, o.scrape_timeout, clock=o.clock
-        )
-        if not quiet:
+
+        def own_clear(horizon: float) -> bool:
+            return readback.own_clear(self.loki, horizon, self.quiet_s, o.clock)
+
+        found = wait_quiet(
+            self.prom, o.scope, self.quiet_s, 4 * self.quiet_s + 10, o.scrape_timeout,
+            clock=o.clock, own_clear=own_clear,
+        )  # fmt: skip
+        if found.busy:
+            self.busy_rates[edge] = found.accepted_per_minute
+        if not found.quiet:
             self.notes.append(_BUSY_NOTE.format(when=when))
-        return horizon
+        elif found.busy and found.accepted_per_minute:
+            name = ("baseline", "end of the window")[edge]
+            rate = found.accepted_per_minute
+            self.notes.append(_OTHER_NOTE.format(when=when, rate=rate, edge=name))
+        return found.horizon
 
     def baseline(self) -> None:
         """The counters' starting point, in a fresh scrape of the collector and Loki."""
         o = self.options
         if self.quiet_s > 0:
             self.phase(f"baseline: waiting until the collector has been idle for {self.quiet_s:g}s")
-            horizon = self._wait_quiet("before the run")
+            horizon = self._wait_quiet("before the run", 0)
         else:
             self.phase("baseline: waiting for a fresh Prometheus scrape of the collector and Loki")
             horizon = wait_fresh_scrape(
@@ -139,15 +157,19 @@ class RunSteps:
         self.client = self.target.finish()
         self.generator = generator_figures(self.target, spec)
 
-    def _all_stored(self) -> bool:
-        assert self.client is not None
+    def _run_stored(self) -> int | None:
+        """The run's records Loki holds now (None: Loki could not count)."""
         try:
-            stored = self.loki.count_run(
+            return self.loki.count_run(
                 self.spec.run_id, self.started - readback.RUN_LEAD_S, self.options.clock.time()
             )
         except QueryError:
-            return False
-        return stored >= self.client.records_accepted
+            return None
+
+    def _all_stored(self) -> bool:
+        assert self.client is not None
+        stored = self._run_stored()
+        return stored is not None and stored >= self.client.records_accepted
 
     def drain_and_collect(self) -> None:
         """Wait for the queue to empty (and the collector to go quiet), then read the
@@ -158,6 +180,7 @@ class RunSteps:
             self.outcome = drain(
                 self.prom, self.tracker, self.ended, o.drain_timeout, scope=o.scope,
                 scrape_timeout=o.scrape_timeout, all_stored=self._all_stored, clock=o.clock,
+                run_stored=self._run_stored,
             )  # fmt: skip
             if not self.outcome.drained:
                 self.notes.append(
@@ -165,7 +188,7 @@ class RunSteps:
                     "in flight"
                 )
             elif self.quiet_s > 0:
-                self.tracker.advance(self._wait_quiet("after the drain"))
+                self.tracker.advance(self._wait_quiet("after the drain", 1))
             self.phase("collect: Prometheus and LogQL")
             counts = self.tracker.counts(self.tracker.until_ms / 1000)
             self.figures = pipe.collect(
@@ -178,13 +201,20 @@ class RunSteps:
         self.notes.extend(restart_notes(self.tracker.restarts()))
 
     def read_back(self) -> None:
-        """The run's records and the collector's own records in Loki."""
+        """The run's records, the collector's own records and other traffic in Loki."""
         start, until = self.tracker.start_ms / 1000, self.tracker.until_ms / 1000
         own = readback.own_stored(self.loki, start, until, self.problems)
+        # Other traffic is counted over the window the collector's counters really cover: from
+        # the scrape of their first reading to that of their last.
+        first, last = self.tracker.collector_window() or (start, until)
+        rates = (self.busy_rates[0], self.busy_rates[1])
+        other = readback.other_traffic(
+            self.loki, self.spec.run_id, first, last, self.problems, rates
+        )
         self.collected_at = self.options.clock.time()
         self.delivery = readback.delivery(
             self.loki, self.spec.run_id, self.started, self.collected_at, self.outcome, own,
-            self.problems,
+            self.problems, other,
         )  # fmt: skip
 
     def judge(self) -> results.RunResult:
@@ -192,7 +222,9 @@ class RunSteps:
         spec, client, delivery = self.spec, self.client, self.delivery
         assert client is not None
         assert delivery is not None
-        ledger = ledger_mod.build(client, self.figures, delivery.records, delivery.own_stored)
+        ledger = ledger_mod.build(
+            client, self.figures, delivery.records, delivery.own_stored, delivery.other
+        )
         judged = judge_gates(spec, client, ledger)
         if client.dropped_iterations:
             self.notes.append(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from loadgate.measure import pipeline as pipe
 from loadgate.measure.queries import PrometheusAPI, QueryError, UnreachableError
 from loadgate.runner.clock import SYSTEM, Clock
@@ -71,6 +74,18 @@ def wait_fresh_scrape(
         clock.sleep(0.5)
 
 
+@dataclass(frozen=True)
+class Quiet:
+    """Where a wait for a quiet collector ended: a horizon (as wait_fresh_scrape), whether the
+    collector's own log records were clear of it, and what else the collector took in while
+    the wait watched it (other traffic)."""
+
+    horizon: float
+    quiet: bool
+    accepted_per_minute: float | None  # records/min it accepted while watched (None: no reading)
+    busy: bool  # it kept accepting records: other traffic, or its own logs
+
+
 def wait_quiet(
     prom: PrometheusAPI,
     scope: pipe.Scope,
@@ -79,20 +94,49 @@ def wait_quiet(
     scrape_timeout: float = 30.0,
     *,
     clock: Clock = SYSTEM,
-) -> tuple[float, bool]:
-    """Wait (bounded) until the collector has accepted nothing for `quiet_s` seconds, in fresh
-    scrapes. Returns a horizon (as wait_fresh_scrape) and whether it was quiet there."""
+    own_clear: Callable[[float], bool] | None = None,
+) -> Quiet:
+    """Wait (bounded) until the collector's own log records are clear of an edge.
+
+    The quick answer: it accepted nothing for `quiet_s` seconds, in fresh scrapes. When other
+    traffic keeps it busy (its counter never stands still for that long), `own_clear(horizon)`
+    says whether none of its own records were taken in during the `quiet_s` before the
+    horizon (its queue empty there), which is all the window's edges need."""
     deadline = clock.monotonic() + timeout
     since = clock.time()
+    first: tuple[float, float] | None = None  # (horizon, accepted) of the first reading
     value: float | None = None
     still_from: float | None = None
     while True:
         horizon = wait_fresh_scrape(prom, since, scrape_timeout, scope, clock=clock)
         now_value = prom.instant(scope.counters()["collector_accepted"], horizon)
+        if first is None and now_value is not None:
+            first = (horizon, now_value)
+        rate = _per_minute(first, horizon, now_value)
         if now_value is None or now_value != value:
             value, still_from = now_value, horizon
         elif still_from is not None and horizon - still_from >= quiet_s:
-            return horizon, True
+            return Quiet(horizon, True, rate, busy=False)
+        watched = horizon - first[0] if first is not None else 0.0
+        if (
+            own_clear is not None
+            and watched >= quiet_s
+            and _queue_empty(prom, scope, horizon)
+            and own_clear(horizon)
+        ):
+            return Quiet(horizon, True, rate, busy=True)
         if clock.monotonic() > deadline:
-            return horizon, False
+            return Quiet(horizon, False, rate, busy=True)
         since = horizon + 0.001
+
+
+def _per_minute(
+    first: tuple[float, float] | None, horizon: float, value: float | None
+) -> float | None:
+    if first is None or value is None or horizon <= first[0]:
+        return None
+    return max(0.0, value - first[1]) * 60 / (horizon - first[0])
+
+
+def _queue_empty(prom: PrometheusAPI, scope: pipe.Scope, at: float) -> bool:
+    return not prom.instant(scope.queue_size(), at)
