@@ -12,6 +12,7 @@ from typing import Any
 from loadgate.contract.summary import ClientFigures
 from loadgate.measure.counters import Count
 from loadgate.measure.pipeline import PipelineFigures
+from loadgate.records import fields as f
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,10 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "step") -> Step:
+        return f.read(cls, data, where)
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,11 @@ class Ledger:
             "stored_unacknowledged": self.stored_unacknowledged,
             "steps": [s.to_dict() for s in self.steps],
         }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "ledger") -> Ledger:
+        """The ledger `to_dict` wrote (its derived figures are recomputed, not read)."""
+        return f.read(cls, data, where)
 
 
 def _compare(prev: int | None, cur: int | None) -> tuple[int | None, int | None]:

@@ -445,7 +445,7 @@ def execute(
         problems=problems,
         generator=generator,
     )
-    result = replace(result, bottleneck=run_figures.bottleneck_block(result.to_dict()))
+    result = replace(result, bottleneck=run_figures.bottleneck_block(result))
     results.write(result, results_root)
     # The pipeline over time for the report (series.json); a series it cannot read is missing.
     ts.record(prom, scope, spec.run_id, started, ended, time.time(), out_dir)
