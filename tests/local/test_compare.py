@@ -11,7 +11,7 @@ import pytest
 from conftest import processes_mentioning
 
 from loadgate import cli
-from loadgate.records.capacity import CompareRecord
+from loadgate.records.compare import CompareRecord
 from loadgate.stack import local
 
 pytestmark = pytest.mark.local

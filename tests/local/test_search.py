@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from loadgate import cli
-from loadgate.records.capacity import SearchRecord
+from loadgate.records.search import SearchRecord
 from loadgate.stack import local
 
 pytestmark = pytest.mark.local

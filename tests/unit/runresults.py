@@ -93,4 +93,4 @@ def run_result(
             else {"vus_limit": spec.max_vus, "k6_cpu_s": 0.2 * duration, "machine_cores": 2}
         ),
     )
-    return replace(result, bottleneck=run_figures.bottleneck_block(result.to_dict()))
+    return replace(result, bottleneck=run_figures.bottleneck_block(result))

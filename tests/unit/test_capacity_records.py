@@ -19,16 +19,15 @@ from loadgate.capacity.compare_rule import (
 )
 from loadgate.capacity.search_rule import FOUND, SearchPlan, Step, StepOutcome, run_search
 from loadgate.judge.attribution import BottleneckFigures, attribute
-from loadgate.records.capacity import (
+from loadgate.records.compare import (
     COMPARE_FORMAT,
-    SEARCH_FORMAT,
     CompareRecord,
     RepeatRecord,
-    SearchRecord,
     Side,
     side_values,
 )
 from loadgate.records.fields import RecordError
+from loadgate.records.search import SEARCH_FORMAT, SearchRecord
 
 STACK = {
     "target": "local",

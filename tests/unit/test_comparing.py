@@ -23,8 +23,9 @@ from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger, run_figures
 from loadgate.judge.attribution import Attribution
 from loadgate.measure.pipeline import PipelineFigures
-from loadgate.records.capacity import CompareRecord, SearchRecord
+from loadgate.records.compare import CompareRecord
 from loadgate.records.result import RunResult
+from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.stack import local, profile
 from loadgate.stack.ports import Ports
@@ -362,7 +363,7 @@ def fake_stack(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeStack:
         if state.fail_run is not None:
             raise state.fail_run
         result = run_result(spec.run_id, state.p99.get(spec.run_id, 10.0), 0.5)
-        return replace(result, bottleneck=run_figures.bottleneck_block(result.to_dict()))
+        return replace(result, bottleneck=run_figures.bottleneck_block(result))
 
     monkeypatch.setattr(local, "up", up)
     monkeypatch.setattr(local, "down", down)
@@ -411,7 +412,7 @@ def test_each_run_gets_a_fresh_stack_of_its_side_stopped_after_it(
 
 def test_each_run_says_what_gave_way_from_its_result(tmp_path: Path, fake_stack: FakeStack) -> None:
     outcome = repeats_on(tmp_path)(ScheduledRun(0, BASELINE, 1), A)
-    block = run_figures.bottleneck_block(run_result("cmp-b1", 10.0, 0.5).to_dict())
+    block = run_figures.bottleneck_block(run_result("cmp-b1", 10.0, 0.5))
     expected = Attribution.from_dict(block["attribution"]).summary
     assert outcome.bottleneck == expected
     assert expected.split(":")[0] in ("none", "unknown", "collector", "loki", "generator")

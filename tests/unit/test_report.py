@@ -17,8 +17,12 @@ import pytest
 from loadgate import cli
 from loadgate.cli import report as cli_report
 from loadgate.measure import timeseries as ts
-from loadgate.report import page, plots
-from loadgate.report import rows as rep
+from loadgate.records.result import RunResult
+from loadgate.report import naming, page, plots
+from loadgate.report.capacity import Capacity, KneeCurve, KneePoint, capacity_of, knee_curve
+from loadgate.report.content import ReportError, build, load
+from loadgate.report.rows import Figure, Row, rows_of, search_step_runs
+from loadgate.report.runs import run_of
 
 FIXTURES = Path(__file__).parents[1] / "data" / "report" / "results"
 REV160 = "20261122T225748Z-107dd9"
@@ -50,7 +54,7 @@ def texts(fig: Any) -> list[str]:
 
 
 def test_every_record_kind_is_read(results: Path) -> None:
-    records = rep.load(results)
+    records = load(results)
     assert [r.run_id for r in records.runs] == [REV221_FAIL, REV160, REV221_PASS, STEP_RUN]
     assert set(records.series) == {REV221_PASS}
     assert [s.search_id for s in records.searches] == ["search-rev160", "search-rev221"]
@@ -60,7 +64,7 @@ def test_every_record_kind_is_read(results: Path) -> None:
 
 def test_run_figures_and_how_they_are_computed(results: Path) -> None:
     data = doc(results, REV221_PASS)
-    run = rep.run_of(data)
+    run = run_of(RunResult.from_dict(data))
     client, pipeline = data["client"], data["pipeline"]
     counts = {s["name"]: s["count"] for s in data["ledger"]["steps"]}
     minutes = client["duration_s"] / 60
@@ -84,12 +88,12 @@ def test_figures_not_measured_are_unknown_never_zero(results: Path) -> None:
     data["pipeline"] = None
     data["ledger"]["steps"][3]["count"] = None  # stored: Loki read-back failed
     del data["client"]["error_rate"]
-    run = rep.run_of(data)
+    run = run_of(RunResult.from_dict(data))
     assert run.cpu_s_per_1000 is None
     assert run.rss_mib_per_1000_per_min is None
     assert run.stored_per_min is None
     assert run.error_rate is None
-    row = rep.rows_of([run], [])[0]
+    row = rows_of([run], [])[0]
     cells = dict(zip(page.ROW_COLUMNS, page.row_cells(row), strict=True))
     for col in ("CPU s / 1k rec", "RSS MiB / 1k rec/min", "stored/min", "errors"):
         assert cells[col] == "unknown"
@@ -97,34 +101,34 @@ def test_figures_not_measured_are_unknown_never_zero(results: Path) -> None:
 
 def test_revision_names_the_label_the_charm_revision_its_options_and_profile() -> None:
     charms = {"otelcol": {"source": {"revisions": [160, 221], "commit": "2a77867abc"}}}
-    assert rep.revision_of({"labels": {"revision": "69"}}) == "rev69"
-    assert rep.revision_of({"labels": {"revision": "candidate"}}) == "candidate"
-    assert rep.revision_of({"environment": {"charms": charms}}) == "rev160/221"
+    assert naming.revision_of(labels={"revision": "69"}) == "rev69"
+    assert naming.revision_of(labels={"revision": "candidate"}) == "candidate"
+    assert naming.revision_of(environment={"charms": charms}) == "rev160/221"
     charms["otelcol"]["source"]["ref"] = "rev160"
-    assert rep.revision_of({"environment": {"charms": charms}}) == "rev160"
+    assert naming.revision_of(environment={"charms": charms}) == "rev160"
     del charms["otelcol"]["source"]["ref"]
     charms["otelcol"]["source"]["revisions"] = []
-    assert rep.revision_of({"environment": {"charms": charms}}) == "2a77867"
+    assert naming.revision_of(environment={"charms": charms}) == "2a77867"
     with_options = {
         "preset": "batch",
         "otelcol": {"source": {"revisions": [221]}, "options": {"queue_size": 5000}},
     }
-    assert rep.revision_of({"environment": {"charms": with_options}}) == (
+    assert naming.revision_of(environment={"charms": with_options}) == (
         "rev221 (profile=batch, queue_size=5000)"
     )
-    assert rep.revision_of({"environment": {"profile": {"name": "hand-nop"}}}) == "hand-nop"
-    assert rep.revision_of({}) == "-"
+    assert naming.revision_of(environment={"profile": {"name": "hand-nop"}}) == "hand-nop"
+    assert naming.revision_of() == "-"
 
 
 # ---- errors --------------------------------------------------------------------------------
 
 
 def test_a_missing_folder_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(rep.ReportError, match="no such folder"):
-        rep.load(tmp_path / "nope")
+    with pytest.raises(ReportError, match="no such folder"):
+        load(tmp_path / "nope")
     (tmp_path / "file").write_text("")
-    with pytest.raises(rep.ReportError, match="not a folder"):
-        rep.load(tmp_path / "file")
+    with pytest.raises(ReportError, match="not a folder"):
+        load(tmp_path / "file")
 
 
 def test_unreadable_records_name_the_file_and_the_field(results: Path) -> None:
@@ -132,12 +136,12 @@ def test_unreadable_records_name_the_file_and_the_field(results: Path) -> None:
     data = json.loads(path.read_text())
     data["client"]["p99_ms"] = "fast"
     path.write_text(json.dumps(data))
-    with pytest.raises(rep.ReportError) as err:
-        rep.load(results)
+    with pytest.raises(ReportError) as err:
+        load(results)
     assert str(err.value).startswith(f"{REV160}/result.json: result.client.p99_ms: ")
     path.write_text("{not json")
-    with pytest.raises(rep.ReportError, match=f"{REV160}/result.json: not JSON"):
-        rep.load(results)
+    with pytest.raises(ReportError, match=f"{REV160}/result.json: not JSON"):
+        load(results)
 
 
 def test_a_bad_search_or_series_field_is_named(results: Path) -> None:
@@ -145,15 +149,15 @@ def test_a_bad_search_or_series_field_is_named(results: Path) -> None:
     data = json.loads(path.read_text())
     data["steps"][2]["outcome"]["p99_ms"] = "slow"
     path.write_text(json.dumps(data))
-    with pytest.raises(rep.ReportError, match=r"search-rev221/search.json: .*steps\[2\]"):
-        rep.load(results)
+    with pytest.raises(ReportError, match=r"search-rev221/search.json: .*steps\[2\]"):
+        load(results)
     shutil.copy(FIXTURES / "search-rev221" / "search.json", path)
     series = results / REV221_PASS / "series.json"
     data = json.loads(series.read_text())
     del data["load_started"]
     series.write_text(json.dumps(data))
-    with pytest.raises(rep.ReportError, match=f"{REV221_PASS}/series.json: .*load_started"):
-        rep.load(results)
+    with pytest.raises(ReportError, match=f"{REV221_PASS}/series.json: .*load_started"):
+        load(results)
 
 
 def test_records_of_an_unknown_format_are_skipped_with_a_note(results: Path) -> None:
@@ -161,12 +165,12 @@ def test_records_of_an_unknown_format_are_skipped_with_a_note(results: Path) -> 
     (results / "old" / "result.json").write_text(json.dumps({"format": "loadgate-result/0"}))
     (results / "future" / "x").mkdir(parents=True)
     (results / "future" / "search.json").write_text(json.dumps({"format": "loadgate-search/2"}))
-    records = rep.load(results)
+    records = load(results)
     assert records.skipped == (
         "old/result.json: format 'loadgate-result/0' is not 'loadgate-result/1': skipped",
         "future/search.json: format 'loadgate-search/2' is not 'loadgate-search/1': skipped",
     )
-    blocks = page.document(rep.build(records), {})
+    blocks = page.document(build(records), {})
     assert "old/result.json: format" in page.markdown(blocks)
     assert len(records.runs) == 4
 
@@ -175,7 +179,7 @@ def test_records_of_an_unknown_format_are_skipped_with_a_note(results: Path) -> 
 
 
 def test_one_row_per_revision_and_scenario_median_with_n(results: Path) -> None:
-    report = rep.build(rep.load(results))
+    report = build(load(results))
     rows = {(r.revision, r.offered_per_min): r for r in report.rows}
     assert set(rows) == {("rev160", 60000), ("rev221", 60000)}
     r221 = rows[("rev221", 60000)]
@@ -183,7 +187,7 @@ def test_one_row_per_revision_and_scenario_median_with_n(results: Path) -> None:
     assert report.step_runs == frozenset({STEP_RUN})
     assert r221.run_ids == (REV221_FAIL, REV221_PASS)
     p99s = [doc(results, r)["client"]["p99_ms"] for r in r221.run_ids]
-    assert r221.p99_ms == rep.Figure(statistics.median(p99s), 2, 2)
+    assert r221.p99_ms == Figure(statistics.median(p99s), 2, 2)
     assert r221.verdict == "1 FAIL / 1 PASS"
     assert r221.latest_run == REV221_PASS
     assert rows[("rev160", 60000)].verdict == "PASS"
@@ -196,18 +200,18 @@ def test_one_row_per_revision_and_scenario_median_with_n(results: Path) -> None:
 
 
 def test_partly_measured_figures_say_how_many_runs_measured_them() -> None:
-    assert rep.Figure.of([1.0, None, 3.0]) == rep.Figure(2.0, 2, 3)
-    assert rep.Figure.of([None, None]) == rep.Figure(None, 0, 2)
-    assert page._figure(rep.Figure(2.0, 2, 3), ".1f") == "2.0 (2/3)"  # pyright: ignore[reportPrivateUsage]
-    assert page._figure(rep.Figure(None, 0, 2), ".1f") == "unknown"  # pyright: ignore[reportPrivateUsage]
+    assert Figure.of([1.0, None, 3.0]) == Figure(2.0, 2, 3)
+    assert Figure.of([None, None]) == Figure(None, 0, 2)
+    assert page._figure(Figure(2.0, 2, 3), ".1f") == "2.0 (2/3)"  # pyright: ignore[reportPrivateUsage]
+    assert page._figure(Figure(None, 0, 2), ".1f") == "unknown"  # pyright: ignore[reportPrivateUsage]
 
 
 def test_a_searched_revision_without_runs_gets_a_capacity_row(results: Path) -> None:
-    records = rep.load(results)
+    records = load(results)
     runs = [r for r in records.runs if not r.revision.startswith("rev160")]
     by_id = {r.run_id: r for r in runs}
-    caps = [rep.capacity_of(s, by_id) for s in records.searches]
-    rows = rep.rows_of(runs, caps, rep.search_step_runs(records.searches))
+    caps = [capacity_of(s, by_id) for s in records.searches]
+    rows = rows_of(runs, caps, search_step_runs(records.searches))
     alone = next(r for r in rows if r.revision == "rev160")
     assert alone.run_ids == ()
     assert alone.capacity_text == "238,000 ±4.4%"
@@ -215,8 +219,8 @@ def test_a_searched_revision_without_runs_gets_a_capacity_row(results: Path) -> 
 
 
 def test_capacity_text_for_each_search_status() -> None:
-    def cap(status: str, c: int | None, f: int | None, p: float | None) -> rep.Capacity:
-        return rep.Capacity("s", "rev1", "sc", status, c, f, p, True, None)
+    def cap(status: str, c: int | None, f: int | None, p: float | None) -> Capacity:
+        return Capacity("s", "rev1", "sc", status, c, f, p, True, None)
 
     assert cap("found", 200_000, 218_000, 0.043).text == "200,000 ±4.3%"
     assert cap("at-least-max", 1_000_000, None, None).text == ">= 1,000,000"
@@ -226,7 +230,7 @@ def test_capacity_text_for_each_search_status() -> None:
 
 
 def test_knee_curves_hold_every_step_sorted_by_rate(results: Path) -> None:
-    report = rep.build(rep.load(results))
+    report = build(load(results))
     curve = next(c for c in report.curves if c.label == "rev221 [search-rev221]")
     assert [p.rate for p in curve.points] == sorted(p.rate for p in curve.points)
     assert len(curve.points) == 8
@@ -241,7 +245,7 @@ def test_knee_curves_hold_every_step_sorted_by_rate(results: Path) -> None:
 
 
 def test_plots_render_pngs_from_the_recorded_fixtures(results: Path, tmp_path: Path) -> None:
-    report = rep.build(rep.load(results))
+    report = build(load(results))
     out = tmp_path / "out"
     files = cli_report.write_report(report, out)
     names = sorted(p.name for p in files)
@@ -260,16 +264,16 @@ def test_plots_render_pngs_from_the_recorded_fixtures(results: Path, tmp_path: P
 
 def test_plots_with_no_data_say_not_measured() -> None:
     assert any("knee curve not measured" in t for t in texts(plots.knee_figure([])))
-    empty = rep.KneeCurve("rev1 [s]", (rep.KneePoint(1000, None, None, False, "probe"),), None)
+    empty = KneeCurve("rev1 [s]", (KneePoint(1000, None, None, False, "probe"),), None)
     assert any("not measured" in t for t in texts(plots.knee_figure([empty])))
     assert any("capacity not measured" in t for t in texts(plots.capacity_figure([])))
-    nothing = rep.Capacity("s", "rev1", "sc", "out-of-budget", None, None, None, False, None)
+    nothing = Capacity("s", "rev1", "sc", "out-of-budget", None, None, None, False, None)
     said = texts(plots.capacity_figure([nothing]))
     assert any("no search converged on a capacity" in t for t in said)
 
 
 def test_a_run_with_a_missing_series_says_so_and_draws_the_others(results: Path) -> None:
-    data = rep.load(results).series[REV221_PASS]
+    data = load(results).series[REV221_PASS]
     cpu = data.series[ts.CPU]
     gone = ts.TimeSeries(ts.CPU, cpu.query, cpu.unit, missing="Prometheus query failed: down")
     data = ts.RunSeries(
@@ -284,7 +288,7 @@ def test_a_run_with_a_missing_series_says_so_and_draws_the_others(results: Path)
 
 
 def test_knee_figure_draws_each_search(results: Path) -> None:
-    report = rep.build(rep.load(results))
+    report = build(load(results))
     fig = plots.knee_figure(report.curves)
     lines = sum(len(ax.lines) for ax in fig.axes)
     said = texts(fig)
@@ -298,9 +302,9 @@ def test_knee_figure_draws_each_search(results: Path) -> None:
 def test_markdown_and_html_carry_the_same_content_escaped(results: Path) -> None:
     path = results / REV160 / "result.json"
     data = json.loads(path.read_text())
-    data["labels"] = {"revision": "<b>x</b>&"}
+    data["labels"] = data["spec"]["labels"] = {"revision": "<b>x</b>&"}
     path.write_text(json.dumps(data))
-    report = rep.build(rep.load(results))
+    report = build(load(results))
     blocks = page.document(report, {"knee": "knee.png", "capacity": "capacity.png"})
     md, html = page.markdown(blocks), page.html_page(blocks)
     assert "<b>x</b>&" not in html
@@ -318,7 +322,7 @@ def test_markdown_and_html_carry_the_same_content_escaped(results: Path) -> None
 
 def test_a_row_without_series_says_not_measured(results: Path) -> None:
     (results / REV221_PASS / "series.json").unlink()
-    report = rep.build(rep.load(results))
+    report = build(load(results))
     md = page.markdown(page.document(report, {}))
     assert f"run {REV221_PASS}: not measured (the run has no series.json)" in md
 
@@ -368,7 +372,7 @@ def test_records_nested_in_a_search_folder_are_read(results: Path) -> None:
     nested = results / "search-rev221" / "runs" / STEP_RUN
     nested.parent.mkdir(parents=True)
     shutil.move(results / STEP_RUN, nested)
-    report = rep.build(rep.load(results))
+    report = build(load(results))
     assert STEP_RUN in {r.run_id for r in report.records.runs}
     assert report.step_runs == frozenset({STEP_RUN})
     assert all(STEP_RUN not in r.run_ids for r in report.rows)
@@ -384,7 +388,7 @@ def test_an_out_folder_that_cannot_be_written_is_refused(
 
 
 def test_a_comparison_side_without_values_says_not_measured(results: Path) -> None:
-    record = rep.load(results).compares[0]
+    record = load(results).compares[0]
     d = record.decisions[1]
     empty = replace(d, candidate=(None,) * len(d.candidate), candidate_mean=None)
     fig = plots.comparison_figure(replace(record, decisions=(record.decisions[0], empty)))
@@ -392,11 +396,11 @@ def test_a_comparison_side_without_values_says_not_measured(results: Path) -> No
 
 
 def test_a_row_takes_its_capacity_from_converged_searches_only() -> None:
-    def cap(status: str, c: int | None, p: float | None = 0.04) -> rep.Capacity:
-        return rep.Capacity("s", "rev1", "sc", status, c, None, p, status == "found", None)
+    def cap(status: str, c: int | None, p: float | None = 0.04) -> Capacity:
+        return Capacity("s", "rev1", "sc", status, c, None, p, status == "found", None)
 
-    def row(*caps: rep.Capacity) -> rep.Row:
-        return rep.rows_of([], list(caps))[0]
+    def row(*caps: Capacity) -> Row:
+        return rows_of([], list(caps))[0]
 
     found = [cap("found", 90_000), cap("found", 100_000), cap("found", 95_000, 0.05)]
     assert row(*found).capacity_text == "95,000 ±5.0% (median, n=3/3)"
@@ -412,10 +416,10 @@ def test_a_row_takes_its_capacity_from_converged_searches_only() -> None:
 
 
 def test_an_unconverged_search_marks_no_knee(results: Path) -> None:
-    records = rep.load(results)
+    records = load(results)
     search = records.searches[1]
     running = replace(search, result=replace(search.result, status="in-progress"))
-    curve = rep.knee_curve(running, {r.run_id: r for r in records.runs})
+    curve = knee_curve(running, {r.run_id: r for r in records.runs})
     assert curve.capacity_per_min is None
     assert curve.label == "rev221 [search-rev221] (in-progress)"
-    assert rep.knee_curve(search, {}).capacity_per_min == 200_000
+    assert knee_curve(search, {}).capacity_per_min == 200_000

@@ -1,9 +1,11 @@
-"""Bottleneck figures from a run's result.json: each from its place, unmeasured ones None (never
-0), and the attribution every result.json carries."""
+"""Bottleneck figures from a run's result (as result.json holds it, read back through the one
+reader): each from its place, unmeasured ones None (never 0), and the attribution every
+result.json carries."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +16,15 @@ from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COLLECTOR, GENERATOR, LOKI, NONE, UNKNOWN, Attribution
 from loadgate.judge.run_figures import assess, bottleneck_block, figures_from_result
 from loadgate.records import result as results
+from loadgate.records.result import RunResult
 
 SPEC = RunSpec.from_params({"rate": 120_000, "duration": "20s", "run-id": "r1"})
 
 
-def as_written(tmp_path: Path, **kw: Any) -> dict[str, Any]:
+def as_written(tmp_path: Path, **kw: Any) -> RunResult:
     """The result as result.json holds it (written and read back)."""
     path = results.write(run_result(SPEC, **kw), tmp_path)
-    return json.loads(path.read_text())
+    return results.read(path)
 
 
 def test_each_figure_comes_from_its_place_in_result_json(tmp_path: Path) -> None:
@@ -32,7 +35,7 @@ def test_each_figure_comes_from_its_place_in_result_json(tmp_path: Path) -> None
     )
     fig = figures_from_result(data)
     assert fig.offered_per_min == 120_000
-    assert fig.accepted_per_min == data["client"]["records_per_minute"]
+    assert fig.accepted_per_min == data.client.records_per_minute
     assert fig.duration_s == 20
     assert fig.error_rate == 0.0
     assert fig.p99_ms == 5.0
@@ -64,13 +67,21 @@ def test_what_a_run_did_not_measure_stays_none_never_zero(tmp_path: Path) -> Non
     assert fig.machine_cores is None
     assert fig.vus_max is None
     # A count listed as unknown is None even when a number sits beside it.
-    data["pipeline"]["loki_discarded"] = 0
-    assert figures_from_result(data).loki_discarded is None
+    assert data.pipeline is not None
+    assert (
+        figures_from_result(
+            replace(data, pipeline=replace(data.pipeline, loki_discarded=0))
+        ).loki_discarded
+        is None
+    )
     # An older result.json without the newer blocks: unknown, not 0.
+    old = data.to_dict()
     for key in ("generator", "bottleneck"):
-        data.pop(key)
-    del data["pipeline"]["queue_capacity"]
-    fig = figures_from_result(data)
+        old.pop(key)
+    del old["pipeline"]["queue_capacity"]
+    path = tmp_path / "old" / results.RESULT_FILE
+    results.write_atomic(path, json.dumps(old))
+    fig = figures_from_result(results.read(path))
     assert fig.k6_cpu_s is None
     assert fig.vus_limit is None
     assert fig.queue_capacity is None
@@ -78,15 +89,15 @@ def test_what_a_run_did_not_measure_stays_none_never_zero(tmp_path: Path) -> Non
 
 def test_a_constant_vus_run_offers_no_rate() -> None:
     spec = RunSpec.from_params({"executor": "constant-vus", "duration": "10s", "run-id": "v"})
-    data = run_result(spec).to_dict()
-    assert figures_from_result(data).offered_per_min is None
+    assert figures_from_result(run_result(spec)).offered_per_min is None
 
 
 def test_every_result_carries_its_bottleneck_and_a_clean_run_names_none(tmp_path: Path) -> None:
     data = as_written(tmp_path)
-    assert data["bottleneck"]["attribution"]["verdict"] == NONE
-    assert data["bottleneck"] == bottleneck_block(data)
-    assert data["bottleneck"]["figures"]["offered_per_min"] == 120_000
+    assert data.bottleneck is not None
+    assert data.bottleneck["attribution"]["verdict"] == NONE
+    assert data.bottleneck == bottleneck_block(data)
+    assert data.bottleneck["figures"]["offered_per_min"] == 120_000
 
 
 def test_a_full_queue_with_loki_clean_names_the_collector_citing_the_queue(tmp_path: Path) -> None:
@@ -129,15 +140,15 @@ def test_k6_falling_short_at_its_cpu_share_names_the_generator(tmp_path: Path) -
 def test_the_run_prints_what_gave_way_with_its_figure(tmp_path: Path) -> None:
     pipe = pipeline(accepted=30_000, queue_size_max=1000.0)
     data = as_written(tmp_path, pipe=pipe)
-    text = bottleneck_text(data["bottleneck"]).plain
+    text = bottleneck_text(data.bottleneck).plain
     assert text.startswith("bottleneck: collector: its sending queue was full (1,000 of 1,000)")
     assert "queue_max = 1,000 (>= 950 (95 % of 1,000))" in text
     # A component verdict prints its notes too (here: Loki's push latency, below its threshold).
     slow = pipeline(accepted=30_000, queue_size_max=1000.0, loki_push_p99_ms=180.0)
-    noted = bottleneck_text(as_written(tmp_path / "slow", pipe=slow)["bottleneck"]).plain
+    noted = bottleneck_text(as_written(tmp_path / "slow", pipe=slow).bottleneck).plain
     assert "\n  note: its Loki exporter waited on Loki's pushes (p99 180 ms" in noted
     assert bottleneck_text(None).plain == "bottleneck: unknown (no attribution recorded)"
-    clean = bottleneck_text(as_written(tmp_path / "clean")["bottleneck"]).plain
+    clean = bottleneck_text(as_written(tmp_path / "clean").bottleneck).plain
     assert clean == "bottleneck: none"
     unknown = Attribution(UNKNOWN, missing=("loki_discarded",)).to_dict()
     assert bottleneck_text({"attribution": unknown}).plain == (

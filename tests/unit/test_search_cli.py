@@ -28,7 +28,7 @@ from loadgate.capacity.search_rule import (
 from loadgate.cli import search as search_cli
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.run_figures import assess
-from loadgate.records.capacity import SearchRecord
+from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.stack import local
 
@@ -134,7 +134,7 @@ def record_with(status: str, tmp_path: Path) -> SearchRecord:
             )
         )
         search.record(step, StepOutcome(step.rate, passed, verdict="PASS" if passed else "FAIL"))
-        figures.append(assess(result.to_dict()))
+        figures.append(assess(result))
     return SearchRecord.build("sid", {}, search, figures, wall_s=400.0)
 
 

@@ -28,8 +28,8 @@ from loadgate.capacity.search_rule import (
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COLLECTOR
 from loadgate.measure.pipeline import Scope
-from loadgate.records.capacity import SearchRecord
 from loadgate.records.result import RunResult
+from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 
 BASE = RunSpec.from_params(

@@ -1,11 +1,14 @@
-"""Capacity search, bottleneck attribution and the revision comparison rule.
+"""Capacity: the highest rate a stack passes, and whether a candidate is worse than a baseline.
 
-Pure modules, no processes and no I/O; a driver (the runner, the CLI) feeds them real runs:
+The rules are pure (no processes, no I/O); the drivers feed them real runs:
 
-- `search`: which rate to offer next, until the highest rate that passes every gate is bracketed
-  to the precision and confirmed by a longer hold;
-- `attribution`: what gave way first in a run, each claim citing its figure, or "unknown";
-- `compare`: baseline against candidate, interleaved repeats, a regression decision per metric;
-- `records`: the shapes of `search.json` and `compare.json`, with round trips;
-- `fields`: typed reading of those JSON objects, with errors that name the field.
+- `search_rule`: which rate to offer next, until the highest rate that passes every gate is
+  bracketed to the precision and confirmed by a longer hold; `search_driver` runs each step;
+- `compare_rule`: baseline against candidate, interleaved repeats, a regression decision per
+  metric; `compare_driver` runs the schedule on fresh stacks;
+- `spread`: how far repeated searches of one stack land apart; `generator_bench`: how many
+  records per minute one k6 core generates.
+
+Bottleneck attribution is `loadgate.judge.attribution`; the records written are
+`loadgate.records.search` and `loadgate.records.compare`.
 """

@@ -33,8 +33,9 @@ from loadgate.judge.attribution import Attribution
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
 from loadgate.records import result as results
-from loadgate.records.capacity import COMPARE_FILE, CompareRecord, RepeatRecord, SearchRecord, Side
+from loadgate.records.compare import COMPARE_FILE, CompareRecord, RepeatRecord, Side
 from loadgate.records.fields import RecordError
+from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.stack import local
 from loadgate.stack.charm_stack import PreparedCharms

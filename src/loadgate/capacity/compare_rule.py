@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scipy.special import stdtrit  # pyright: ignore[reportMissingTypeStubs]
@@ -74,7 +74,7 @@ RULE = (
 @dataclass(frozen=True)
 class Metric:
     name: str
-    better: str  # HIGHER or LOWER
+    better: str = field(metadata=f.one_of((HIGHER, LOWER), f"{HIGHER} or {LOWER}"))
     margin: float  # minimum practical effect, relative (0.05: 5 %)
     unit: str
     resolution: float = 0.0  # relative half-width of one value's measurement (search precision)
@@ -90,17 +90,7 @@ class Metric:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "metric") -> Metric:
-        d = f.mapping(data, where)
-        better = f.text(d, "better", where)
-        if better not in (HIGHER, LOWER):
-            raise f.RecordError(f"{where}.better: must be {HIGHER} or {LOWER}; got {better!r}")
-        return cls(
-            name=f.text(d, "name", where),
-            better=better,
-            margin=f.number(d, "margin", where),
-            unit=f.text(d, "unit", where),
-            resolution=f.number(d, "resolution", where),
-        )
+        return f.read(cls, data, where)
 
 
 CAPACITY = Metric("capacity_per_min", HIGHER, 0.05, "records/min")
@@ -157,7 +147,7 @@ class MetricDecision:
     candidate (+0.10: 10 % worse) with their one-sided 95 % bounds; means are geometric."""
 
     metric: Metric
-    decision: str  # one of DECISIONS
+    decision: str = field(metadata=f.one_of(DECISIONS))
     baseline: tuple[float | None, ...]
     candidate: tuple[float | None, ...]
     baseline_mean: float | None
@@ -191,26 +181,7 @@ class MetricDecision:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "decision") -> MetricDecision:
-        d = f.mapping(data, where)
-        decision = f.text(d, "decision", where)
-        if decision not in DECISIONS:
-            raise f.RecordError(
-                f"{where}.decision: must be one of {', '.join(DECISIONS)}; got {decision!r}"
-            )
-        return cls(
-            metric=Metric.from_dict(d.get("metric"), f"{where}.metric"),
-            decision=decision,
-            baseline=tuple(f.opt_numbers(d, "baseline", where)),
-            candidate=tuple(f.opt_numbers(d, "candidate", where)),
-            baseline_mean=f.opt_number(d, "baseline_mean", where),
-            candidate_mean=f.opt_number(d, "candidate_mean", where),
-            change=f.opt_number(d, "change", where),
-            lower=f.opt_number(d, "lower", where),
-            upper=f.opt_number(d, "upper", where),
-            df=f.opt_number(d, "df", where),
-            repeats_needed=f.opt_integer(d, "repeats_needed", where),
-            reason=f.text(d, "reason", where),
-        )
+        return f.read(cls, data, where)
 
 
 def _t(df: float, confidence: float) -> float:

@@ -28,8 +28,8 @@ from loadgate.judge.attribution import Attribution, BottleneckFigures
 from loadgate.measure import pipeline as pipe
 from loadgate.measure.queries import PrometheusAPI
 from loadgate.records import result as results
-from loadgate.records.capacity import SEARCH_FILE, SearchRecord
 from loadgate.records.result import RunResult
+from loadgate.records.search import SEARCH_FILE, SearchRecord
 from loadgate.runner import run as runner
 from loadgate.runner.target import Progress, Target
 
@@ -227,7 +227,7 @@ def run_search(
                     + "; ".join(result.problems)
                 )
             outcome = outcome_of(step, result, time.monotonic() - step_started)
-            figures, attribution = run_figures.assess(result.to_dict())
+            figures, attribution = run_figures.assess(result)
             search.record(step, outcome)
             attributions.append((figures, attribution))
             rec = record()

@@ -207,18 +207,7 @@ class SearchPlan:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "plan") -> SearchPlan:
-        d = f.mapping(data, where)
-        return cls(
-            start_rate=f.integer(d, "start_rate", where),
-            min_rate=f.integer(d, "min_rate", where),
-            max_rate=f.integer(d, "max_rate", where),
-            precision=f.number(d, "precision", where),
-            growth=f.number(d, "growth", where),
-            probe_s=f.integer(d, "probe_s", where),
-            hold_s=f.integer(d, "hold_s", where),
-            max_steps=f.integer(d, "max_steps", where),
-            budget_s=f.integer(d, "budget_s", where),
-        )
+        return f.read(cls, data, where)
 
 
 @dataclass(frozen=True)
@@ -228,7 +217,7 @@ class Step:
     index: int  # position in the search, from 0
     rate: int  # offered log records per minute
     duration_s: int
-    phase: str  # PROBE or HOLD
+    phase: str = field(metadata=f.one_of(PHASES))
     attempt: int = 1  # 2: the retry of a step that failed
 
     @property
@@ -247,17 +236,7 @@ class Step:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "step") -> Step:
-        d = f.mapping(data, where)
-        phase = f.text(d, "phase", where)
-        if phase not in PHASES:
-            raise f.RecordError(f"{where}.phase: must be one of {', '.join(PHASES)}; got {phase!r}")
-        return cls(
-            index=f.integer(d, "index", where),
-            rate=f.integer(d, "rate", where),
-            duration_s=f.integer(d, "duration_s", where),
-            phase=phase,
-            attempt=f.integer(d, "attempt", where),
-        )
+        return f.read(cls, data, where)
 
 
 @dataclass(frozen=True)
@@ -294,20 +273,7 @@ class StepOutcome:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "outcome") -> StepOutcome:
-        d = f.mapping(data, where)
-        return cls(
-            rate=f.integer(d, "rate", where),
-            passed=f.boolean(d, "passed", where),
-            accepted_per_min=f.opt_number(d, "accepted_per_min", where),
-            p99_ms=f.opt_number(d, "p99_ms", where),
-            error_rate=f.opt_number(d, "error_rate", where),
-            queue_max=f.opt_number(d, "queue_max", where),
-            collector_cpu_cores=f.opt_number(d, "collector_cpu_cores", where),
-            loki_discarded=f.opt_integer(d, "loki_discarded", where),
-            verdict=f.opt_text(d, "verdict", where) or "",
-            run_id=f.opt_text(d, "run_id", where),
-            wall_s=f.opt_number(d, "wall_s", where),
-        )
+        return f.read(cls, data, where)
 
 
 @dataclass(frozen=True)
@@ -320,7 +286,7 @@ class SearchResult:
     `wall_s` the steps' wall time when every step reported one.
     """
 
-    status: str  # one of STATUSES
+    status: str = field(metadata=f.one_of(STATUSES))
     capacity_per_min: int | None
     confirmed: bool
     lowest_failing_per_min: int | None
@@ -349,23 +315,7 @@ class SearchResult:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "result") -> SearchResult:
-        d = f.mapping(data, where)
-        status = f.text(d, "status", where)
-        if status not in STATUSES:
-            raise f.RecordError(
-                f"{where}.status: must be one of {', '.join(STATUSES)}; got {status!r}"
-            )
-        return cls(
-            status=status,
-            capacity_per_min=f.opt_integer(d, "capacity_per_min", where),
-            confirmed=f.boolean(d, "confirmed", where),
-            lowest_failing_per_min=f.opt_integer(d, "lowest_failing_per_min", where),
-            precision=f.opt_number(d, "precision", where),
-            steps=f.integer(d, "steps", where),
-            load_s=f.integer(d, "load_s", where),
-            wall_s=f.opt_number(d, "wall_s", where),
-            summary=f.text(d, "summary", where),
-        )
+        return f.read(cls, data, where)
 
 
 @dataclass

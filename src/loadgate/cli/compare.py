@@ -21,7 +21,8 @@ from loadgate.capacity import compare_rule as rule
 from loadgate.capacity.compare_rule import MetricDecision, ScheduledRun
 from loadgate.capacity.search_rule import SearchPlan
 from loadgate.contract.spec import RunSpec, SpecError, is_run_id, new_run_id, parse_labels
-from loadgate.records.capacity import COMPARE_FILE, CompareRecord, SearchRecord
+from loadgate.records.compare import COMPARE_FILE, CompareRecord
+from loadgate.records.search import SearchRecord
 from loadgate.runner.target import Progress
 
 from ..stack import choice, local, orphans, runlock

@@ -1,6 +1,6 @@
 """`loadgate report`: report.md, report.html and PNGs from every run, search and comparison under
-the results folder. Reading and aggregation are loadgate.report.rows, the page loadgate.report.page,
-the plots loadgate.report.plots."""
+the results folder. Reading and aggregation are loadgate.report.content, the page
+loadgate.report.page, the plots loadgate.report.plots."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
+from loadgate.report import content as rep
 from loadgate.report import page, plots
-from loadgate.report import rows as rep
 
 from .. import paths
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, console, error, notice, stdout

@@ -34,7 +34,7 @@ from loadgate.contract.spec import RunSpec, SpecError, new_run_id
 from loadgate.judge.attribution import COMPONENTS
 from loadgate.measure.queries import QueryError
 from loadgate.records import result as results
-from loadgate.records.capacity import SearchRecord
+from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.runner.target import Progress
 

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .typed import read
+
 SUMMARY_FORMAT = "loadgate-k6-summary/1"
 
 
@@ -55,11 +57,11 @@ class Histogram:
 
 @dataclass(frozen=True)
 class ClientFigures:
-    """What the load generator measured: `client` of result.json."""
+    """What the load generator measured: `client` of result.json (without the histogram)."""
 
     requests: int
     failed: int
-    error_rate: float
+    error_rate: float | None  # failed / requests; None: not measured
     p99_ms: float | None
     records_sent: int
     records_accepted: int
@@ -75,6 +77,12 @@ class ClientFigures:
         d = asdict(self)
         d.pop("histogram")
         return d
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "client") -> ClientFigures:
+        """The figures `to_dict` wrote (or with a `histogram` object, as the charm's units send
+        them); RecordError names a bad field."""
+        return read(cls, data, where)
 
 
 def _int(d: Mapping[str, Any], key: str) -> int:

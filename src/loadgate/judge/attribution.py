@@ -26,7 +26,7 @@ k6's CPU seconds and the run's duration are known.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from loadgate.records import fields as f
@@ -83,17 +83,7 @@ class BottleneckFigures:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "figures") -> BottleneckFigures:
-        d = f.mapping(data, where)
-        values: dict[str, Any] = {}
-        for fl in fields(cls):
-            if fl.name == "failed_gates":
-                gates = None if d.get(fl.name) is None else f.strings(d, fl.name, where)
-                values[fl.name] = tuple(gates) if gates is not None else None
-            elif fl.name in _INT_FIELDS:
-                values[fl.name] = f.opt_integer(d, fl.name, where)
-            else:
-                values[fl.name] = f.opt_number(d, fl.name, where)
-        return cls(**values)
+        return f.read(cls, data, where)
 
 
 _INT_FIELDS = frozenset(
@@ -123,7 +113,7 @@ class Thresholds:
 class Claim:
     """One sign of giving way: the component, a sentence, the figure it rests on."""
 
-    component: str  # generator | collector | loki
+    component: str = field(metadata=f.one_of(COMPONENTS))
     text: str
     figure: str  # a BottleneckFigures field, or a ratio of two ("queue_max/queue_capacity")
     value: float
@@ -140,26 +130,14 @@ class Claim:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "claim") -> Claim:
-        d = f.mapping(data, where)
-        component = f.text(d, "component", where)
-        if component not in COMPONENTS:
-            raise f.RecordError(
-                f"{where}.component: must be one of {', '.join(COMPONENTS)}; got {component!r}"
-            )
-        return cls(
-            component=component,
-            text=f.text(d, "text", where),
-            figure=f.text(d, "figure", where),
-            value=f.number(d, "value", where),
-            threshold=f.text(d, "threshold", where),
-        )
+        return f.read(cls, data, where)
 
 
 @dataclass(frozen=True)
 class Attribution:
     """The verdict, the claims behind it (and signs elsewhere), missing figures, notes."""
 
-    verdict: str  # one of VERDICTS
+    verdict: str = field(metadata=f.one_of(VERDICTS))
     claims: tuple[Claim, ...] = ()
     missing: tuple[str, ...] = ()  # figures whose absence made the answer unknown
     notes: tuple[str, ...] = ()
@@ -186,18 +164,7 @@ class Attribution:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "attribution") -> Attribution:
-        d = f.mapping(data, where)
-        verdict = f.text(d, "verdict", where)
-        if verdict not in VERDICTS:
-            raise f.RecordError(
-                f"{where}.verdict: must be one of {', '.join(VERDICTS)}; got {verdict!r}"
-            )
-        return cls(
-            verdict=verdict,
-            claims=tuple(f.items(d, "claims", where, Claim.from_dict)),
-            missing=tuple(f.strings(d, "missing", where)),
-            notes=tuple(f.strings(d, "notes", where)),
-        )
+        return f.read(cls, data, where)
 
 
 def _num(value: float) -> str:

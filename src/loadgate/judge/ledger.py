@@ -6,13 +6,14 @@ guess; a step that holds more than the one before says so instead of showing a n
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from loadgate.contract.summary import ClientFigures
 from loadgate.measure.counters import Count
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
+from loadgate.records import fields as f
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class Step:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: object, where: str = "step") -> Step:
+        return f.read(cls, data, where)
+
 
 @dataclass(frozen=True)
 class Ledger:
@@ -34,8 +39,8 @@ class Ledger:
     acknowledged: int  # records the generator was told were accepted (2xx responses)
     # Other traffic the collector carried in the window (taken out of its steps): its count
     # (None: unknown, or none measured) and what it is.
-    other: int | None = None
-    other_note: str = ""
+    other: int | None = field(default=None, metadata=f.json_key("other_traffic"))
+    other_note: str = field(default="", metadata=f.json_key("other_traffic_note"))
 
     @property
     def balanced(self) -> bool:
@@ -65,6 +70,11 @@ class Ledger:
             "other_traffic": self.other,
             "other_traffic_note": self.other_note,
         }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "ledger") -> Ledger:
+        """The ledger `to_dict` wrote (its derived figures are recomputed, not read)."""
+        return f.read(cls, data, where)
 
 
 def _compare(prev: int | None, cur: int | None) -> tuple[int | None, int | None]:

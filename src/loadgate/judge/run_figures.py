@@ -1,11 +1,12 @@
-"""The figures bottleneck attribution reads, taken from a run's `result.json` (or its RunResult).
+"""The figures bottleneck attribution reads, taken from a run's RunResult (as written to
+`result.json` and read back by `records.result.read`).
 
-Pure: a mapping in, `BottleneckFigures` out. Each figure comes from one place of the result, and
-a figure the run did not measure (absent, null, or listed as unknown by the pipeline) stays None,
-never 0:
+Pure: a RunResult in, `BottleneckFigures` out. Each figure comes from one place of the result,
+and a figure the run did not measure (absent, None, or listed as unknown by the pipeline) stays
+None, never 0:
 
-- `spec`: the offered rate (arrival-rate executors only: `iterations_per_minute` x records per
-  iteration), the VU ceiling when the generator block lacks it;
+- `spec`: the offered rate (arrival-rate executors only: iterations per minute x records per
+  iteration);
 - `client` (k6's summary): accepted records per minute, duration, error rate, p99, dropped
   iterations;
 - `gates`: the names of the gates that failed;
@@ -23,16 +24,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from loadgate.judge.attribution import Attribution, BottleneckFigures, attribute
-
-ARRIVAL_EXECUTORS = ("constant-arrival-rate", "ramping-arrival-rate")
-
-
-def _map(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = data.get(key)
-    return value if isinstance(value, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
+from loadgate.measure.pipeline import PipelineFigures
+from loadgate.records.result import RunResult
 
 
 def _num(data: Mapping[str, Any], key: str) -> float | None:
+    """A number of the generator block (what a target measured of k6), None when absent."""
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -44,76 +41,57 @@ def _int(data: Mapping[str, Any], key: str) -> int | None:
     return int(value) if value is not None else None
 
 
-def _pipeline_int(pipeline: Mapping[str, Any], key: str) -> int | None:
-    """A pipeline count, None when missing or listed as unknown (a restart, no series)."""
-    if key in _map(pipeline, "unknown"):
-        return None
-    return _int(pipeline, key)
+def figures_from_result(result: RunResult) -> BottleneckFigures:
+    """The attribution figures of a run."""
+    spec, client, generator = result.spec, result.client, result.generator
+    pipe = result.pipeline or PipelineFigures.unmeasured("the run has no pipeline figures")
 
+    def count(name: str, value: int | None) -> int | None:
+        """A pipeline count, None when listed as unknown (a restart, no series)."""
+        return None if name in pipe.unknown else value
 
-def _offered(spec: Mapping[str, Any]) -> float | None:
-    if spec.get("executor") not in ARRIVAL_EXECUTORS:
-        return None
-    ipm = _num(spec, "iterations_per_minute")
-    lpr = _num(spec, "logs_per_request")
-    rpi = _num(spec, "requests_per_iteration")
-    if ipm is None or lpr is None:
-        return None
-    return ipm * lpr * (rpi if rpi is not None else 1.0)
-
-
-def _failed_gates(gates: object) -> tuple[str, ...] | None:
-    if not isinstance(gates, list):
-        return None
-    names: list[str] = []
-    for gate in gates:  # pyright: ignore[reportUnknownVariableType]
-        if not isinstance(gate, Mapping):
-            return None
-        if gate.get("passed") is not True:  # pyright: ignore[reportUnknownMemberType]
-            names.append(str(gate.get("name")))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-    return tuple(names)
-
-
-def figures_from_result(result: Mapping[str, Any]) -> BottleneckFigures:
-    """The attribution figures of a run, from its result.json object."""
-    spec, client = _map(result, "spec"), _map(result, "client")
-    pipeline, generator = _map(result, "pipeline"), _map(result, "generator")
-    vus_limit = _int(generator, "vus_limit")
+    offered = spec.offered_logs_per_minute
     return BottleneckFigures(
-        offered_per_min=_offered(spec),
-        accepted_per_min=_num(client, "records_per_minute"),
-        duration_s=_num(client, "duration_s") or _num(spec, "duration_s"),
-        error_rate=_num(client, "error_rate"),
-        p99_ms=_num(client, "p99_ms"),
-        failed_gates=_failed_gates(result.get("gates")),
+        offered_per_min=float(offered) if offered is not None else None,
+        accepted_per_min=client.records_per_minute,
+        duration_s=client.duration_s or spec.duration_s,
+        error_rate=client.error_rate,
+        p99_ms=client.p99_ms,
+        failed_gates=tuple(g.name for g in result.gates if not g.passed),
         machine_cores=_num(generator, "machine_cores"),
         k6_cpu_s=_num(generator, "k6_cpu_s"),
         k6_cpu_limit=_num(generator, "k6_cpu_limit"),
-        dropped_iterations=_int(client, "dropped_iterations"),
+        dropped_iterations=client.dropped_iterations,
         vus_max=_int(generator, "vus_max"),
-        vus_limit=vus_limit,
-        queue_max=_num(pipeline, "queue_size_max"),
-        queue_capacity=_num(pipeline, "queue_capacity"),
-        collector_refused=_pipeline_int(pipeline, "collector_refused"),
-        collector_enqueue_failed=_pipeline_int(pipeline, "collector_enqueue_failed"),
-        collector_send_failed=_pipeline_int(pipeline, "collector_failed"),
-        memory_limiter_refused=_pipeline_int(pipeline, "memory_limiter_refused"),
-        collector_cpu_max=_num(pipeline, "collector_cpu_max"),
-        collector_cpu_mean=_num(pipeline, "collector_cpu_mean"),
-        loki_received=_pipeline_int(pipeline, "loki_received"),
-        loki_discarded=_pipeline_int(pipeline, "loki_discarded"),
-        loki_push_p99_ms=_num(pipeline, "loki_push_p99_ms"),
-        other_traffic_per_min=_num(_map(_map(result, "delivered"), "other_traffic"), "per_minute"),
+        vus_limit=_int(generator, "vus_limit"),
+        queue_max=pipe.queue_size_max,
+        queue_capacity=pipe.queue_capacity,
+        collector_refused=count("collector_refused", pipe.collector_refused),
+        collector_enqueue_failed=count("collector_enqueue_failed", pipe.collector_enqueue_failed),
+        collector_send_failed=count("collector_failed", pipe.collector_failed),
+        memory_limiter_refused=count("memory_limiter_refused", pipe.memory_limiter_refused),
+        collector_cpu_max=pipe.collector_cpu_max,
+        collector_cpu_mean=pipe.collector_cpu_mean,
+        loki_received=count("loki_received", pipe.loki_received),
+        loki_discarded=count("loki_discarded", pipe.loki_discarded),
+        loki_push_p99_ms=pipe.loki_push_p99_ms,
+        other_traffic_per_min=_other_per_minute(result),
     )
 
 
-def assess(result: Mapping[str, Any]) -> tuple[BottleneckFigures, Attribution]:
+def assess(result: RunResult) -> tuple[BottleneckFigures, Attribution]:
     """The figures of a run and what they say gave way."""
     figures = figures_from_result(result)
     return figures, attribute(figures)
 
 
-def bottleneck_block(result: Mapping[str, Any]) -> dict[str, Any]:
+def bottleneck_block(result: RunResult) -> dict[str, Any]:
     """`bottleneck` of result.json: {"figures": ..., "attribution": ...}."""
     figures, attribution = assess(result)
     return {"figures": figures.to_dict(), "attribution": attribution.to_dict()}
+
+
+def _other_per_minute(result: RunResult) -> float | None:
+    """Other records per minute the collector carried in the run's window (issue 18)."""
+    other = result.delivered.other if result.delivered is not None else None
+    return other.per_minute if other is not None else None

@@ -12,6 +12,7 @@ from loadgate.measure import counters as cnt
 from loadgate.measure import queries as q
 from loadgate.measure.counters import Count, Counter, ProcessStart
 from loadgate.measure.queries import PrometheusAPI, to_ms
+from loadgate.records import fields as f
 
 MIB = 1024 * 1024
 # How far before the window a series' last sample is looked for (Prometheus' staleness period).
@@ -289,6 +290,10 @@ class PipelineFigures:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "pipeline") -> PipelineFigures:
+        return f.read(cls, data, where)
 
     def count(self, name: str) -> Count:
         value = getattr(self, name)

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from loadgate.measure import pipeline as pipe
 from loadgate.measure import queries as q
@@ -60,9 +60,10 @@ def step_for(start: float, end: float) -> float:
 
 @dataclass(frozen=True)
 class TimeSeries:
-    """One series: its samples (time in seconds, value in `unit`), or why it is missing."""
+    """One series: its samples (time in seconds, value in `unit`), or why it is missing. In
+    series.json its name is its key in `series`."""
 
-    name: str
+    name: str = field(metadata=f.mapping_key())
     query: str
     unit: str
     samples: tuple[tuple[float, float], ...] = ()
@@ -76,35 +77,13 @@ class TimeSeries:
             "missing": self.missing,
         }
 
-    @classmethod
-    def from_dict(cls, name: str, data: object, where: str) -> TimeSeries:
-        d = f.mapping(data, where)
-
-        def pair(value: object, at: str) -> tuple[float, float]:
-            if (
-                not isinstance(value, list)
-                or len(value) != 2  # pyright: ignore[reportUnknownArgumentType]
-                or not all(
-                    isinstance(x, int | float) and not isinstance(x, bool)
-                    for x in value  # pyright: ignore[reportUnknownVariableType]
-                )
-            ):
-                raise f.RecordError(f"{at}: expected [time, value], got {value!r}")
-            t, v = value  # pyright: ignore[reportUnknownVariableType]
-            return float(t), float(v)  # pyright: ignore[reportUnknownArgumentType]
-
-        return cls(
-            name=name,
-            query=f.text(d, "query", where),
-            unit=f.text(d, "unit", where),
-            samples=tuple(f.items(d, "samples", where, pair)),
-            missing=f.opt_text(d, "missing", where),
-        )
-
 
 @dataclass(frozen=True)
 class RunSeries:
     """series.json: the window asked for, the load's start and end, every series."""
+
+    FORMAT: ClassVar[str] = SERIES_FORMAT
+    FILE: ClassVar[str] = SERIES_FILE
 
     run_id: str
     start: float
@@ -130,25 +109,7 @@ class RunSeries:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "series") -> RunSeries:
-        d = f.mapping(data, where)
-        if d.get("format") != SERIES_FORMAT:
-            raise f.RecordError(
-                f"{where}.format: expected {SERIES_FORMAT!r}, got {d.get('format')!r}"
-            )
-        raw = f.obj(d, "series", where)
-        return cls(
-            run_id=f.text(d, "run_id", where),
-            start=f.number(d, "start", where),
-            end=f.number(d, "end", where),
-            step_s=f.number(d, "step_s", where),
-            load_started=f.number(d, "load_started", where),
-            load_ended=f.number(d, "load_ended", where),
-            series={
-                name: TimeSeries.from_dict(name, value, f"{where}.series.{name}")
-                for name, value in raw.items()
-            },
-            source=f.opt_text(d, "source", where) or "",
-        )
+        return f.read(cls, data, where)
 
 
 def series_from_answer(name: str, query: str, answer: Sequence[Series] | str) -> TimeSeries:

@@ -1,11 +1,12 @@
-"""RunResult: everything a run measured and judged, written as results/<run_id>/result.json."""
+"""RunResult: everything a run measured and judged, written as results/<run_id>/result.json,
+and read back from it (`read`, `read_all`): the one reader of result.json."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from loadgate.contract.gates import Gate
 from loadgate.contract.spec import RunSpec
@@ -13,7 +14,10 @@ from loadgate.contract.summary import ClientFigures
 from loadgate.judge.ledger import Ledger
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
+from loadgate.records import fields as f
+from loadgate.records import files
 
+RESULT_FORMAT = "loadgate-result/1"
 RESULT_FILE = "result.json"
 
 
@@ -28,9 +32,9 @@ class Delivery:
     source: str = "Loki LogQL instant query"
     # The collector's own log records Loki holds from the counters' window (the charm's
     # internal-telemetry loop: job otelcol-internal), apart from the run's.
-    own_stored: int | None = 0
-    own_query: str = ""
-    other: OtherTraffic | None = None
+    own_stored: int | None = field(default=0, metadata=f.json_key("collector_own_records"))
+    own_query: str = field(default="", metadata=f.json_key("collector_own_query"))
+    other: OtherTraffic | None = field(default=None, metadata=f.json_key("other_traffic"))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,9 +48,18 @@ class Delivery:
             "other_traffic": self.other.to_dict() if self.other else None,
         }
 
+    @classmethod
+    def from_dict(cls, data: object, where: str = "delivered") -> Delivery:
+        return f.read(cls, data, where)
+
 
 @dataclass(frozen=True)
 class RunResult:
+    """result.json. Its `labels` are the spec's, written beside it for other readers."""
+
+    FORMAT: ClassVar[str] = RESULT_FORMAT
+    FILE: ClassVar[str] = RESULT_FILE
+
     run_id: str
     target: str
     spec: RunSpec
@@ -68,7 +81,7 @@ class RunResult:
     # What the load generator used (k6's CPU seconds, the machine's cores, VUs), where the
     # target measures it; a figure it cannot measure is absent or None.
     generator: dict[str, Any] = field(default_factory=dict[str, Any])
-    # Bottleneck attribution: {"figures": ..., "attribution": ...} (capacity.run_figures).
+    # Bottleneck attribution: {"figures": ..., "attribution": ...} (judge.run_figures).
     bottleneck: dict[str, Any] | None = None
 
     @property
@@ -77,7 +90,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "format": "loadgate-result/1",
+            "format": RESULT_FORMAT,
             "run_id": self.run_id,
             "target": self.target,
             "started_at": self.started_at,
@@ -97,6 +110,11 @@ class RunResult:
             "generator": dict(self.generator),
             "bottleneck": self.bottleneck,
         }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "result") -> RunResult:
+        """The result `to_dict` wrote, each field checked; RecordError names a bad one."""
+        return f.read(cls, data, where)
 
 
 def run_dir(results_root: Path, run_id: str) -> Path:
@@ -118,15 +136,14 @@ def write(result: RunResult, results_root: Path) -> Path:
     return write_atomic(path, json.dumps(result.to_dict(), indent=2, sort_keys=False) + "\n")
 
 
-def load_rows(results_root: Path) -> list[dict[str, Any]]:
-    """Every result.json under the folder, oldest first."""
-    rows: list[dict[str, Any]] = []
-    for path in sorted(results_root.glob(f"*/{RESULT_FILE}")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(data, dict) and data.get("format") == "loadgate-result/1":
-            rows.append(data)
-    rows.sort(key=lambda r: r.get("started_at") or 0)
-    return rows
+def read(path: Path) -> RunResult:
+    """The result in a result.json; RecordError names the file and the field."""
+    return files.read(RunResult, path)
+
+
+def read_all(root: Path) -> files.Found[RunResult]:
+    """Every result.json under `root` (at any depth), oldest first; one of another format is
+    skipped with a note."""
+    found = files.read_all(RunResult, root)
+    ordered = sorted(found.records, key=lambda r: (r.started_at, r.run_id))
+    return files.Found(tuple(ordered), found.skipped)

@@ -13,9 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from loadgate.capacity.compare_rule import MetricDecision
 from loadgate.measure import timeseries as ts
-from loadgate.records.capacity import CompareRecord
-from loadgate.report.rows import UNKNOWN, Figure, Report, Row
+from loadgate.records.compare import CompareRecord
+from loadgate.report.content import Report
+from loadgate.report.naming import UNKNOWN
+from loadgate.report.rows import Figure, Row
+from loadgate.report.runs import Run
 
 
 @dataclass(frozen=True)
@@ -113,66 +117,59 @@ def _when(t: float | None) -> str:
     return "-" if t is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))
 
 
-def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
-    def describe(desc: Mapping[str, Any]) -> str:
-        # The side's name carries its sources, commits and workload versions; the description's
-        # plain values (settings, kind, preset, ...) say the rest; nested ones are in the file.
-        parts = [
-            f"{k}: {v if isinstance(v, str) else json.dumps(v)}"
-            for k, v in desc.items()
-            if isinstance(v, str | int | float | bool) and v != ""
-        ]
-        return "; ".join(parts[:8]) or "-"
+def _describe(desc: Mapping[str, Any]) -> str:
+    """A side's description in a line: its plain values (settings, kind, preset, ...); its name
+    carries its sources, commits and workload versions, and nested values are in the file."""
+    parts = [
+        f"{k}: {v if isinstance(v, str) else json.dumps(v)}"
+        for k, v in desc.items()
+        if isinstance(v, str | int | float | bool) and v != ""
+    ]
+    return "; ".join(parts[:8]) or "-"
 
+
+def _values(vs: Sequence[float | None]) -> str:
+    return "; ".join(_value(v) for v in vs) or "-"
+
+
+def decision_cells(d: MetricDecision) -> tuple[str, ...]:
+    """One metric's row of a comparison's table (COMPARE_COLUMNS)."""
+    bounds = (
+        "-"
+        if d.lower is None or d.upper is None
+        else f"[{d.lower * 100:+.1f}%, {d.upper * 100:+.1f}%]"
+    )
+    return (
+        f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better)",
+        _values(d.baseline),
+        _values(d.candidate),
+        _value(d.baseline_mean),
+        _value(d.candidate_mean),
+        "-" if d.change is None else f"{d.change * 100:+.1f}%",
+        bounds,
+        f"{d.metric.margin * 100:.0f}%",
+        d.decision + (f" (needs {d.repeats_needed} repeats a side)" if d.repeats_needed else ""),
+    )
+
+
+def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
     blocks: list[Block] = [
         Heading(f"{c.compare_id}: {c.baseline.name} vs {c.candidate.name}: {c.verdict}", 3),
         Para(
             f"Overall **{c.verdict}** (exit {c.exit_code}); {c.repeats} repeats a side, order "
-            f"{c.order}, {_when(c.started_at)}. Baseline: {describe(c.baseline.description)}. "
-            f"Candidate: {describe(c.candidate.description)}. Sources, commits and workload "
+            f"{c.order}, {_when(c.started_at)}. Baseline: {_describe(c.baseline.description)}. "
+            f"Candidate: {_describe(c.candidate.description)}. Sources, commits and workload "
             "versions of each side: its name, and in full in compare.json."
         ),
+        Table(COMPARE_COLUMNS, tuple(decision_cells(d) for d in c.decisions)),
     ]
-    rows: list[tuple[str, ...]] = []
-    for d in c.decisions:
-
-        def values(vs: Sequence[float | None]) -> str:
-            return "; ".join(_value(v) for v in vs) or "-"
-
-        bounds = (
-            "-"
-            if d.lower is None or d.upper is None
-            else f"[{d.lower * 100:+.1f}%, {d.upper * 100:+.1f}%]"
-        )
-        rows.append(
-            (
-                f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better)",
-                values(d.baseline),
-                values(d.candidate),
-                _value(d.baseline_mean),
-                _value(d.candidate_mean),
-                "-" if d.change is None else f"{d.change * 100:+.1f}%",
-                bounds,
-                f"{d.metric.margin * 100:.0f}%",
-                d.decision
-                + (f" (needs {d.repeats_needed} repeats a side)" if d.repeats_needed else ""),
-            )
-        )
-    blocks.append(
-        Table(
-            COMPARE_COLUMNS,
-            tuple(rows),
-        )
-    )
     if image:
         blocks.append(Image(image, f"comparison {c.compare_id}"))
     blocks.append(Para(f"Rule: {c.rule}"))
     return blocks
 
 
-def document(report: Report, images: Mapping[str, str]) -> list[Block]:
-    """The page. `images`: keys `knee`, `capacity`, `series:<run_id>`, `compare:<id>` -> the
-    PNG's file name next to the page."""
+def _intro(report: Report) -> list[Block]:
     rec = report.records
     blocks: list[Block] = [
         Heading("loadgate report", 1),
@@ -184,91 +181,131 @@ def document(report: Report, images: Mapping[str, str]) -> list[Block]:
     ]
     if rec.skipped:
         blocks += [Para("Skipped (a format this report does not read):"), Bullets(rec.skipped)]
-    blocks += [
+    return blocks
+
+
+def _rows_section(report: Report) -> list[Block]:
+    return [
         Heading("Per revision and scenario"),
         Table(ROW_COLUMNS, tuple(row_cells(r) for r in report.rows)),
         Para(HOW),
-        Heading("Capacity per revision"),
     ]
+
+
+def _capacity_section(report: Report, images: Mapping[str, str]) -> list[Block]:
+    blocks: list[Block] = [Heading("Capacity per revision")]
     if report.capacities:
-        blocks.append(
-            Table(
-                ("search", "revision", "scenario", "capacity", "status", "held", "bottleneck"),
-                tuple(
-                    (
-                        c.search_id,
-                        c.revision,
-                        c.scenario,
-                        c.text,
-                        c.status,
-                        "yes" if c.confirmed else "no",
-                        c.bottleneck or "-",
-                    )
-                    for c in report.capacities
-                ),
+        header = ("search", "revision", "scenario", "capacity", "status", "held", "bottleneck")
+        cells = tuple(
+            (
+                c.search_id,
+                c.revision,
+                c.scenario,
+                c.text,
+                c.status,
+                "yes" if c.confirmed else "no",
+                c.bottleneck or "-",
             )
+            for c in report.capacities
         )
+        blocks.append(Table(header, cells))
     else:
         blocks.append(Para("No searches recorded: capacity not measured (`loadgate search`)."))
-    blocks += [Image(images["capacity"], "capacity per revision")] if "capacity" in images else []
-    blocks.append(Heading("Knee curve"))
-    blocks.append(
+    if "capacity" in images:
+        blocks.append(Image(images["capacity"], "capacity per revision"))
+    return blocks
+
+
+def _knee_section(images: Mapping[str, str]) -> list[Block]:
+    blocks: list[Block] = [
+        Heading("Knee curve"),
         Para(
             "p99 and error rate against the offered rate, every step of every search (o passed, "
             "x failed; the dashed line is the search's capacity)."
-        )
-    )
-    blocks += [Image(images["knee"], "knee curve")] if "knee" in images else []
-    blocks.append(Heading("The collector over time"))
-    blocks.append(
+        ),
+    ]
+    if "knee" in images:
+        blocks.append(Image(images["knee"], "knee curve"))
+    return blocks
+
+
+def series_title(row: Row) -> str:
+    """The title of a row's latest run over time (its heading, its plot)."""
+    return f"{row.revision}, {row.scenario}, {row.load}: run {row.latest_run}"
+
+
+def _series_blocks(row: Row, data: ts.RunSeries | None, image: str | None) -> list[Block]:
+    title = series_title(row)
+    if data is None:
+        return [Para(f"{title}: not measured (the run has no {ts.SERIES_FILE}).")]
+    blocks: list[Block] = [Heading(title, 3)]
+    gone = ts.missing(data)
+    if gone:
+        blocks.append(Bullets(tuple(f"{name}: not measured ({why})" for name, why in gone.items())))
+    if image:
+        blocks.append(Image(image, title))
+    return blocks
+
+
+def _series_section(report: Report, images: Mapping[str, str]) -> list[Block]:
+    blocks: list[Block] = [
+        Heading("The collector over time"),
         Para(
             "For the latest run of each row: collector CPU (cores), RSS (MiB) and queue size "
             "from Prometheus range queries over the run (series.json); the load is shaded."
-        )
-    )
+        ),
+    ]
     for row in report.rows:
-        if row.latest_run is None:
-            continue
-        title = f"{row.revision}, {row.scenario}, {row.load}: run {row.latest_run}"
-        key = f"series:{row.latest_run}"
-        data = report.series.get(row.latest_run)
-        if data is None:
-            blocks.append(Para(f"{title}: not measured (the run has no {ts.SERIES_FILE})."))
-            continue
-        blocks.append(Heading(title, 3))
-        gone = ts.missing(data)
-        if gone:
-            blocks.append(
-                Bullets(tuple(f"{name}: not measured ({why})" for name, why in gone.items()))
-            )
-        if key in images:
-            blocks.append(Image(images[key], title))
-    blocks.append(Heading("Comparisons"))
-    if not rec.compares:
-        blocks.append(Para("No comparisons recorded (`loadgate compare`)."))
-    for c in rec.compares:
-        blocks += _comparison_blocks(c, images.get(f"compare:{c.compare_id}"))
-    blocks.append(Heading("Runs"))
-    blocks.append(
-        Table(
-            ("run", "date", "revision", "scenario", "offered", "verdict", "search step"),
-            tuple(
-                (
-                    r.run_id,
-                    _when(r.started_at),
-                    r.revision,
-                    r.scenario,
-                    UNKNOWN
-                    if r.offered_per_min is None and r.vus is None
-                    else (f"{r.offered_per_min:,}/min" if r.offered_per_min else f"{r.vus} VUs"),
-                    r.verdict,
-                    "yes" if r.run_id in report.step_runs else "",
-                )
-                for r in rec.runs
-            ),
-        )
-    )
+        if row.latest_run is not None:
+            data = report.series.get(row.latest_run)
+            blocks += _series_blocks(row, data, images.get(f"series:{row.latest_run}"))
     return blocks
+
+
+def _comparisons_section(report: Report, images: Mapping[str, str]) -> list[Block]:
+    compares = report.records.compares
+    blocks: list[Block] = [Heading("Comparisons")]
+    if not compares:
+        blocks.append(Para("No comparisons recorded (`loadgate compare`)."))
+    for c in compares:
+        blocks += _comparison_blocks(c, images.get(f"compare:{c.compare_id}"))
+    return blocks
+
+
+def _runs_section(report: Report) -> list[Block]:
+    def load(r: Run) -> str:
+        if r.offered_per_min is None and r.vus is None:
+            return UNKNOWN
+        return f"{r.offered_per_min:,}/min" if r.offered_per_min else f"{r.vus} VUs"
+
+    header = ("run", "date", "revision", "scenario", "offered", "verdict", "search step")
+    cells = tuple(
+        (
+            r.run_id,
+            _when(r.started_at),
+            r.revision,
+            r.scenario,
+            load(r),
+            r.verdict,
+            "yes" if r.run_id in report.step_runs else "",
+        )
+        for r in report.records.runs
+    )
+    return [Heading("Runs"), Table(header, cells)]
+
+
+def document(report: Report, images: Mapping[str, str]) -> list[Block]:
+    """The page. `images`: keys `knee`, `capacity`, `series:<run_id>`, `compare:<id>` -> the
+    PNG's file name next to the page."""
+    return [
+        *_intro(report),
+        *_rows_section(report),
+        *_capacity_section(report, images),
+        *_knee_section(images),
+        *_series_section(report, images),
+        *_comparisons_section(report, images),
+        *_runs_section(report),
+    ]
 
 
 # ---- Markdown ------------------------------------------------------------------------------

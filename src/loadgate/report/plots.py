@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from loadgate.measure import timeseries as ts
-from loadgate.records.capacity import CompareRecord
-from loadgate.report.rows import Capacity, KneeCurve
+from loadgate.records.compare import CompareRecord
+from loadgate.report.capacity import Capacity, KneeCurve
 
 NOT_MEASURED = "not measured"
 

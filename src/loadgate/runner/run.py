@@ -240,7 +240,7 @@ class RunSteps:
             restarts=restarts_block(self.tracker, service_states(self.target), self.started),
             problems=self.problems, generator=self.generator,
         )  # fmt: skip
-        return replace(result, bottleneck=run_figures.bottleneck_block(result.to_dict()))
+        return replace(result, bottleneck=run_figures.bottleneck_block(result))
 
     def _environment(self) -> dict[str, Any]:
         env = dict(self.target.environment())

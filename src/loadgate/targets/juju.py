@@ -157,12 +157,14 @@ class JujuTarget:
                 f"(duration {self._total:.0f}s)"
             )
         client = state.client
+        # Progress shows 0 until the units report figures (a summary always has an error rate).
+        error_rate = client.error_rate if client else None
         self._last = Progress(
             elapsed,
             self._total,
             client.records_sent if client else 0,
             client.records_accepted if client else 0,
-            client.error_rate if client else 0.0,
+            error_rate if error_rate is not None else 0.0,
             f"{self.k6_app}: {state.status}",
         )
         return self._last

@@ -25,7 +25,8 @@ from loadgate.capacity.search_rule import SearchPlan, Step, StepOutcome, run_sea
 from loadgate.judge.attribution import BottleneckFigures, attribute
 from loadgate.measure import timeseries as ts
 from loadgate.measure.pipeline import Scope
-from loadgate.records.capacity import CompareRecord, RepeatRecord, SearchRecord, Side
+from loadgate.records.compare import CompareRecord, RepeatRecord, Side
+from loadgate.records.search import SearchRecord
 
 HERE = Path(__file__).parent
 OUT = HERE / "results"

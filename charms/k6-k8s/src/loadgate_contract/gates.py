@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from loadgate.contract.spec import RunSpec
-from loadgate.contract.summary import ClientFigures
+from .spec import RunSpec
+from .summary import ClientFigures
+from .typed import read
 
 PASS = "PASS"  # noqa: S105 (a verdict, not a password)
 FAIL = "FAIL"
@@ -22,6 +23,10 @@ class Gate:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "gate") -> Gate:
+        return read(cls, data, where)
 
 
 def _gate(name: str, op: str, limit: float, value: float | None, unit: str, source: str) -> Gate:
