@@ -5,6 +5,8 @@ Fix a failure with `scripts/sync-charm-files`; never edit the copies by hand.
 
 from __future__ import annotations
 
+import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,21 @@ def test_copy_equals_source(source: Path, copy: Path, pattern: str) -> None:
     assert not extra, f"{hint}extra {extra}{hint_end}"
     differ = sorted(name for name in set(src) & set(dst) if src[name] != dst[name])
     assert not differ, f"{hint}different {differ}{hint_end}"
+
+
+def test_the_contract_imports_only_the_standard_library_and_itself() -> None:
+    """The charm's copy is `loadgate_contract`, without loadgate: an absolute import of
+    `loadgate.contract` would fail in the packed charm."""
+    outside: list[str] = []
+    for path in sorted((ROOT / "src" / "loadgate" / "contract").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            outside += [
+                f"{path.name}: {n}" for n in names if n.split(".")[0] not in sys.stdlib_module_names
+            ]
+    assert outside == []

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loadgate.contract.spec import ARRIVAL_EXECUTORS, RunSpec
+from .spec import ARRIVAL_EXECUTORS, RunSpec
 
 SCENARIO_FILES = {"otlp-logs": "otlp-logs.js"}
 # k6 allocates a short-lived string per request: a higher GC target costs a little memory and

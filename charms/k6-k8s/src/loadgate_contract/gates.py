@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from loadgate.contract.spec import RunSpec
-from loadgate.contract.summary import ClientFigures
+from .spec import RunSpec
+from .summary import ClientFigures
 
 PASS = "PASS"  # noqa: S105 (a verdict, not a password)
 FAIL = "FAIL"
