@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,7 +29,7 @@ def built_bin_dir() -> Path:
 def charm_default() -> PreparedCharms:
     """What `loadgate run` runs when told nothing: the pinned otelcol and Loki revisions,
     rendered by their charms (needs ../shared/charm-sources, like CI)."""
-    prepared = choice.request(argparse.Namespace()).prepare()
+    prepared = choice.request(choice.StackFlags()).prepare()
     assert isinstance(prepared, PreparedCharms)
     return prepared
 

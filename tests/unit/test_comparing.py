@@ -18,6 +18,7 @@ from loadgate.capacity import compare_rule as rule
 from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, ScheduledRun
 from loadgate.capacity.search_rule import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
 from loadgate.cli import compare as compare_cli
+from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger, run_figures
@@ -28,6 +29,8 @@ from loadgate.records.result import RunResult
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.stack import local, profile
+from loadgate.stack.choice import StackFlags
+from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
 
 P99, CPU = rule.P99_AT_RATE.name, rule.CPU_PER_1000.name
@@ -61,14 +64,14 @@ def test_charm_options_repeat_and_add_after_the_shared_ones() -> None:
     side = comparing.parse_side(
         "baseline", ["charm-config=queue_size=10", "charm-config='cpu=1 core'", "loki=@main"]
     )
-    shared = {"charm_config": ["queue_size=5"], "loki_charm": None, "profile": "charm-default"}
-    merged = comparing.overrides_namespace(shared, side)
-    assert merged == {
-        "charm_config": ["queue_size=5", "queue_size=10", "cpu=1 core"],
-        "loki_charm": "@main",
-        "profile": "charm-default",
-    }
-    assert shared["charm_config"] == ["queue_size=5"]  # the shared flags are not changed
+    shared = StackFlags(charm_config=("queue_size=5",), loki_charm=None, profile="charm-default")
+    merged = compare_cli.side_flags(shared, side)
+    assert merged == StackFlags(
+        charm_config=("queue_size=5", "queue_size=10", "cpu=1 core"),
+        loki_charm="@main",
+        profile="charm-default",
+    )
+    assert shared.charm_config == ("queue_size=5",)  # the shared flags are not changed
 
 
 @pytest.mark.parametrize(
@@ -334,45 +337,63 @@ def test_an_interrupt_or_a_broken_stack_leaves_a_partial_record(
 
 @dataclass
 class FakeStack:
+    """A stack, its target and runs that record what happens to them."""
+
     events: list[str] = field(default_factory=list[str])
     p99: dict[str, float | None] = field(default_factory=dict[str, float | None])
     fail_run: BaseException | None = None
+    fail_up: BaseException | None = None
+
+    def up(self, what: Any, ports: Ports, **kw: Any) -> Any:
+        if self.fail_up is not None:
+            raise self.fail_up
+        self.events.append(f"up queue={what.queue_size} owner={kw['owner'].run_id}")
+        return "info"
+
+    def down(self, root: Path | None = None, timeout: float = 20.0) -> list[str]:
+        self.events.append("down")
+        return []
+
+    def open_target(self, info: Any) -> Any:
+        assert info == "info"
+        events = self.events
+
+        class Target:
+            def close(self) -> None:
+                events.append("close")
+
+        return Target()
+
+    def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
+        self.events.append(f"run {spec.run_id} {spec.rate} {sorted(spec.labels.items())}")
+        if self.fail_run is not None:
+            raise self.fail_run
+        result = run_result(spec.run_id, self.p99.get(spec.run_id, 10.0), 0.5)
+        return replace(result, bottleneck=run_figures.bottleneck_block(result))
+
+    @property
+    def ops(self) -> StackOps:
+        return StackOps(up=self.up, down=self.down)
+
+    def seams(self, **more: Any) -> Seams:
+        """The command line's seams on this stack (binaries: all built)."""
+        return Seams(
+            build_missing=lambda *a, **kw: cli.EXIT_OK,  # pyright: ignore[reportUnknownLambdaType]
+            stack=self.ops,
+            open_target=self.open_target,
+            execute=self.execute,
+            **more,
+        )
 
 
 @pytest.fixture
-def fake_stack(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeStack:
-    state = FakeStack()
-
-    def up(what: Any, ports: Ports, **kw: Any) -> Any:
-        state.events.append(f"up queue={what.queue_size} owner={kw['owner'].run_id}")
-        return "info"
-
-    def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
-        state.events.append("down")
-        return []
-
-    class Target:
-        def __init__(self, info: Any) -> None:
-            assert info == "info"
-
-        def close(self) -> None:
-            state.events.append("close")
-
-    def execute(spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
-        state.events.append(f"run {spec.run_id} {spec.rate} {sorted(spec.labels.items())}")
-        if state.fail_run is not None:
-            raise state.fail_run
-        result = run_result(spec.run_id, state.p99.get(spec.run_id, 10.0), 0.5)
-        return replace(result, bottleneck=run_figures.bottleneck_block(result))
-
-    monkeypatch.setattr(local, "up", up)
-    monkeypatch.setattr(local, "down", down)
-    monkeypatch.setattr(comparing, "LocalTarget", Target)
-    monkeypatch.setattr(runner, "execute", execute)
-    return state
+def fake_stack() -> FakeStack:
+    return FakeStack()
 
 
-def repeats_on(tmp_path: Path, metrics: str = "p99,cpu", **kw: Any) -> comparing.LocalRepeats:
+def repeats_on(
+    tmp_path: Path, fake: FakeStack, metrics: str = "p99,cpu", **kw: Any
+) -> comparing.LocalRepeats:
     return comparing.LocalRepeats(
         root=tmp_path / "stack",
         ports=Ports.from_base(None),
@@ -380,6 +401,9 @@ def repeats_on(tmp_path: Path, metrics: str = "p99,cpu", **kw: Any) -> comparing
         results_root=tmp_path / "results",
         compare_id="cmp",
         metrics=comparing.parse_metrics(metrics),
+        stack=fake.ops,
+        open_target=fake.open_target,
+        execute=fake.execute,
         **kw,
     )
 
@@ -387,7 +411,7 @@ def repeats_on(tmp_path: Path, metrics: str = "p99,cpu", **kw: Any) -> comparing
 def test_each_run_gets_a_fresh_stack_of_its_side_stopped_after_it(
     tmp_path: Path, fake_stack: FakeStack
 ) -> None:
-    repeat = repeats_on(tmp_path)
+    repeat = repeats_on(tmp_path, fake_stack)
     record = comparing.drive(
         "cmp", A, B, repeats=2, metrics=repeat.metrics, run_one=repeat,
         results_root=tmp_path / "results",
@@ -411,7 +435,7 @@ def test_each_run_gets_a_fresh_stack_of_its_side_stopped_after_it(
 
 
 def test_each_run_says_what_gave_way_from_its_result(tmp_path: Path, fake_stack: FakeStack) -> None:
-    outcome = repeats_on(tmp_path)(ScheduledRun(0, BASELINE, 1), A)
+    outcome = repeats_on(tmp_path, fake_stack)(ScheduledRun(0, BASELINE, 1), A)
     block = run_figures.bottleneck_block(run_result("cmp-b1", 10.0, 0.5))
     expected = Attribution.from_dict(block["attribution"]).summary
     assert outcome.bottleneck == expected
@@ -422,7 +446,7 @@ def test_each_run_says_what_gave_way_from_its_result(tmp_path: Path, fake_stack:
 
 def test_ctrl_c_during_a_run_still_stops_its_stack(tmp_path: Path, fake_stack: FakeStack) -> None:
     fake_stack.fail_run = KeyboardInterrupt()
-    repeat = repeats_on(tmp_path)
+    repeat = repeats_on(tmp_path, fake_stack)
     with pytest.raises(KeyboardInterrupt):
         comparing.drive(
             "cmp", A, B, repeats=2, metrics=repeat.metrics, run_one=repeat,
@@ -438,7 +462,7 @@ def test_a_failed_run_contributes_unknown_values_and_the_comparison_goes_on(
     tmp_path: Path, fake_stack: FakeStack
 ) -> None:
     fake_stack.fail_run = runner.RunError("k6 exited with code 107")
-    repeat = repeats_on(tmp_path)
+    repeat = repeats_on(tmp_path, fake_stack)
     outcome = repeat(ScheduledRun(0, BASELINE, 1), A)
     assert outcome.values == {P99: None, CPU: None}
     assert outcome.verdict is None
@@ -447,14 +471,11 @@ def test_a_failed_run_contributes_unknown_values_and_the_comparison_goes_on(
 
 
 def test_a_stack_that_does_not_start_aborts_the_comparison(
-    tmp_path: Path, fake_stack: FakeStack, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake_stack: FakeStack
 ) -> None:
-    def broken(*args: Any, **kw: Any) -> Any:
-        raise local.StackError("port 4318 is in use")
-
-    monkeypatch.setattr(local, "up", broken)
+    fake_stack.fail_up = local.StackError("port 4318 is in use")
     with pytest.raises(comparing.AbortedError, match="the candidate stack did not start: port"):
-        repeats_on(tmp_path)(ScheduledRun(1, CANDIDATE, 1), B)
+        repeats_on(tmp_path, fake_stack)(ScheduledRun(1, CANDIDATE, 1), B)
 
 
 @dataclass
@@ -488,7 +509,7 @@ def test_capacity_comes_from_a_search_on_the_same_fresh_stack(
     tmp_path: Path, fake_stack: FakeStack
 ) -> None:
     search = FakeSearch(FOUND, 210_000)
-    repeat = repeats_on(tmp_path, "capacity,p99", search=search)
+    repeat = repeats_on(tmp_path, fake_stack, "capacity,p99", search=search)
     outcome = repeat(ScheduledRun(1, CANDIDATE, 1), B)
     assert outcome.values == {rule.CAPACITY.name: 210_000.0, P99: 10.0}
     assert search.calls == [("cmp-c1-s", 60, CANDIDATE)]
@@ -501,7 +522,9 @@ def test_capacity_comes_from_a_search_on_the_same_fresh_stack(
 def test_a_search_without_a_knee_gives_no_capacity_value(
     tmp_path: Path, fake_stack: FakeStack
 ) -> None:
-    repeat = repeats_on(tmp_path, "capacity", search=FakeSearch(AT_LEAST_MAX, 1_000_000))
+    repeat = repeats_on(
+        tmp_path, fake_stack, "capacity", search=FakeSearch(AT_LEAST_MAX, 1_000_000)
+    )
     outcome = repeat(ScheduledRun(0, BASELINE, 1), A)
     assert outcome.values == {rule.CAPACITY.name: None}
     assert "ended at-least-max" in outcome.notes[0]
@@ -510,7 +533,9 @@ def test_a_search_without_a_knee_gives_no_capacity_value(
     def fails(*args: Any, **kw: Any) -> SearchRecord:
         raise runner.RunError("the stack did not settle")
 
-    failed = repeats_on(tmp_path, "capacity", search=fails)(ScheduledRun(0, BASELINE, 1), A)
+    failed = repeats_on(tmp_path, fake_stack, "capacity", search=fails)(
+        ScheduledRun(0, BASELINE, 1), A
+    )
     assert failed.values == {rule.CAPACITY.name: None}
     assert "the capacity search failed, capacity unknown: the stack did not settle" in failed.notes
 
@@ -523,7 +548,6 @@ def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
     results = tmp_path / "results"
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
-    monkeypatch.setattr(compare_cli, "build_missing", lambda *a, **kw: 0)  # pyright: ignore[reportUnknownArgumentType, reportUnknownLambdaType]
     return results
 
 
@@ -554,23 +578,20 @@ NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
 )  # fmt: skip
 def test_bad_input_is_refused_with_exit_2_and_nothing_starts(
     cli_env: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    fake_stack: FakeStack,
     capsys: pytest.CaptureFixture[str],
     argv: list[str],
     message: str,
 ) -> None:
-    def never(*args: Any, **kw: Any) -> Any:
-        raise AssertionError("a stack was started")
-
-    monkeypatch.setattr(local, "up", never)
-    assert cli.main(["compare", *argv]) == cli.EXIT_BAD_INPUT
+    fake_stack.fail_up = AssertionError("a stack was started")
+    assert cli.main(["compare", *argv], seams=fake_stack.seams()) == cli.EXIT_BAD_INPUT
     err = " ".join(capsys.readouterr().err.split())
     assert message in err
     assert not cli_env.exists()
 
 
 def test_a_running_stack_is_refused_before_any_run(
-    cli_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    cli_env: Path, fake_stack: FakeStack, capsys: pytest.CaptureFixture[str]
 ) -> None:
     @dataclass
     class Running:
@@ -580,8 +601,12 @@ def test_a_running_stack_is_refused_before_any_run(
         def pebble_alive(self) -> bool:
             return True
 
-    monkeypatch.setattr(local, "read_info", lambda root: Running())  # pyright: ignore[reportUnknownArgumentType, reportUnknownLambdaType]
-    assert cli.main(["compare", *NOP, *NOP_5000]) == cli.EXIT_BAD_INPUT
+    def running(root: Path) -> Any:
+        return Running()
+
+    seams = fake_stack.seams()
+    seams = replace(seams, stack=replace(seams.stack, read_info=running))
+    assert cli.main(["compare", *NOP, *NOP_5000], seams=seams) == cli.EXIT_BAD_INPUT
     err = " ".join(capsys.readouterr().err.split())
     assert "a stack is running at" in err
     assert "loadgate stack down" in err
@@ -592,7 +617,7 @@ def test_the_command_prints_the_table_writes_compare_json_and_exits_with_its_ver
 ) -> None:
     fake_stack.p99 = {"cmpx-b1": 10.0, "cmpx-b2": 10.2, "cmpx-c1": 13.0, "cmpx-c2": 13.26}
     code = cli.main(["compare", *NOP, *NOP_5000, "--repeats", "2", "--compare-id", "cmpx",
-                     "--duration", "10s"])  # fmt: skip
+                     "--duration", "10s"], seams=fake_stack.seams())  # fmt: skip
     out = capsys.readouterr()
     stored = json.loads((cli_env / "cmpx" / "compare.json").read_text())
     assert code == stored["exit_code"] == 1
@@ -611,8 +636,9 @@ def test_the_command_prints_the_table_writes_compare_json_and_exits_with_its_ver
 
 
 def test_compare_ids_with_results_are_refused(
-    cli_env: Path, capsys: pytest.CaptureFixture[str]
+    cli_env: Path, fake_stack: FakeStack, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (cli_env / "old-c2").mkdir(parents=True)
-    assert cli.main(["compare", *NOP, *NOP_5000, "--repeats", "2", "--compare-id", "old"]) == 2
+    argv = ["compare", *NOP, *NOP_5000, "--repeats", "2", "--compare-id", "old"]
+    assert cli.main(argv, seams=fake_stack.seams()) == 2
     assert "--compare-id: old already has results" in " ".join(capsys.readouterr().err.split())

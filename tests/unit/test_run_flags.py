@@ -3,8 +3,8 @@ as typed (never read as markup), and nothing started, built or written."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +13,10 @@ import pytest
 from loadgate import cli
 from loadgate.build import binaries
 from loadgate.cli import binaries as binaries_cli
-from loadgate.cli import run as run_cli
-from loadgate.stack import local
+from loadgate.cli import flags as cli_flags
+from loadgate.cli.seams import Seams
+from loadgate.stack.ops import StackOps
+from loadgate.stack.profile import Profile
 
 BAD: dict[str, list[str]] = {
     "--scenario": ["nope", ""],
@@ -54,16 +56,25 @@ def returns(value: Any) -> Callable[..., Any]:
     return stand_in
 
 
+def forbidden(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError(f"started something: {args!r}")
+
+
+# Resolving a stack (charm rendering), a build, a stack, a session or a run: any is an error.
+NOTHING_STARTS = Seams(
+    resolve_stack=forbidden,
+    build_missing=forbidden,
+    stack=StackOps(up=forbidden, down=forbidden),
+    open_target=forbidden,
+    session=forbidden,
+    execute=forbidden,
+    run_search=forbidden,
+)
+
+
 @pytest.fixture
 def nothing_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Isolated folders, and any attempt to start a process, a build or a stack fails."""
-
-    def forbidden(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError(f"started something: {args!r}")
-
-    monkeypatch.setattr(subprocess, "Popen", forbidden)
-    monkeypatch.setattr(local, "up", forbidden)
-    monkeypatch.setattr(binaries, "ensure", forbidden)
+    """Isolated folders; the commands get NOTHING_STARTS as their seams (run_main)."""
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("LOADGATE_BIN_DIR", str(tmp_path / "bin"))
@@ -72,7 +83,7 @@ def nothing_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def run_main(argv: list[str]) -> int:
     try:
-        return cli.main(argv)
+        return cli.main(argv, seams=NOTHING_STARTS)
     except SystemExit as exc:  # argparse refuses choices and typed flags itself
         return exc.code if isinstance(exc.code, int) else -1
 
@@ -177,33 +188,30 @@ def test_a_run_id_that_already_has_results_is_refused(
     assert "--run-id: r1 already has results" in capsys.readouterr().err
 
 
+def failing_build(*args: Any, **kwargs: Any) -> None:
+    raise binaries.BuildError("go: command not found")
+
+
+# The real build_missing, with k6 missing and its build failing.
+FAILING_BUILD = partial(binaries_cli.build_missing, missing=returns(["k6"]), ensure=failing_build)
+
+
 def test_run_errors_carry_the_run_prefix_not_binaries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
-    monkeypatch.setattr(binaries, "missing", returns(["k6"]))
-
-    def fail(*args: Any, **kwargs: Any) -> None:
-        raise binaries.BuildError("go: command not found")
-
-    monkeypatch.setattr(binaries, "ensure", fail)
-    assert cli.main(["run"]) == cli.EXIT_BAD_INPUT
+    seams = Seams(resolve_stack=returns(Profile()), build_missing=FAILING_BUILD)
+    assert cli.main(["run"], seams=seams) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "loadgate run: go: command not found" in err
     assert "loadgate binaries:" not in err
 
 
 def test_build_errors_of_binaries_keep_their_own_prefix(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(binaries, "missing", returns(["k6"]))
-
-    def fail(*args: Any, **kwargs: Any) -> None:
-        raise binaries.BuildError("go: command not found")
-
-    monkeypatch.setattr(binaries, "ensure", fail)
-    assert binaries_cli.build_missing(["k6"]) == cli.EXIT_BAD_INPUT
+    assert FAILING_BUILD(["k6"]) == cli.EXIT_BAD_INPUT
     assert "loadgate binaries: go: command not found" in capsys.readouterr().err
 
 
@@ -219,4 +227,4 @@ def test_the_flags_of_run_are_all_covered() -> None:
         if opt.startswith("--") and opt != "--help"  # pyright: ignore[reportUnknownMemberType]
     }
     assert flags == {*BAD, "--keep-stack"}
-    assert run_cli.MAX_DRAIN_TIMEOUT == 86400
+    assert cli_flags.MAX_DRAIN_TIMEOUT == 86400

@@ -3,21 +3,24 @@ started it, stacks left by dead runs found, and SIGTERM / SIGHUP handled like Ct
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from runresults import run_result
 
 from loadgate import cli
-from loadgate.cli import run as run_cli
+from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
+from loadgate.records.result import RunResult
 from loadgate.runner.run import RunError
 from loadgate.stack import local, runlock
+from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
 from loadgate.stack.procs import ProcessId
 from loadgate.stack.profile import Profile
@@ -35,11 +38,47 @@ def returns(value: Any) -> Callable[..., Any]:
 
 
 class Calls:
-    def __init__(self) -> None:
+    """cmd_run's world as recorders: stacks started and stopped, targets closed, runs made."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
         self.started: list[local.Owner | None] = []
         self.downs = 0
         self.closed = 0
         self.ran = 0
+        self.seams = Seams(
+            # The stack asked for, resolved: a hand profile here (no charm rendering).
+            resolve_stack=returns(Profile()),
+            build_missing=returns(cli.EXIT_OK),
+            stack=StackOps(up=self.up, down=self.down),
+            open_target=self.open_target,
+            execute=self.execute,
+        )
+
+    def up(self, what: Any, ports: Ports, **kw: Any) -> local.StackInfo:
+        self.started.append(kw["owner"])
+        return info_of(self.root, kw["owner"])
+
+    def down(self, root: Path | None = None, timeout: float = 20.0) -> list[str]:
+        self.downs += 1
+        return []
+
+    def open_target(self, info: local.StackInfo) -> Any:
+        calls = self
+
+        class Target:
+            def close(self) -> None:
+                calls.closed += 1
+
+        return Target()
+
+    def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
+        self.ran += 1
+        return run_result(spec)  # complete and passed
+
+    def with_stack(self, **ops: Any) -> Seams:
+        """The seams with these stack operations replaced."""
+        return replace(self.seams, stack=replace(self.seams.stack, **ops))
 
 
 def info_of(root: Path, owner: local.Owner | None, pebble: ProcessId | None = None) -> Any:
@@ -73,40 +112,10 @@ def healthy(info: local.StackInfo, sick: dict[str, str] | None = None) -> local.
 @pytest.fixture
 def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Calls:
     """cmd_run with the stack, k6 and the load replaced by recorders."""
-    calls = Calls()
     root = tmp_path / "stack"
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(root))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
-    monkeypatch.setattr(run_cli, "build_missing", returns(cli.EXIT_OK))
-    # The stack asked for, resolved: a hand profile here (no charm rendering in these tests).
-    monkeypatch.setattr(run_cli, "prepare_stack", returns(Profile()))
-
-    def start_stack(
-        args: argparse.Namespace, owner: local.Owner | None = None, what: Any = None
-    ) -> Any:
-        calls.started.append(owner)
-        return info_of(root, owner)
-
-    def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
-        calls.downs += 1
-        return []
-
-    class Target:
-        def __init__(self, info: local.StackInfo):
-            pass
-
-        def close(self) -> None:
-            calls.closed += 1
-
-    def run_with(target: Any, spec: RunSpec, args: argparse.Namespace, **kw: Any) -> int:
-        calls.ran += 1
-        return cli.EXIT_OK
-
-    monkeypatch.setattr(run_cli, "start_stack", start_stack)
-    monkeypatch.setattr(local, "down", down)
-    monkeypatch.setattr(run_cli, "LocalTarget", Target)
-    monkeypatch.setattr(run_cli, "run_with", run_with)
-    return calls
+    return Calls(root)
 
 
 def root_of() -> Path:
@@ -117,19 +126,14 @@ def root_of() -> Path:
     ("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)]
 )
 def test_a_stop_signal_mid_run_stops_the_load_and_the_stack_it_started(
-    flow: Calls,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    sig: int,
-    code: int,
+    flow: Calls, capsys: pytest.CaptureFixture[str], sig: int, code: int
 ) -> None:
-    def run_with(target: Any, spec: RunSpec, args: argparse.Namespace, **kw: Any) -> int:
+    def execute(spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
         os.kill(os.getpid(), sig)
         time.sleep(5)
         raise AssertionError("the signal did not interrupt the run")
 
-    monkeypatch.setattr(run_cli, "run_with", run_with)
-    assert cli.main(["run", "--run-id", "sig"]) == code
+    assert cli.main(["run", "--run-id", "sig"], seams=replace(flow.seams, execute=execute)) == code
     assert flow.closed == 1  # the target (k6) was stopped
     assert flow.downs == 1  # the stack this run started was stopped
     assert "interrupted" in capsys.readouterr().err
@@ -138,9 +142,7 @@ def test_a_stop_signal_mid_run_stops_the_load_and_the_stack_it_started(
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
-def test_a_signal_during_the_clean_up_waits_for_it_to_finish(
-    flow: Calls, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_signal_during_the_clean_up_waits_for_it_to_finish(flow: Calls) -> None:
     finished: list[bool] = []
 
     def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
@@ -149,8 +151,7 @@ def test_a_signal_during_the_clean_up_waits_for_it_to_finish(
         finished.append(True)
         return []
 
-    monkeypatch.setattr(local, "down", down)
-    assert cli.main(["run"]) == 143
+    assert cli.main(["run"], seams=flow.with_stack(down=down)) == 143
     assert finished == [True]
 
 
@@ -159,7 +160,7 @@ def test_a_second_run_on_the_same_stack_is_refused_naming_the_first(
 ) -> None:
     holder = runlock.Holder.me("run", "first-run")
     with runlock.held(root_of(), holder):
-        assert cli.main(["run", "--run-id", "second-run"]) == cli.EXIT_BAD_INPUT
+        assert cli.main(["run", "--run-id", "second-run"], seams=flow.seams) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "in use by run first-run" in err
     assert f"loadgate pid {os.getpid()}" in err
@@ -172,37 +173,33 @@ def test_stack_down_is_refused_while_a_run_holds_the_stack(
     flow: Calls, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with runlock.held(root_of(), runlock.Holder.me("run", "busy-run")):
-        assert cli.main(["stack", "down"]) == cli.EXIT_BAD_INPUT
+        assert cli.main(["stack", "down"], seams=flow.seams) == cli.EXIT_BAD_INPUT
     assert "in use by run busy-run" in capsys.readouterr().err
     assert flow.downs == 0
 
 
 @pytest.mark.parametrize("outcome", ["pass", "error"])
-def test_a_run_that_did_not_start_the_stack_never_stops_it(
-    flow: Calls, monkeypatch: pytest.MonkeyPatch, outcome: str
-) -> None:
+def test_a_run_that_did_not_start_the_stack_never_stops_it(flow: Calls, outcome: str) -> None:
     info = info_of(root_of(), owner=None)  # started by `loadgate stack up`
-    monkeypatch.setattr(local, "read_info", returns(info))
-    monkeypatch.setattr(local, "status", returns(healthy(info)))
+    seams = flow.with_stack(read_info=returns(info), status=returns(healthy(info)))
     if outcome == "error":
 
-        def broken(*args: Any, **kw: Any) -> int:
+        def broken(*args: Any, **kw: Any) -> RunResult:
             raise RunError("k6 exited with code 107")
 
-        monkeypatch.setattr(run_cli, "run_with", broken)
-    code = cli.main(["run"])
+        seams = replace(seams, execute=broken)
+    code = cli.main(["run"], seams=seams)
     assert code == (cli.EXIT_OK if outcome == "pass" else cli.EXIT_BAD_INPUT)
     assert flow.started == []
     assert flow.downs == 0
 
 
 def test_a_stack_abandoned_by_a_dead_run_is_named_stopped_and_replaced(
-    flow: Calls, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    flow: Calls, capsys: pytest.CaptureFixture[str]
 ) -> None:
     info = info_of(root_of(), owner=local.Owner(DEAD, "killed-run", keep=False))
-    monkeypatch.setattr(local, "read_info", returns(info))
-    monkeypatch.setattr(local, "leftovers", returns([]))
-    assert cli.main(["run", "--run-id", "next-run"]) == cli.EXIT_OK
+    seams = flow.with_stack(read_info=returns(info), leftovers=returns([]))
+    assert cli.main(["run", "--run-id", "next-run"], seams=seams) == cli.EXIT_OK
     err = capsys.readouterr().err
     assert "was started by run killed-run" in err
     assert "ended without stopping it" in err
@@ -210,13 +207,10 @@ def test_a_stack_abandoned_by_a_dead_run_is_named_stopped_and_replaced(
     assert [o.run_id if o else None for o in flow.started] == ["next-run"]
 
 
-def test_a_stack_kept_by_a_finished_run_is_reused_and_kept(
-    flow: Calls, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_stack_kept_by_a_finished_run_is_reused_and_kept(flow: Calls) -> None:
     info = info_of(root_of(), owner=local.Owner(DEAD, "kept-run", keep=True))
-    monkeypatch.setattr(local, "read_info", returns(info))
-    monkeypatch.setattr(local, "status", returns(healthy(info)))
-    assert cli.main(["run"]) == cli.EXIT_OK
+    seams = flow.with_stack(read_info=returns(info), status=returns(healthy(info)))
+    assert cli.main(["run"], seams=seams) == cli.EXIT_OK
     assert flow.started == []
     assert flow.downs == 0
     assert flow.ran == 1
@@ -230,16 +224,11 @@ def test_a_stack_kept_by_a_finished_run_is_reused_and_kept(
     ],
 )
 def test_a_broken_running_stack_is_refused_before_any_load(
-    flow: Calls,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    sick: dict[str, str],
-    said: str,
+    flow: Calls, capsys: pytest.CaptureFixture[str], sick: dict[str, str], said: str
 ) -> None:
     info = info_of(root_of(), owner=None)
-    monkeypatch.setattr(local, "read_info", returns(info))
-    monkeypatch.setattr(local, "status", returns(healthy(info, sick)))
-    assert cli.main(["run"]) == cli.EXIT_BAD_INPUT
+    seams = flow.with_stack(read_info=returns(info), status=returns(healthy(info, sick)))
+    assert cli.main(["run"], seams=seams) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert said in err
     assert flow.ran == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,12 +25,12 @@ from loadgate.capacity.search_rule import (
     SearchPlan,
     StepOutcome,
 )
-from loadgate.cli import search as search_cli
+from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.run_figures import assess
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
-from loadgate.stack import local
+from loadgate.stack.profile import Profile
 
 
 def returns(value: Any) -> Any:
@@ -40,19 +40,34 @@ def returns(value: Any) -> Any:
     return stand_in
 
 
+def boom(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("started something")
+
+
+# Refused flags must not resolve, build or start anything.
+NOTHING_STARTS = Seams(resolve_stack=boom, build_missing=boom, session=boom, run_search=boom)
+
+
 @pytest.fixture
 def nothing_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Refused flags must not resolve, build or start anything."""
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
-
-    def boom(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("started something")
-
-    monkeypatch.setattr(search_cli, "prepare_stack", boom)
-    monkeypatch.setattr(search_cli, "build_missing", boom)
-    monkeypatch.setattr(search_cli.run_cli, "local_session", boom)
     return tmp_path
+
+
+def search_main(argv: list[str]) -> int:
+    """`loadgate search` with nothing started."""
+    return cli.main(["search", *argv], seams=NOTHING_STARTS)
+
+
+def search_seams(session: Callable[..., Any], run_search: Callable[..., Any]) -> Seams:
+    """A resolved stack (a hand profile) with its binaries built, and this session and search."""
+    return Seams(
+        resolve_stack=returns(Profile()),
+        build_missing=returns(cli.EXIT_OK),
+        session=session,
+        run_search=run_search,
+    )
 
 
 @pytest.mark.parametrize(
@@ -75,7 +90,7 @@ def nothing_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_bad_flags_are_refused_naming_the_flag_and_what_is_allowed(
     nothing_starts: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
 ) -> None:
-    assert cli.main(["search", *argv]) == cli.EXIT_BAD_INPUT
+    assert search_main(argv) == cli.EXIT_BAD_INPUT
     err = " ".join(capsys.readouterr().err.split())
     assert "loadgate search:" in err
     assert expected in err
@@ -84,7 +99,7 @@ def test_bad_flags_are_refused_naming_the_flag_and_what_is_allowed(
 def test_every_bad_flag_is_named_at_once(
     nothing_starts: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = cli.main(["search", "--max-rate", "5000", "--min-rate", "10000", "--vus", "0"])
+    code = search_main(["--max-rate", "5000", "--min-rate", "10000", "--vus", "0"])
     assert code == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "--max-rate: must be above --min-rate (10000); got 5000" in err
@@ -95,7 +110,7 @@ def test_a_search_id_that_has_results_is_refused(
     nothing_starts: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (nothing_starts / "results" / "taken").mkdir(parents=True)
-    assert cli.main(["search", "--search-id", "taken"]) == cli.EXIT_BAD_INPUT
+    assert search_main(["--search-id", "taken"]) == cli.EXIT_BAD_INPUT
     assert "taken already has results" in capsys.readouterr().err
 
 
@@ -158,9 +173,6 @@ def test_exit_codes_by_status(
     record = record_with(status, tmp_path)
     assert record.result.status == status
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
-    monkeypatch.setattr(search_cli, "prepare_stack", returns(object()))
-    monkeypatch.setattr(search_cli, "build_missing", returns(cli.EXIT_OK))
-    monkeypatch.setattr(local, "stack_parts", returns(()))
 
     class Target:
         name = "local"
@@ -171,7 +183,9 @@ def test_exit_codes_by_status(
     sessions: list[str] = []
 
     @contextlib.contextmanager
-    def session(args: Any, command: str, run_id: str, what: Any) -> Generator[Target]:
+    def session(
+        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
+    ) -> Generator[Target]:
         sessions.append(f"{command} {run_id}")
         yield Target()
 
@@ -181,10 +195,8 @@ def test_exit_codes_by_status(
         seen.update(plan=plan, base=base, stack=a[2])
         return record
 
-    monkeypatch.setattr(search_cli.run_cli, "local_session", session)
-    monkeypatch.setattr(searching, "run_search", run_search)
     argv = ["search", "--search-id", "sid", "--probe", "10", "--labels", "revision=9"]
-    assert cli.main(argv) == code
+    assert cli.main(argv, seams=search_seams(session, run_search)) == code
     assert sessions == ["search sid"]
     assert seen["plan"].probe_s == 10
     assert seen["base"].labels == {"revision": "9"}
@@ -216,9 +228,6 @@ def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
 ) -> None:
     results = tmp_path / "results"
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
-    monkeypatch.setattr(search_cli, "prepare_stack", returns(object()))
-    monkeypatch.setattr(search_cli, "build_missing", returns(cli.EXIT_OK))
-    monkeypatch.setattr(local, "stack_parts", returns(()))
     events: list[str] = []
 
     class Target:
@@ -228,7 +237,9 @@ def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
             return {}
 
     @contextlib.contextmanager
-    def session(args: Any, command: str, run_id: str, what: Any) -> Generator[Target]:
+    def session(
+        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
+    ) -> Generator[Target]:
         events.append("stack up")
         try:
             yield Target()
@@ -242,9 +253,9 @@ def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
         searching.search_file(root, sid).write_text("{}")  # the partial record run_search writes
         raise stop
 
-    monkeypatch.setattr(search_cli.run_cli, "local_session", session)
-    monkeypatch.setattr(searching, "run_search", run_search)
-    assert cli.main(["search", "--search-id", "cut"]) == code
+    assert (
+        cli.main(["search", "--search-id", "cut"], seams=search_seams(session, run_search)) == code
+    )
     assert events == ["stack up", "stack down"]
     err = " ".join(capsys.readouterr().err.split())
     assert f"partial search: {results / 'cut' / 'search.json'}" in err
@@ -254,7 +265,7 @@ def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
 def test_a_bad_repeat_is_refused(
     nothing_starts: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
-    assert cli.main(["search", "--repeat", value]) == cli.EXIT_BAD_INPUT
+    assert search_main(["--repeat", value]) == cli.EXIT_BAD_INPUT
     err = " ".join(capsys.readouterr().err.split())
     assert f"--repeat: must be an integer from 1 to 10; got '{value}'" in err
 
@@ -262,8 +273,7 @@ def test_a_bad_repeat_is_refused(
 def test_a_repeated_search_id_must_stay_short_enough(
     nothing_starts: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["search", "--repeat", "3", "--search-id", "x" * 59]
-    assert cli.main(argv) == cli.EXIT_BAD_INPUT
+    assert search_main(["--repeat", "3", "--search-id", "x" * 59]) == cli.EXIT_BAD_INPUT
     assert "--search-id: with --repeat 3, must be 1-60 characters" in capsys.readouterr().err
 
 
@@ -272,9 +282,6 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
 ) -> None:
     results = tmp_path / "results"
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
-    monkeypatch.setattr(search_cli, "prepare_stack", returns(object()))
-    monkeypatch.setattr(search_cli, "build_missing", returns(cli.EXIT_OK))
-    monkeypatch.setattr(local, "stack_parts", returns(()))
     found, short = record_with(FOUND, tmp_path), record_with(OUT_OF_BUDGET, tmp_path)
 
     class Target:
@@ -286,7 +293,9 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
     sessions: list[str] = []
 
     @contextlib.contextmanager
-    def session(args: Any, command: str, run_id: str, what: Any) -> Generator[Target]:
+    def session(
+        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
+    ) -> Generator[Target]:
         sessions.append(run_id)
         yield Target()
 
@@ -299,9 +308,8 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
         # the second search runs out of budget: it has no capacity, and is counted as such
         return replace(found if len(searches) != 2 else short, search_id=sid)
 
-    monkeypatch.setattr(search_cli.run_cli, "local_session", session)
-    monkeypatch.setattr(searching, "run_search", run_search)
-    code = cli.main(["search", "--search-id", "rep", "--repeat", "3"])
+    argv = ["search", "--search-id", "rep", "--repeat", "3"]
+    code = cli.main(argv, seams=search_seams(session, run_search))
     assert code == cli.EXIT_GATE_FAILED  # the worst of the three: one ran out of budget
     assert sessions == ["rep"]  # one stack for all three
     assert searches == [(results / "rep", f"rep-r{i}") for i in (1, 2, 3)]

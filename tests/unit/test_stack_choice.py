@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,8 +13,8 @@ from loadgate.stack import choice
 from loadgate.stack.profile import Profile
 
 
-def args(**flags: object) -> argparse.Namespace:
-    return argparse.Namespace(**flags)
+def args(**flags: Any) -> choice.StackFlags:
+    return choice.StackFlags(**flags)
 
 
 def test_presets_are_the_bundles_profile_overlays() -> None:
@@ -39,7 +39,7 @@ def test_a_preset_is_the_overlays_otelcol_options() -> None:
 
 
 def test_queue_size_and_charm_config_are_charm_options_after_the_preset() -> None:
-    req = choice.request(args(profile="queue-5000", queue_size=7000, charm_config=["x=1"]))
+    req = choice.request(args(profile="queue-5000", queue_size=7000, charm_config=("x=1",)))
     assert req.charms is not None
     assert req.charms.otelcol_pairs == ("queue_size=5000", "x=1", "queue_size=7000")
     assert req.charms.preset == "queue-5000"
@@ -56,7 +56,7 @@ def test_hand_nop_is_a_hand_written_profile() -> None:
 
 @pytest.mark.parametrize("flag", ["otelcol_charm", "loki_charm", "charm_config", "loki_config"])
 def test_charm_flags_do_not_apply_to_a_hand_profile(flag: str) -> None:
-    value: object = ["k=v"] if flag.endswith("config") else "rev160"
+    value: object = ("k=v",) if flag.endswith("config") else "rev160"
     with pytest.raises(choice.ChoiceError, match=f"--{flag.replace('_', '-')}: apply to"):
         choice.request(args(profile="hand-nop", **{flag: value}))
 

@@ -39,6 +39,7 @@ from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.stack import local
 from loadgate.stack.charm_stack import PreparedCharms
+from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
 from loadgate.stack.procs import ProcessId
 from loadgate.stack.profile import Profile
@@ -46,7 +47,7 @@ from loadgate.targets.local import LocalTarget
 
 # ---- sides -----------------------------------------------------------------------------------
 
-# Side keys -> the stack flag each mirrors (and the argparse attribute it sets).
+# Side keys -> the stack flag each mirrors (and the StackFlags field it sets).
 SIDE_KEYS: dict[str, str] = {
     "profile": "profile",
     "queue-size": "queue_size",
@@ -378,6 +379,7 @@ def _positive(value: float | None) -> float | None:
 
 # How a repeat measures capacity: `searching.run_search` (tests give a fake).
 SearchFn = Callable[..., SearchRecord]
+OpenTarget = Callable[[local.StackInfo], LocalTarget]
 
 
 @dataclass
@@ -401,6 +403,10 @@ class LocalRepeats:
     on_search_step: Callable[[SearchRecord], None] | None = None
     # Wraps the stack's stop, so a stop signal waits for it (the CLI passes `shielded`).
     guard: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+    # The stack, the target on it and the run (tests give fakes).
+    stack: StackOps = field(default_factory=StackOps)
+    open_target: OpenTarget = LocalTarget
+    execute: searching.Execute = runner.execute
 
     @property
     def fixed_rate(self) -> bool:
@@ -419,7 +425,7 @@ class LocalRepeats:
         owner = local.Owner(ProcessId.me(), run_id, keep=False)
         self._phase(f"stack up: {stack.role} ({stack.name})")
         try:
-            info = local.up(
+            info = self.stack.up(
                 stack.what,
                 self.ports,
                 root=self.root,
@@ -435,7 +441,7 @@ class LocalRepeats:
         finally:
             with self.guard():
                 self._phase("stack down")
-                local.down(self.root)
+                self.stack.down(self.root)
 
     def spec_for(self, run: ScheduledRun, run_id: str) -> RunSpec:
         labels = {
@@ -454,13 +460,13 @@ class LocalRepeats:
         verdict: str | None = None
         bottleneck: str | None = None
         with self._stack(stack, run_id) as info:
-            target = LocalTarget(info)
+            target = self.open_target(info)
             try:
                 if self.fixed_rate:
                     spec = self.spec_for(run, run_id)
                     refs.append(run_id)
                     try:
-                        result = runner.execute(
+                        result = self.execute(
                             spec,
                             target,
                             self.results_root,
@@ -509,6 +515,7 @@ class LocalRepeats:
                 on_phase=self.on_phase,
                 on_progress=self.on_progress,
                 drain_timeout=self.drain_timeout,
+                execute=self.execute,
             )
         except (runner.RunError, QueryError) as exc:
             return None, [f"the capacity search failed, capacity unknown: {exc}"]
@@ -538,15 +545,3 @@ def capacity_value(record: SearchRecord) -> tuple[float | None, list[str]]:
         + (f" ({result.summary})" if result.summary else "")
         + ": not a knee within the precision"
     ]
-
-
-def overrides_namespace(shared: Mapping[str, Any], settings: SideSettings) -> dict[str, Any]:
-    """The stack flags of one side: the shared flags, with the side's settings on top
-    (charm-config and loki-config pairs appended after the shared ones)."""
-    out = dict(shared)
-    for attr, value in settings.overrides().items():
-        if isinstance(value, list):
-            out[attr] = [*(out.get(attr) or []), *value]  # pyright: ignore[reportUnknownVariableType]
-        else:
-            out[attr] = value
-    return out

@@ -5,14 +5,19 @@ Layout (each command is a module of this package):
 
 - `common`: the consoles, exit codes, `UsageError`, error/notice lines, stop signals handled
   like Ctrl-C (`signals_stop_like_ctrl_c`, `shielded`, `Interrupted`), shared flag types.
+- `flags`: the flags several commands share, each declared once (the run parameters from
+  loadgate.contract.params, `--drain-timeout`, `--keep-stack`, the stack flags).
+- `seams`: `Seams`, what the commands do to the world (resolve and start stacks, build
+  binaries, run, search); `main(argv, seams=...)` hands fakes to the handlers in tests.
 - `binaries`, `stack`, `run`, `search`, `compare`, `bench`, `check_bundle`, `charms`,
   `report`: one command each.
 
 A command module has `register(sub)`: it adds its sub-parser (`sub.add_parser(name, ...)`), its
-flags, and `set_defaults(handler=...)`, the function that takes the parsed flags and returns the
-exit code (bad input raises `common.UsageError`; `main` prints it and exits 2). To add a command,
-write its module and list it in `COMMANDS` below, in the order `loadgate --help` shows it.
-Domain code (runner, pipeline, stack, charms, targets, …) never imports this package.
+flags, and `set_defaults(handler=...)`, the function that takes the parsed flags and the
+`Seams` and returns the exit code (bad input raises `common.UsageError`; `main` prints it and
+exits 2). To add a command, write its module and list it in `COMMANDS` below, in the order
+`loadgate --help` shows it. Domain code (runner, pipeline, stack, charms, targets, …) never
+imports this package.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from .common import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
     EXIT_OK,
-    Handler,
     Interrupted,
     Subparsers,
     UsageError,
@@ -36,8 +40,17 @@ from .common import (
     error,
     signals_stop_like_ctrl_c,
 )
+from .seams import Handler, Seams
 
-__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_GATE_FAILED", "EXIT_OK", "build_parser", "main"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_BAD_INPUT",
+    "EXIT_GATE_FAILED",
+    "EXIT_OK",
+    "Seams",
+    "build_parser",
+    "main",
+]
 
 
 class Command(Protocol):
@@ -71,12 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, seams: Seams | None = None) -> int:
+    """Run the command `argv` names (default: the process's arguments); `seams`: what it does to
+    the world (default the real stack, binaries and runs; tests give fakes)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         with signals_stop_like_ctrl_c():
-            return _dispatch(parser, args)
+            return _dispatch(parser, args, seams or Seams())
     except UsageError as exc:
         error(args.command, exc)
         return EXIT_BAD_INPUT
@@ -88,9 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + signal.SIGINT
 
 
-def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, seams: Seams) -> int:
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.error(f"unknown command {args.command}")
         return EXIT_BAD_INPUT
-    return handler(args)
+    return handler(args, seams)

@@ -6,16 +6,27 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from loadgate.capacity.generator_bench import TARGET_PER_CORE, run_generator_bench
 from loadgate.contract import k6args
+from loadgate.contract.params import MAX_P99_MS
 from loadgate.contract.spec import RunSpec, SpecError
 
 from ..stack.ports import Ports, busy_ports
-from .binaries import build_missing
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, UsageError, base_port, console, stdout
+from .flags import add_load_flags, load_params
+
+if TYPE_CHECKING:
+    from .seams import Seams
+
+
+# Run parameters the benchmark takes; the rest is fixed: constant VUs against a nop collector,
+# bodies as a default run's, gates that never fail.
+BENCH_PARAMS = ("duration", "vus", "logs-per-request", "requests-per-iteration")
+DEFAULT = RunSpec()
 
 
 def register(sub: Subparsers) -> None:
@@ -25,37 +36,26 @@ def register(sub: Subparsers) -> None:
     p_gen = bench_sub.add_parser(
         "generator", help="k6 log records per minute per k6 CPU core, against a nop collector"
     )
-    p_gen.add_argument("--duration", default="30s", help="k6 duration (default 30s)")
-    p_gen.add_argument("--vus", type=int, default=4, help="constant VUs (default 4)")
-    p_gen.add_argument("--logs-per-request", type=int, default=5)
-    p_gen.add_argument(
-        "--requests-per-iteration",
-        type=int,
-        default=1,
-        help="requests per k6 iteration, sent with http.batch (default 1, as a default run)",
-    )
+    add_load_flags(p_gen, BENCH_PARAMS, defaults={"duration": "30s", "vus": 4})
     p_gen.add_argument("--base-port", type=base_port, default=24400)
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
+def cmd_bench(args: argparse.Namespace, seams: Seams) -> int:
     try:
         spec = RunSpec.from_params(
             {
+                **load_params(args, BENCH_PARAMS),
                 "executor": "constant-vus",
-                "vus": args.vus,
-                "duration": args.duration,
-                "logs-per-request": args.logs_per_request,
-                "requests-per-iteration": args.requests_per_iteration,
-                "body-min": 256,
-                "body-max": 2048,
-                "p99-ms": 3_600_000,
+                "body-min": DEFAULT.body_min,
+                "body-max": DEFAULT.body_max,
+                "p99-ms": MAX_P99_MS,
                 "max-error-rate": 1,
                 "run-id": "bench-generator",
             }
         )
     except SpecError as exc:
         raise UsageError("; ".join(f"--{n}: {m}" for n, m in exc.problems)) from None
-    if build_missing(("k6", "otelcol"), command="bench") != EXIT_OK:
+    if seams.build_missing(("k6", "otelcol"), command="bench") != EXIT_OK:
         return EXIT_BAD_INPUT
     ports = Ports.from_base(args.base_port)
     busy = busy_ports(ports)
@@ -67,7 +67,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         console.status(
             f"k6 {spec.vus} VUs for {spec.duration} against a nop collector "
             f"({spec.logs_per_request} records per request, {spec.requests_per_iteration} "
-            "requests per iteration, bodies 256-2048 chars)"
+            f"requests per iteration, bodies {spec.body_min}-{spec.body_max} chars)"
         ),
     ):
         figures = run_generator_bench(spec, ports, Path(tmp))

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.progress import (
     BarColumn,
@@ -21,6 +23,9 @@ from loadgate.build import binaries
 
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, console, error
 
+if TYPE_CHECKING:
+    from .seams import Seams
+
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("binaries", help="build the pinned upstream binaries into the cache")
@@ -29,15 +34,23 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=cmd_binaries)
 
 
-def cmd_binaries(args: argparse.Namespace) -> int:
+def cmd_binaries(args: argparse.Namespace, seams: Seams) -> int:
     return build_missing(list(args.only or binaries.PART_NAMES), force=args.force)
 
 
-def build_missing(names: Sequence[str], *, force: bool = False, command: str = "binaries") -> int:
+def build_missing(
+    names: Sequence[str],
+    *,
+    force: bool = False,
+    command: str = "binaries",
+    missing: Callable[[Sequence[str], Path], list[str]] = binaries.missing,
+    ensure: Callable[..., object] = binaries.ensure,
+) -> int:
     """Build the named parts that are not current, with progress; EXIT_OK when all are.
-    `command` names the loadgate command in error messages."""
+    `command` names the loadgate command in error messages; `missing` and `ensure` find and
+    build the parts (binaries.missing, binaries.ensure; tests give fakes)."""
     bdir = paths.bin_dir()
-    todo = list(names) if force else binaries.missing(names, bdir)
+    todo = list(names) if force else missing(names, bdir)
     console.print(f"binaries cache: {bdir}")
     if not todo:
         console.print(f"current: {', '.join(names)}")
@@ -71,7 +84,7 @@ def build_missing(names: Sequence[str], *, force: bool = False, command: str = "
                 progress.console.print(f"built {p.name} {p.version} in {took:.0f}s")
 
         try:
-            binaries.ensure(names, force=force, on_start=on_start, on_done=on_done)
+            ensure(names, force=force, on_start=on_start, on_done=on_done)
         except binaries.BuildError as exc:
             progress.stop()
             error(command, exc)

@@ -8,7 +8,7 @@ import difflib
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from rich.markup import escape
@@ -24,6 +24,9 @@ from ..stack.layout import Layout
 from ..stack.ports import Ports
 from .common import EXIT_BAD_INPUT, Subparsers, error, stdout
 from .common import console as err_console
+
+if TYPE_CHECKING:
+    from .seams import Seams
 
 
 def add_source_flags(p: argparse.ArgumentParser) -> None:
@@ -142,7 +145,7 @@ def render_table(report: dict[str, Any], seconds: float) -> Table:
     return table
 
 
-def cmd_charms(args: argparse.Namespace) -> int:
+def cmd_charms(args: argparse.Namespace, seams: Seams) -> int:
     """`loadgate charms render|diff`; bad sources or options exit 2 naming the flag."""
     try:
         if args.charms_action == "render":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loadgate.bundle.catalog import CatalogError
 from loadgate.bundle.catalog import build as build_catalog
@@ -18,6 +19,9 @@ from loadgate.bundle.check import (
 )
 
 from .common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, Subparsers, console, stdout
+
+if TYPE_CHECKING:
+    from .seams import Seams
 
 
 def register(sub: Subparsers) -> None:
@@ -43,7 +47,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def cmd_check_bundle(args: argparse.Namespace) -> int:
+def cmd_check_bundle(args: argparse.Namespace, seams: Seams) -> int:
     bundle = Path(args.bundle) if args.bundle else default_bundle()
     upstream = Path(args.upstream) if args.upstream else default_upstream()
     try:

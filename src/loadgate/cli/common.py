@@ -14,7 +14,7 @@ import math
 import os
 import signal
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from types import FrameType
 from typing import TypeAlias
 
@@ -162,7 +162,5 @@ def seconds_flag(low: float, high: float, *, allow_low: bool) -> argparse._Actio
 
 
 # How a command module plugs into the parser (see loadgate/cli/__init__.py): its
-# `register(sub)` adds its sub-parser to `sub` and sets `handler` on it, a function that takes
-# the parsed flags and returns the exit code.
+# `register(sub)` adds its sub-parser to `sub` and sets `handler` on it (seams.Handler).
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # pyright: ignore[reportPrivateUsage]
-Handler = Callable[[argparse.Namespace], int]

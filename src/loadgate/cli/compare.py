@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -26,8 +27,9 @@ from loadgate.records.search import SearchRecord
 from loadgate.runner.target import Progress
 
 from ..stack import choice, local, orphans, runlock
+from ..stack.choice import StackFlags, StackRequest
+from ..stack.ops import StackOps
 from ..stack.ports import Ports
-from .binaries import build_missing
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -37,20 +39,29 @@ from .common import (
     error,
     notice,
     queue_size,
-    seconds_flag,
     shielded,
     stdout,
 )
+from .flags import (
+    add_drain_timeout,
+    add_load_flags,
+    add_stack_flags,
+    invalid_flags,
+    load_params,
+    stack_flags,
+)
 from .run import check_results_dir, progress_line
-from .stack import add_stack_flags, prepare_stack
+from .stack import prepare_stack
 
-DEFAULT_RATE = 60_000
-DEFAULT_DURATION = "60s"
+if TYPE_CHECKING:
+    from .seams import Seams
+
+# Run parameters a comparison takes (the executor is constant-arrival-rate; run ids and the
+# compare, side and repeat labels are set per run).
+COMPARE_PARAMS = ("rate", "duration", "logs-per-request", "body-min", "body-max", "labels")
 DEFAULT_REPEATS = 3
 MAX_COMPARE_ID = 52  # room for `-c100-s` in a search id (60) and its steps' run ids (64)
 RESERVED_LABELS = ("compare", "side", "repeat")
-STACK_ATTRS = ("profile", "queue_size", "otelcol_charm", "loki_charm", "charm_config",
-               "loki_config")  # fmt: skip
 
 
 def register(sub: Subparsers) -> None:
@@ -94,20 +105,7 @@ def register(sub: Subparsers) -> None:
         help="comma-separated, of capacity, p99, cpu (default p99,cpu: one fixed-rate run per "
         "repeat; capacity adds a capacity search of up to 5 minutes of load per repeat)",
     )
-    p.add_argument(
-        "--rate",
-        default=str(DEFAULT_RATE),
-        help=f"the fixed rate in log records per minute (default {DEFAULT_RATE})",
-    )
-    p.add_argument(
-        "--duration",
-        default=DEFAULT_DURATION,
-        help=f"each fixed-rate run, k6 duration (default {DEFAULT_DURATION})",
-    )
-    p.add_argument("--logs-per-request", help="default as `loadgate run`")
-    p.add_argument("--body-min", help="default as `loadgate run`")
-    p.add_argument("--body-max", help="default as `loadgate run`")
-    p.add_argument("--labels", help="k=v,k2=v2 tags of every run (compare, side, repeat are set)")
+    add_load_flags(p, COMPARE_PARAMS)
     p.add_argument("--compare-id", help="the comparison's id (default: time stamp and suffix)")
     p.add_argument(
         "--search-precision",
@@ -115,12 +113,7 @@ def register(sub: Subparsers) -> None:
         default=SearchPlan().precision,
         help="capacity searches: the knee within ±this (default 0.05)",
     )
-    p.add_argument(
-        "--drain-timeout",
-        type=seconds_flag(0, 24 * 3600.0, allow_low=True),
-        default=60.0,
-        help="seconds to wait for the queue to drain after each run (default 60)",
-    )
+    add_drain_timeout(p, "to wait for the queue to drain after each run")
     add_stack_flags(p)
     p.set_defaults(handler=cmd_compare)
 
@@ -151,21 +144,15 @@ def spec_of(args: argparse.Namespace, compare_id: str) -> RunSpec:
             f"({', '.join(RESERVED_LABELS)}); choose other names"
         )
     params: dict[str, Any] = {
+        **load_params(args, COMPARE_PARAMS),
         "executor": "constant-arrival-rate",
-        "rate": args.rate,
-        "duration": args.duration,
-        "logs_per_request": args.logs_per_request,
-        "body_min": args.body_min,
-        "body_max": args.body_max,
         "labels": labels,
         "run_id": f"{compare_id}-b1",
     }
     try:
         return RunSpec.from_params(params, loopback_only=True)
     except SpecError as exc:
-        raise UsageError(
-            "invalid flags:\n" + "\n".join(f"  --{name}: {msg}" for name, msg in exc.problems)
-        ) from None
+        raise invalid_flags((f"--{name}", msg) for name, msg in exc.problems) from None
 
 
 def compare_id_of(args: argparse.Namespace) -> str:
@@ -193,36 +180,40 @@ def check_compare_id_free(results_root: Path, compare_id: str, repeats: int) -> 
             )
 
 
-def side_args(args: argparse.Namespace, settings: comparing.SideSettings) -> argparse.Namespace:
-    """The stack flags of one side: the shared ones with the side's settings on top, each value
-    checked as its flag checks it."""
+def side_flags(shared: StackFlags, settings: comparing.SideSettings) -> StackFlags:
+    """The stack flags of one side: the shared ones with the side's settings on top (charm
+    options after the shared ones), each value checked as its flag checks it."""
     flag = f"--{settings.role}"
-    shared = {attr: getattr(args, attr, None) for attr in STACK_ATTRS}
-    merged = comparing.overrides_namespace(shared, settings)
-    given = dict(settings.items)
-    if "queue-size" in given:
+    changes: dict[str, Any] = {
+        attr: (*getattr(shared, attr), *value) if isinstance(value, list) else value
+        for attr, value in settings.overrides().items()
+    }
+    if "queue_size" in changes:
         try:
-            merged["queue_size"] = queue_size(given["queue-size"])
+            changes["queue_size"] = queue_size(changes["queue_size"])
         except argparse.ArgumentTypeError as exc:
             raise UsageError(f"{flag}: queue-size: {exc}") from None
-    if "profile" in given and given["profile"] not in choice.profile_names():
+    if "profile" in changes and changes["profile"] not in choice.profile_names():
         raise UsageError(
-            f"{flag}: profile: unknown profile {given['profile']!r}; allowed: "
+            f"{flag}: profile: unknown profile {changes['profile']!r}; allowed: "
             + ", ".join(choice.profile_names())
         )
-    return argparse.Namespace(**merged, base_port=args.base_port)
+    return replace(shared, **changes)
 
 
 def prepare_side(
-    args: argparse.Namespace, role: str, values: Sequence[str]
+    shared: StackFlags,
+    role: str,
+    values: Sequence[str],
+    resolve: Callable[[StackRequest], local.StackChoice],
 ) -> comparing.ComparedStack:
     try:
         settings = comparing.parse_side(role, values)
     except comparing.SideError as exc:
         raise UsageError(str(exc)) from None
-    ns = side_args(args, settings)
+    flags = side_flags(shared, settings)
     try:
-        what = prepare_stack(ns)
+        what = prepare_stack(flags, resolve)
     except UsageError as exc:
         raise UsageError(f"--{role} ({settings.label}): {exc}") from None
     return comparing.ComparedStack(settings, what)
@@ -334,10 +325,8 @@ def _run_line(
 # ---- the command -----------------------------------------------------------------------------
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    repeats = repeats_of(args.repeats)
-    compare_id = compare_id_of(args)
-    spec = spec_of(args, compare_id)
+def metrics_and_plan(args: argparse.Namespace) -> tuple[tuple[rule.Metric, ...], SearchPlan]:
+    """The metrics to compare and the plan of capacity searches (when capacity is one)."""
     try:
         metrics = comparing.parse_metrics(args.metrics, args.search_precision)
     except comparing.SideError as exc:
@@ -349,11 +338,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"--search-precision: {args.search_precision:g} makes an unsound search plan: "
             + "; ".join(f"{k} {v}" for k, v in problems)
         )
+    return metrics, plan
+
+
+def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
+    repeats = repeats_of(args.repeats)
+    compare_id = compare_id_of(args)
+    spec = spec_of(args, compare_id)
+    metrics, plan = metrics_and_plan(args)
     results_root = paths.results_dir()
     check_compare_id_free(results_root, compare_id, repeats)
     check_results_dir(results_root, compare_id)
-    baseline = prepare_side(args, rule.BASELINE, args.baseline)
-    candidate = prepare_side(args, rule.CANDIDATE, args.candidate)
+    shared = stack_flags(args)
+    baseline = prepare_side(shared, rule.BASELINE, args.baseline, seams.resolve_stack)
+    candidate = prepare_side(shared, rule.CANDIDATE, args.candidate, seams.resolve_stack)
     if comparing.sameness(baseline.what, candidate.what):
         raise UsageError(
             f"--baseline ({baseline.settings.label}) and --candidate "
@@ -361,7 +359,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "a comparison needs two stacks that differ"
         )
     parts = {"k6", *local.stack_parts(baseline.what), *local.stack_parts(candidate.what)}
-    if build_missing(tuple(sorted(parts)), command="compare") != EXIT_OK:
+    if seams.build_missing(tuple(sorted(parts)), command="compare") != EXIT_OK:
         return EXIT_BAD_INPUT
     root = paths.stack_dir()
     try:
@@ -372,18 +370,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         if lock.previous is not None and lock.previous.process != lock.holder.process:
             notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
-        if not _free_stack_dir(root):
+        if not _free_stack_dir(root, seams.stack):
             return EXIT_BAD_INPUT
         repeat = comparing.LocalRepeats(
             root=root,
-            ports=Ports.from_base(args.base_port),
+            ports=Ports.from_base(shared.base_port),
             spec=spec,
             results_root=results_root,
             compare_id=compare_id,
             metrics=metrics,
             drain_timeout=args.drain_timeout,
+            search=seams.run_search,
             plan=plan,
             guard=shielded,
+            stack=seams.stack,
+            open_target=seams.open_target,
+            execute=seams.execute,
         )
         return _drive(compare_id, baseline, candidate, repeats, args.order, metrics, repeat,
                       results_root)  # fmt: skip
@@ -392,19 +394,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
             lock.release()
 
 
-def _free_stack_dir(root: Path) -> bool:
+def _free_stack_dir(root: Path, ops: StackOps) -> bool:
     """compare starts a fresh stack for every run: a stack left by a dead run is stopped, a
     running one is refused (False, said why)."""
     found = orphans.stop_orphan_k6(root)
     if found:
         notice(f"found: {found}")
-    info = local.read_info(root)
+    info = ops.read_info(root)
     if info is None:
         return True
     if info.abandoned:
         notice(f"found: a stack at {root} left by a run that ended without stopping it: stopped")
         with shielded():
-            local.down(root)
+            ops.down(root)
         return True
     if info.pebble_alive():
         error(

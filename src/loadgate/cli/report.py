@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +16,9 @@ from loadgate.report import page, plots
 
 from .. import paths
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, console, error, notice, stdout
+
+if TYPE_CHECKING:
+    from .seams import Seams
 
 REPORT_DIR = "report"
 
@@ -62,7 +66,7 @@ def write_report(report: rep.Report, out: Path) -> list[Path]:
     return [md, html, *written]
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def cmd_report(args: argparse.Namespace, seams: Seams) -> int:
     root = Path(args.results) if args.results else paths.results_dir()
     out = Path(args.out) if args.out else root / REPORT_DIR
     try:

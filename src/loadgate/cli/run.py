@@ -8,13 +8,16 @@ import contextlib
 import tempfile
 from collections.abc import Generator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.text import Text
 
 from loadgate import paths
+from loadgate.capacity.search_driver import Execute
 from loadgate.contract.gates import PASS
-from loadgate.contract.spec import EXECUTORS, SCENARIOS, RunSpec, SpecError
+from loadgate.contract.params import PARAMS
+from loadgate.contract.spec import RunSpec, SpecError
 from loadgate.judge.attribution import COMPONENTS, Attribution, Claim
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
@@ -26,10 +29,11 @@ from loadgate.runner import run as runner
 from loadgate.runner.target import Progress, Target
 
 from ..stack import choice, local, orphans, runlock
+from ..stack.choice import StackFlags
+from ..stack.ops import StackOps
 from ..stack.ports import Ports
 from ..stack.procs import ProcessId
 from ..targets.local import LocalTarget
-from .binaries import build_missing
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -39,86 +43,45 @@ from .common import (
     console,
     error,
     notice,
-    seconds_flag,
     shielded,
     stdout,
 )
-from .stack import add_stack_flags, prepare_stack, start_stack
+from .flags import (
+    add_drain_timeout,
+    add_keep_stack,
+    add_load_flags,
+    add_stack_flags,
+    invalid_flags,
+    load_params,
+    stack_flags,
+)
+from .stack import prepare_stack, start_stack
 
-MAX_DRAIN_TIMEOUT = 24 * 3600.0
+if TYPE_CHECKING:
+    from .seams import Seams
 
-DEFAULTS = RunSpec()
+# Every run parameter but `target` (the load goes to the stack `--target` names) and `streams`
+# (the scenario's default).
+RUN_PARAMS = tuple(p.name for p in PARAMS if p.name not in ("target", "streams"))
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help="run a load scenario and judge it (the main job)")
-    add_run_flags(p)
+    add_load_flags(p, RUN_PARAMS)
+    p.add_argument("--target", choices=("local", "juju"), default="local", help="default local")
+    p.add_argument("--model", help="Juju model (with --target juju)")
+    add_keep_stack(p, "run")
+    add_drain_timeout(p, "to wait for the queue to drain")
     add_stack_flags(p)
     p.set_defaults(handler=cmd_run)
 
 
-def add_run_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--scenario", choices=SCENARIOS, help=f"default {DEFAULTS.scenario}")
-    p.add_argument(
-        "--executor", help=f"one of {', '.join(EXECUTORS)} (default {DEFAULTS.executor})"
-    )
-    p.add_argument(
-        "--vus", help=f"VUs (constant-vus) or pre-allocated VUs (default {DEFAULTS.vus})"
-    )
-    p.add_argument("--rate", help=f"log records per minute (default {DEFAULTS.rate})")
-    p.add_argument("--duration", help=f"k6 duration, e.g. 60s, 10m (default {DEFAULTS.duration})")
-    p.add_argument("--logs-per-request", help=f"default {DEFAULTS.logs_per_request}")
-    p.add_argument(
-        "--requests-per-iteration",
-        help="requests each k6 iteration sends in parallel with http.batch "
-        f"(default {DEFAULTS.requests_per_iteration}; more spends less k6 CPU per request)",
-    )
-    p.add_argument(
-        "--body-min", help=f"shortest log body in characters (default {DEFAULTS.body_min})"
-    )
-    p.add_argument(
-        "--body-max", help=f"longest log body in characters (default {DEFAULTS.body_max})"
-    )
-    p.add_argument(
-        "--p99-ms", help=f"gate: p99 request duration below (default {DEFAULTS.p99_ms:g})"
-    )
-    p.add_argument(
-        "--max-error-rate", help=f"gate: error rate at most (default {DEFAULTS.max_error_rate})"
-    )
-    p.add_argument(
-        "--min-logs-per-minute",
-        help="gate: accepted log records per minute at least "
-        "(default 95%% of --rate for constant-arrival-rate, else none)",
-    )
-    p.add_argument("--labels", help="k=v,k2=v2 tags of the run, e.g. revision=69")
-    p.add_argument("--run-id", help="run id (default: time stamp and random suffix)")
-    p.add_argument("--target", choices=("local", "juju"), default="local", help="default local")
-    p.add_argument("--model", help="Juju model (with --target juju)")
-    p.add_argument("--keep-stack", action="store_true", help="leave a stack this run started up")
-    p.add_argument(
-        "--drain-timeout",
-        type=seconds_flag(0, MAX_DRAIN_TIMEOUT, allow_low=True),
-        default=60.0,
-        help="seconds to wait for the queue to drain (default 60)",
-    )
-
-
-SPEC_FLAGS = (
-    "scenario", "executor", "vus", "rate", "duration", "logs_per_request",
-    "requests_per_iteration", "body_min",
-    "body_max", "p99_ms", "max_error_rate", "min_logs_per_minute", "labels", "run_id",
-)  # fmt: skip
-
-
 def spec_from_args(args: argparse.Namespace, *, loopback_only: bool) -> RunSpec:
     """Validate the run flags; a bad flag raises UsageError naming each flag and what is allowed."""
-    params = {name: getattr(args, name) for name in SPEC_FLAGS if getattr(args, name) is not None}
     try:
-        return RunSpec.from_params(params, loopback_only=loopback_only)
+        return RunSpec.from_params(load_params(args, RUN_PARAMS), loopback_only=loopback_only)
     except SpecError as exc:
-        raise UsageError(
-            "invalid flags:\n" + "\n".join(f"  --{name}: {msg}" for name, msg in exc.problems)
-        ) from None
+        raise invalid_flags((f"--{name}", msg) for name, msg in exc.problems) from None
 
 
 def check_results_dir(root: Path, run_id: str) -> None:
@@ -206,7 +169,8 @@ def exit_code(result: RunResult) -> int:
 def run_with(
     target: Target,
     spec: RunSpec,
-    args: argparse.Namespace,
+    drain_timeout: float,
+    execute: Execute = runner.execute,
     *,
     scope: Scope | None = None,
     scrape_timeout: float = 30.0,
@@ -221,11 +185,11 @@ def run_with(
             status.update(escape(text))
             console.log(Text(text))
 
-        result = runner.execute(
+        result = execute(
             spec,
             target,
             results_root,
-            drain_timeout=args.drain_timeout,
+            drain_timeout=drain_timeout,
             on_progress=on_progress,
             on_phase=on_phase,
             scope=scope,
@@ -235,23 +199,23 @@ def run_with(
     return exit_code(result)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    if args.target == "juju":
-        spec = spec_from_args(args, loopback_only=False)
-        if not args.model:
-            raise UsageError("--model: required with --target juju (the model holding the bundle)")
-        check_results_dir(paths.results_dir(), spec.run_id)
-        return cmd_run_juju(args, spec)
-    spec = spec_from_args(args, loopback_only=True)
-    if args.model:
+def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
+    juju = args.target == "juju"
+    spec = spec_from_args(args, loopback_only=not juju)
+    if juju and not args.model:
+        raise UsageError("--model: required with --target juju (the model holding the bundle)")
+    if not juju and args.model:
         raise UsageError("--model: only applies with --target juju")
     check_results_dir(paths.results_dir(), spec.run_id)
-    what = prepare_stack(args)
-    if build_missing(("k6", *local.stack_parts(what)), command="run") != EXIT_OK:
+    if juju:
+        return cmd_run_juju(args, spec, seams)
+    flags = stack_flags(args)
+    what = prepare_stack(flags, seams.resolve_stack)
+    if seams.build_missing(("k6", *local.stack_parts(what)), command="run") != EXIT_OK:
         return EXIT_BAD_INPUT
     try:
-        with local_session(args, "run", spec.run_id, what) as target:
-            return run_with(target, spec, args)
+        with seams.session(seams, flags, "run", spec.run_id, what, keep=args.keep_stack) as target:
+            return run_with(target, spec, args.drain_timeout, seams.execute)
     except runlock.BusyError as exc:
         error("run", exc)
         return EXIT_BAD_INPUT
@@ -260,7 +224,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
 
 
-def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
+def cmd_run_juju(args: argparse.Namespace, spec: RunSpec, seams: Seams) -> int:
     """`loadgate run --target juju --model M`: the run through the model's k6 charm."""
     # Imported here: jubilant and the Juju target load only for a Juju run.
     import jubilant
@@ -269,8 +233,6 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
     from ..juju.model import ActionError
     from ..targets.juju import SCRAPE_TIMEOUT, JujuTarget, labelled_for_model
 
-    if not args.model:
-        raise UsageError("--model: required with --target juju (the model holding the bundle)")
     juju = jubilant.Juju(model=args.model)
     try:
         spec = labelled_for_model(spec, juju.status(), "otelcol")
@@ -286,7 +248,14 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
         console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]", soft_wrap=True)
         return EXIT_BAD_INPUT
     try:
-        return run_with(target, spec, args, scope=target.scope, scrape_timeout=SCRAPE_TIMEOUT)
+        return run_with(
+            target,
+            spec,
+            args.drain_timeout,
+            seams.execute,
+            scope=target.scope,
+            scrape_timeout=SCRAPE_TIMEOUT,
+        )
     except (runner.RunError, QueryError, ActionError, actions.ActionResultError) as exc:
         console.print(f"[red]loadgate run: {exc}[/red]", soft_wrap=True)
         return EXIT_BAD_INPUT
@@ -296,15 +265,22 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec) -> int:
 
 @contextlib.contextmanager
 def local_session(
-    args: argparse.Namespace, command: str, run_id: str, what: local.StackChoice
+    seams: Seams,
+    flags: StackFlags,
+    command: str,
+    run_id: str,
+    what: local.StackChoice,
+    *,
+    keep: bool,
 ) -> Generator[LocalTarget]:
     """The local stack for one command (`run`, `search`), holding its lock: find what a dead
     run left, then use the running stack or start one; the target on it is yielded. At the end
-    the stack is stopped only if this command started it (and was not told `--keep-stack`).
+    the stack is stopped only if this command started it (and was not told to `keep` it).
 
     Raises runlock.BusyError (another command holds the stack) and local.StackError (a
     broken or different running stack); errors of the body propagate after the clean-up."""
     root = paths.stack_dir()
+    ops = seams.stack
     lock = runlock.acquire(root, runlock.Holder.me(command, run_id))
     try:
         if lock.previous is not None and lock.previous.process != lock.holder.process:
@@ -313,51 +289,59 @@ def local_session(
         if found:
             notice(f"found: {found}")
         started_here = False
-        info = local.read_info(root)
         try:
-            if info is not None and info.abandoned:
-                owner = info.owner
-                assert owner is not None
-                left = [f"pebble (pid {info.pid})"] if info.pebble_alive() else []
-                left += [f"{n} (pid {p})" for n, p in local.leftovers(info) if p != info.pid]
-                notice(
-                    f"found: the stack at {root} was started by run {owner.run_id} (loadgate "
-                    f"pid {owner.process.pid}), which ended without stopping it"
-                    + (f"; still running: {', '.join(left)}" if left else "")
-                    + ": stopping it and starting a fresh one"
-                )
-                with shielded():
-                    local.down(root)
-                info = None
-            elif info is not None and not info.pebble_alive():
-                info = None  # `up` stops on services left without their Pebble, with the fix
+            info = _usable_stack(ops, root)
             if info is None:
-                owner = local.Owner(ProcessId.me(), run_id, keep=args.keep_stack)
-                info = start_stack(args, owner=owner, what=what)
+                owner = local.Owner(ProcessId.me(), run_id, keep=keep)
+                ports = Ports.from_base(flags.base_port)
+                info = start_stack(what, ports, up=ops.up, owner=owner)
                 started_here = True
             else:
-                _check_running_stack(info, args, what)
+                _check_running_stack(ops, info, flags, what)
                 console.print(
                     Text(f"using the running stack ({info.name}, {info.root})"), soft_wrap=True
                 )
-            target = LocalTarget(info)
+            target = seams.open_target(info)
             try:
                 yield target
             finally:
                 with shielded():
                     target.close()
         finally:
-            if started_here and not args.keep_stack:
+            if started_here and not keep:
                 with shielded():
-                    local.down(root)
+                    ops.down(root)
                 console.print("stack stopped (use --keep-stack to leave it up)")
     finally:
         with shielded():
             lock.release()
 
 
+def _usable_stack(ops: StackOps, root: Path) -> local.StackInfo | None:
+    """The running stack at `root` this command may use; None when there is none (a stack
+    abandoned by a dead run is stopped, with a note)."""
+    info = ops.read_info(root)
+    if info is not None and info.abandoned:
+        owner = info.owner
+        assert owner is not None
+        left = [f"pebble (pid {info.pid})"] if info.pebble_alive() else []
+        left += [f"{n} (pid {p})" for n, p in ops.leftovers(info) if p != info.pid]
+        notice(
+            f"found: the stack at {root} was started by run {owner.run_id} (loadgate "
+            f"pid {owner.process.pid}), which ended without stopping it"
+            + (f"; still running: {', '.join(left)}" if left else "")
+            + ": stopping it and starting a fresh one"
+        )
+        with shielded():
+            ops.down(root)
+        return None
+    if info is not None and not info.pebble_alive():
+        return None  # `up` stops on services left without their Pebble, with the fix
+    return info
+
+
 def _check_running_stack(
-    info: local.StackInfo, args: argparse.Namespace, what: local.StackChoice
+    ops: StackOps, info: local.StackInfo, flags: StackFlags, what: local.StackChoice
 ) -> None:
     """A stack this run did not start: it must be the one asked for, and whole."""
     differ = choice.differences(what, info.charms, info.profile)
@@ -366,12 +350,12 @@ def _check_running_stack(
             f"the running stack is not the one this run asks for ({'; '.join(differ)}): "
             "stop it with `loadgate stack down` first"
         )
-    if args.base_port is not None and Ports.from_base(args.base_port) != info.ports:
+    if flags.base_port is not None and Ports.from_base(flags.base_port) != info.ports:
         raise local.StackError(
             "the running stack uses other ports than --base-port asks; "
             "stop it with `loadgate stack down` first"
         )
-    st = local.status(info.root)
+    st = ops.status(info.root)
     sick = [s for s in st.services if not (s.healthy and s.pebble == "active")]
     if sick:
         broken = "; ".join(

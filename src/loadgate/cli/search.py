@@ -13,7 +13,7 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -41,7 +41,6 @@ from loadgate.runner.target import Progress
 from ..capacity import spread
 from ..stack import local, runlock
 from . import run as run_cli
-from .binaries import build_missing
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -50,13 +49,23 @@ from .common import (
     UsageError,
     console,
     error,
-    seconds_flag,
     stdout,
 )
-from .stack import add_stack_flags, prepare_stack
+from .flags import (
+    add_drain_timeout,
+    add_keep_stack,
+    add_load_flags,
+    add_stack_flags,
+    invalid_flags,
+    load_params,
+    stack_flags,
+)
+from .stack import prepare_stack
+
+if TYPE_CHECKING:
+    from .seams import Seams
 
 PLAN = SearchPlan()
-DEFAULT_SPEC = RunSpec()
 
 # Flag -> the SearchPlan setting it sets, and its parser.
 PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
@@ -70,10 +79,10 @@ PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--max-steps": ("max_steps", int),
     "--growth": ("growth", float),
 }
-# Run flags a search takes (the rate, duration and executor are the search's).
-SPEC_FLAGS = (
-    "vus", "logs_per_request", "requests_per_iteration", "body_min", "body_max", "p99_ms",
-    "max_error_rate", "labels",
+# Run parameters a search takes (the rate, duration and executor are the search's).
+SEARCH_PARAMS = (
+    "vus", "logs-per-request", "requests-per-iteration", "body-min", "body-max", "p99-ms",
+    "max-error-rate", "labels",
 )  # fmt: skip
 
 MAX_REPEAT = 10
@@ -110,18 +119,7 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument("--max-steps", help=f"most steps (default {PLAN.max_steps})")
     p.add_argument("--growth", help=f"factor between bracketing probes (default {PLAN.growth:g})")
-    p.add_argument("--vus", help=f"pre-allocated VUs (default {DEFAULT_SPEC.vus})")
-    p.add_argument("--logs-per-request", help=f"default {DEFAULT_SPEC.logs_per_request}")
-    p.add_argument(
-        "--requests-per-iteration", help=f"default {DEFAULT_SPEC.requests_per_iteration}"
-    )
-    p.add_argument("--body-min", help=f"default {DEFAULT_SPEC.body_min}")
-    p.add_argument("--body-max", help=f"default {DEFAULT_SPEC.body_max}")
-    p.add_argument("--p99-ms", help=f"gate: p99 below (default {DEFAULT_SPEC.p99_ms:g})")
-    p.add_argument(
-        "--max-error-rate", help=f"gate: error rate at most (default {DEFAULT_SPEC.max_error_rate})"
-    )
-    p.add_argument("--labels", help="k=v,k2=v2 tags of every step's run, e.g. revision=69")
+    add_load_flags(p, SEARCH_PARAMS)
     p.add_argument("--search-id", help="search id (default: time stamp and random suffix)")
     p.add_argument(
         "--repeat",
@@ -129,13 +127,8 @@ def register(sub: Subparsers) -> None:
         help=f"search N times on the same stack and print the capacities' spread (1-{MAX_REPEAT}; "
         "default 1); the searches are <search-id>-r1 ... under results/<search-id>/",
     )
-    p.add_argument("--keep-stack", action="store_true", help="leave a stack this search started")
-    p.add_argument(
-        "--drain-timeout",
-        type=seconds_flag(0, run_cli.MAX_DRAIN_TIMEOUT, allow_low=True),
-        default=60.0,
-        help="seconds each step waits for the queue to drain (default 60)",
-    )
+    add_keep_stack(p, "search")
+    add_drain_timeout(p, "each step waits for the queue to drain")
     add_stack_flags(p)
     p.set_defaults(handler=cmd_search)
 
@@ -169,9 +162,7 @@ def _plan_problems(args: argparse.Namespace) -> tuple[SearchPlan | None, list[tu
 def _spec_problems(
     args: argparse.Namespace, plan: SearchPlan | None
 ) -> tuple[RunSpec | None, list[tuple[str, str]]]:
-    params: dict[str, Any] = {
-        name: getattr(args, name) for name in SPEC_FLAGS if getattr(args, name) is not None
-    }
+    params = load_params(args, SEARCH_PARAMS)
     params.update(executor="constant-arrival-rate", rate=(plan or PLAN).start_rate)
     params["duration"] = f"{(plan or PLAN).probe_s}s"
     try:
@@ -187,9 +178,7 @@ def plan_and_base(args: argparse.Namespace) -> tuple[SearchPlan, RunSpec]:
     base, spec_problems = _spec_problems(args, plan)
     problems += spec_problems
     if problems or plan is None or base is None:
-        raise UsageError(
-            "invalid flags:\n" + "\n".join(f"  {flag}: {why}" for flag, why in problems)
-        )
+        raise invalid_flags(problems)
     return plan, base
 
 
@@ -343,27 +332,28 @@ def exit_code(record: SearchRecord) -> int:
     return EXIT_BY_STATUS.get(record.result.status, EXIT_GATE_FAILED)
 
 
-def cmd_search(args: argparse.Namespace) -> int:
+def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     plan, base = plan_and_base(args)
     repeat = repeat_from_args(args)
     results_root = paths.results_dir()
     search_id = search_id_from_args(args, results_root)
     ids = repeat_ids(search_id, repeat)
     root = results_root / search_id if repeat > 1 else results_root
-    what = prepare_stack(args)
-    if build_missing(("k6", *local.stack_parts(what)), command="search") != EXIT_OK:
+    flags = stack_flags(args)
+    what = prepare_stack(flags, seams.resolve_stack)
+    if seams.build_missing(("k6", *local.stack_parts(what)), command="search") != EXIT_OK:
         return EXIT_BAD_INPUT
     out = stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
     records: list[SearchRecord] = []
     path = searching.search_file(root, ids[0])
     try:
-        with run_cli.local_session(args, "search", search_id, what) as target:
+        with seams.session(seams, flags, "search", search_id, what, keep=args.keep_stack) as target:
             stack = {"target": target.name, **target.environment()}
             for i, one in enumerate(ids, 1):
                 path = searching.search_file(root, one)
                 if repeat > 1:
                     console.print(Text(f"search {i} of {repeat}: {one}", style="bold"))
-                record = _search_live(target, plan, base, root, one, stack, args)
+                record = _search_live(target, plan, base, root, one, stack, args, seams)
                 records.append(record)
                 if repeat > 1:
                     _print_search(out, record, root)
@@ -382,6 +372,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     if repeat == 1:
         _print_search(out, records[0], root)
         return exit_code(records[0])
+    _print_spread(out, root, search_id, records, plan)
+    return max(exit_code(r) for r in records)
+
+
+def _print_spread(
+    out: Console, root: Path, search_id: str, records: list[SearchRecord], plan: SearchPlan
+) -> None:
+    """The spread of repeated searches, printed and written to spread.json."""
     lines = spread_lines(records, plan)
     for line in lines:
         out.print(line)
@@ -401,7 +399,6 @@ def cmd_search(args: argparse.Namespace) -> int:
         + "\n",
     )
     out.print(Text(f"spread: {spread_file}"), soft_wrap=True)
-    return max(exit_code(r) for r in records)
 
 
 def _print_search(out: Console, record: SearchRecord, root: Path) -> None:
@@ -421,6 +418,7 @@ def _search_live(
     search_id: str,
     stack: dict[str, Any],
     args: argparse.Namespace,
+    seams: Seams,
 ) -> SearchRecord:
     """run_search with a live view on the console: the steps so far and the current phase."""
     state: dict[str, Any] = {"record": None, "line": Text("starting")}
@@ -456,7 +454,7 @@ def _search_live(
             state["line"] = Text.from_markup(run_cli.progress_line(p))
             refresh()
 
-        return searching.run_search(
+        return seams.run_search(
             target,
             plan,
             base,
@@ -467,4 +465,5 @@ def _search_live(
             on_phase=on_phase,
             on_progress=on_progress,
             drain_timeout=args.drain_timeout,
+            execute=seams.execute,
         )

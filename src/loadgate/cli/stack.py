@@ -1,11 +1,13 @@
-"""`loadgate stack up|down|status`: the local stack of real binaries under Pebble; the stack
-flags (`add_stack_flags`) and `prepare_stack`/`start_stack`, which `run` uses too."""
+"""`loadgate stack up|down|status`: the local stack of real binaries under Pebble;
+`prepare_stack`/`start_stack`, which `run`, `search` and `compare` use too."""
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
@@ -13,24 +15,26 @@ from rich.text import Text
 
 from .. import paths
 from ..stack import choice, local, runlock
+from ..stack.choice import StackFlags, StackRequest
+from ..stack.ops import Down, Up
 from ..stack.ports import Ports
 from ..stack.profile import Profile
-from .binaries import build_missing
-from .charms import add_source_flags
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     Subparsers,
     UsageError,
-    base_port,
     console,
     error,
     notice,
-    queue_size,
     seconds_flag,
     shielded,
     stdout,
 )
+from .flags import add_stack_flags, stack_flags
+
+if TYPE_CHECKING:
+    from .seams import Seams
 
 
 def register(sub: Subparsers) -> None:
@@ -49,36 +53,16 @@ def register(sub: Subparsers) -> None:
     stack_sub.add_parser("status", help="each service, its port and health")
 
 
-def add_stack_flags(p: argparse.ArgumentParser) -> None:
-    """The flags that choose and place a local stack (stack up, run)."""
-    p.add_argument(
-        "--profile",
-        default=choice.DEFAULT_PRESET,
-        choices=choice.profile_names(),
-        help="otelcol charm options from the bundle's overlays/profile-<name>.yaml "
-        "(default charm-default: the charm's own defaults), or hand-nop (a hand-written "
-        "stack with a nop exporter)",
-    )
-    p.add_argument(
-        "--queue-size",
-        type=queue_size,
-        help="the otelcol charm's queue_size option (default 1000), as --charm-config",
-    )
-    add_source_flags(p)
-    p.add_argument(
-        "--base-port",
-        type=base_port,
-        help="move every port of the stack to base, base+1, ... (default: standard ports)",
-    )
-
-
-def prepare_stack(args: argparse.Namespace) -> local.StackChoice:
+def prepare_stack(
+    flags: StackFlags,
+    resolve: Callable[[StackRequest], local.StackChoice] = StackRequest.prepare,
+) -> local.StackChoice:
     """The stack the flags ask for, resolved (charm sources, options, workload builds) before
     anything starts; bad flags raise UsageError naming them."""
     try:
-        req = choice.request(args)
+        req = choice.request(flags)
         with console.status(f"resolving the stack ({escape(req.preset)})"):
-            return req.prepare()
+            return resolve(req)
     except choice.ChoiceError as exc:
         raise UsageError(str(exc)) from None
 
@@ -90,15 +74,15 @@ def describe_stack(what: local.StackChoice) -> str:
 
 
 def start_stack(
-    args: argparse.Namespace,
+    what: local.StackChoice,
+    ports: Ports,
+    *,
+    up: Up = local.up,
     owner: local.Owner | None = None,
-    what: local.StackChoice | None = None,
+    timeout: float = 60.0,
 ) -> local.StackInfo:
-    """Start the stack the flags ask for (`what`, when already prepared); `owner`: the run
-    starting it (None: `stack up`)."""
-    what = what if what is not None else prepare_stack(args)
-    ports = Ports.from_base(args.base_port)
-    timeout = getattr(args, "timeout", 60.0)
+    """Start the prepared stack `what` on `ports`; `owner`: the run starting it (None: `stack
+    up`)."""
     started = time.monotonic()
     with console.status("starting the local stack") as spinner:
 
@@ -110,7 +94,7 @@ def start_stack(
             marks = "  ".join(f"{n} {'ok' if ok else '…'}" for n, ok in healthy.items())
             spinner.update(f"starting the local stack ({elapsed:4.1f}s): {marks}")
 
-        info = local.up(what, ports, timeout=timeout, on_wait=on_wait, owner=owner, on_step=on_step)
+        info = up(what, ports, timeout=timeout, on_wait=on_wait, owner=owner, on_step=on_step)
     console.print(
         f"[green]stack up[/green] in {time.monotonic() - started:.1f}s "
         f"({escape(describe_stack(what))}, run dir {escape(str(info.root))})"
@@ -147,7 +131,7 @@ def _status_table(st: local.StackStatus) -> Table:
     return table
 
 
-def cmd_stack(args: argparse.Namespace) -> int:
+def cmd_stack(args: argparse.Namespace, seams: Seams) -> int:
     root = paths.stack_dir()
     if args.action == "down" and not root.is_dir():
         console.print("stopped: nothing was running")
@@ -156,36 +140,38 @@ def cmd_stack(args: argparse.Namespace) -> int:
         try:
             with runlock.held(root, runlock.Holder.me(f"stack {args.action}")):
                 if args.action == "up":
-                    return _stack_up(args)
+                    return _stack_up(args, seams)
                 with shielded():
-                    return _stack_down(root)
+                    return _stack_down(root, seams.stack.down)
         except runlock.BusyError as exc:
             error(f"stack {args.action}", exc)
             return EXIT_BAD_INPUT
-    return _stack_status(root)
+    return _stack_status(root, seams.stack.status)
 
 
-def _stack_up(args: argparse.Namespace) -> int:
-    what = prepare_stack(args)
-    if build_missing(local.stack_parts(what), command="stack up") != EXIT_OK:
+def _stack_up(args: argparse.Namespace, seams: Seams) -> int:
+    flags = stack_flags(args)
+    what = prepare_stack(flags, seams.resolve_stack)
+    if seams.build_missing(local.stack_parts(what), command="stack up") != EXIT_OK:
         return EXIT_BAD_INPUT
     try:
-        start_stack(args, what=what)
+        ports = Ports.from_base(flags.base_port)
+        start_stack(what, ports, up=seams.stack.up, timeout=args.timeout)
     except (local.StackError, ValueError) as exc:
         error("stack up", exc)
         return EXIT_BAD_INPUT
-    stdout.print(_status_table(local.status()))
+    stdout.print(_status_table(seams.stack.status(paths.stack_dir())))
     return EXIT_OK
 
 
-def _stack_down(root: Path) -> int:
-    stopped = local.down(root)
+def _stack_down(root: Path, down: Down) -> int:
+    stopped = down(root)
     console.print("stopped: " + escape(", ".join(stopped) if stopped else "nothing was running"))
     return EXIT_OK
 
 
-def _stack_status(root: Path) -> int:
-    st = local.status(root)
+def _stack_status(root: Path, status: Callable[[Path], local.StackStatus]) -> int:
+    st = status(root)
     if st.pebble_gone and st.info is not None:
         stdout.print(_status_table(st))
         error(

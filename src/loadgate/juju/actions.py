@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from loadgate.contract.params import ACTION_PARAMS
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures, Histogram, SummaryError, parse_summary
 
@@ -200,13 +201,9 @@ def unit_name(key: str) -> str:
     return f"{app}/{num}" if sep and num.isdigit() else key
 
 
-# start-load parameters of the k6 charm (charms/k6-k8s/charmcraft.yaml), plus `run-id`: the
-# run id must be loadgate's, as the LogQL read-back and the results folder are keyed by it.
-START_LOAD_PARAMS = frozenset(
-    {"scenario", "executor", "vus", "rate", "duration", "logs-per-request", "body-min",
-     "body-max", "p99-ms", "max-error-rate", "min-logs-per-minute", "labels", "target",
-     "requests-per-iteration", "run-id"}
-)  # fmt: skip
+# start-load parameters of the k6 charm (charms/k6-k8s/charmcraft.yaml), `run-id` among them:
+# the run id must be loadgate's, as the LogQL read-back and the results folder are keyed by it.
+START_LOAD_PARAMS = frozenset(ACTION_PARAMS)
 
 
 def start_load_params(spec: RunSpec) -> dict[str, Any]:

@@ -4,12 +4,12 @@
 (`bundles/overlays/profile-<name>.yaml`), so the local stack and the Juju gate run the same
 settings; `charm-default` is the charm with its defaults. `hand-nop` is the one hand-written
 profile offered: a `nop` exporter, which no charm option gives (the generator benchmark).
-`--queue-size N` is `--charm-config queue_size=N`.
+`--queue-size N` is `--charm-config queue_size=N`. The command line hands these flags over as
+one `StackFlags`.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,26 @@ from .profile import Profile
 DEFAULT_PRESET = "charm-default"
 HAND_PROFILES: dict[str, str] = {"hand-nop": "nop"}  # CLI name -> profile.py name
 CHARM_FLAGS = ("otelcol_charm", "loki_charm", "charm_config", "loki_config")
+
+
+@dataclass(frozen=True)
+class StackFlags:
+    """The stack flags as given (`--profile`, `--queue-size`, the charm sources and options,
+    `--base-port`); each field is named as its flag, checked for shape by the command line."""
+
+    profile: str = DEFAULT_PRESET
+    queue_size: int | None = None  # the otelcol charm's queue_size (after the preset's)
+    otelcol_charm: str | None = None  # a charm source: ., LOCATION@REF, @REF or revN
+    loki_charm: str | None = None
+    charm_config: tuple[str, ...] = ()  # otelcol charm options, K=V
+    loki_config: tuple[str, ...] = ()  # Loki charm options, K=V
+    base_port: int | None = None  # None: the standard ports
+
+    def given_charm_flags(self) -> list[str]:
+        """The charm flags given, as typed (`--otelcol-charm`, ...)."""
+        return [
+            f"--{f.replace('_', '-')}" for f in CHARM_FLAGS if getattr(self, f) not in (None, ())
+        ]
 
 
 class ChoiceError(ValueError):
@@ -88,36 +108,28 @@ class StackRequest:
             raise ChoiceError(str(exc)) from None
 
 
-def request(args: argparse.Namespace, overlays: Path | None = None) -> StackRequest:
-    """The stack flags (`--profile`, `--queue-size`, `--otelcol-charm`, ...) as one request."""
-    name = str(getattr(args, "profile", None) or DEFAULT_PRESET)
-    queue_size = getattr(args, "queue_size", None)
+def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
+    """The stack flags as one request: a hand profile, or the charms with the preset's options,
+    then `--charm-config`, then `--queue-size`."""
+    name = flags.profile or DEFAULT_PRESET
     if name in HAND_PROFILES:
-        given = [
-            f"--{f.replace('_', '-')}"
-            for f in CHARM_FLAGS
-            if getattr(args, f, None) not in (None, [])
-        ]
+        given = flags.given_charm_flags()
         if given:
             raise ChoiceError(
                 f"{', '.join(given)}: apply to a charm-rendered stack; --profile {name} is "
                 "hand-written (drop them, or choose a charm preset)"
             )
         try:
-            hand = profiles.get(HAND_PROFILES[name], queue_size)
+            hand = profiles.get(HAND_PROFILES[name], flags.queue_size)
         except ValueError as exc:
             raise ChoiceError(f"--{exc}") from None
         return StackRequest(name, None, hand)
-    pairs = preset_pairs(name, overlays) + list(getattr(args, "charm_config", None) or [])
-    if queue_size is not None:
-        pairs.append(f"queue_size={queue_size}")
+    pairs = preset_pairs(name, overlays) + list(flags.charm_config)
+    if flags.queue_size is not None:
+        pairs.append(f"queue_size={flags.queue_size}")
     try:
         charms = CharmChoice.from_flags(
-            getattr(args, "otelcol_charm", None),
-            getattr(args, "loki_charm", None),
-            pairs,
-            list(getattr(args, "loki_config", None) or []),
-            preset=name,
+            flags.otelcol_charm, flags.loki_charm, pairs, list(flags.loki_config), preset=name
         )
     except CharmStackError as exc:
         raise ChoiceError(str(exc)) from None

@@ -6,33 +6,50 @@ import math
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-SCENARIOS: tuple[str, ...] = ("otlp-logs",)
-EXECUTORS: tuple[str, ...] = ("constant-vus", "constant-arrival-rate", "ramping-arrival-rate")
-ARRIVAL_EXECUTORS: tuple[str, ...] = ("constant-arrival-rate", "ramping-arrival-rate")
+from .params import (
+    ARRIVAL_EXECUTORS,
+    BY_NAME,
+    CHOICE,
+    DURATION,
+    EXECUTORS,
+    INTEGER,
+    LABELS,
+    MAX_BODY,
+    MAX_DURATION_S,
+    MAX_LOGS_PER_REQUEST,
+    MAX_RATE,
+    MAX_REQUESTS_PER_ITERATION,
+    MAX_VUS,
+    NUMBER,
+    PARAMS,
+    RUN_ID,
+    RUN_ID_PATTERN,
+    RUN_ID_RULE,
+    SCENARIOS,
+    URL,
+    Param,
+    default,
+)
+
+__all__ = [  # the run's names, also those declared in params.py
+    "ARRIVAL_EXECUTORS", "EXECUTORS", "MAX_BODY", "MAX_DURATION_S", "MAX_LOGS_PER_REQUEST",
+    "MAX_RATE", "MAX_REQUESTS_PER_ITERATION", "MAX_VUS", "RESERVED_LABELS", "RUN_ID_PATTERN",
+    "RUN_ID_RULE", "SCENARIOS", "RunSpec", "SpecError", "is_run_id", "new_run_id",
+    "parse_duration", "parse_labels",
+]  # fmt: skip
+
 # Labels the scenario sets itself; users may not override them.
 RESERVED_LABELS: tuple[str, ...] = ("run_id", "scenario", "instance", "executor")
-
-MAX_DURATION_S = 24 * 3600
-MAX_LOGS_PER_REQUEST = 1000
-MAX_REQUESTS_PER_ITERATION = 100
-MAX_BODY = 1_048_576
-MAX_VUS = 10_000
-MAX_RATE = 1_000_000_000
 
 # Matched with fullmatch and ASCII digits only: what passes is exactly what k6 and Loki get.
 _DURATION_RE = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?", re.ASCII)
 _LABEL_KEY_RE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*", re.ASCII)
 _LABEL_VALUE_RE = re.compile(r"[A-Za-z0-9_.:/@+-]{1,128}", re.ASCII)
-# Also the `pattern` of the k6 charm's `run-id` action parameters (charmcraft.yaml).
-RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-RUN_ID_RULE = (
-    "must be 1-64 characters of letters, digits, '_', '.', '-', starting with a letter or digit"
-)
 _RUN_ID_RE = re.compile(RUN_ID_PATTERN[1:-1], re.ASCII)  # used with fullmatch
 
 
@@ -98,22 +115,22 @@ def new_run_id(now: float | None = None) -> str:
 class RunSpec:
     """A validated load run. Build it with `RunSpec.from_params`, never directly from user input."""
 
-    scenario: str = "otlp-logs"
-    executor: str = "constant-arrival-rate"
-    vus: int = 10
-    rate: int = 60_000  # log records per minute (arrival-rate executors)
-    duration: str = "60s"
-    logs_per_request: int = 5
-    requests_per_iteration: int = 1  # >1: http.batch of that many requests per iteration
-    body_min: int = 256
-    body_max: int = 2048
-    p99_ms: float = 100.0
-    max_error_rate: float = 0.01
+    scenario: str = default("scenario", str)
+    executor: str = default("executor", str)
+    vus: int = default("vus", int)
+    rate: int = default("rate", int)  # log records per minute (arrival-rate executors)
+    duration: str = default("duration", str)
+    logs_per_request: int = default("logs-per-request", int)
+    requests_per_iteration: int = default("requests-per-iteration", int)  # >1: http.batch
+    body_min: int = default("body-min", int)
+    body_max: int = default("body-max", int)
+    p99_ms: float = default("p99-ms", float)
+    max_error_rate: float = default("max-error-rate", float)
     min_logs_per_minute: int | None = None  # None: 95% of `rate` for constant-arrival-rate
     labels: dict[str, str] = field(default_factory=dict[str, str])
     target: str | None = None
     run_id: str = ""
-    streams: int = 4
+    streams: int = default("streams", int)
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -152,27 +169,14 @@ class RunSpec:
 
     def to_params(self) -> dict[str, Any]:
         """Parameters (kebab case) that `from_params` turns back into this very spec."""
-        params: dict[str, Any] = {
-            "scenario": self.scenario,
-            "executor": self.executor,
-            "vus": self.vus,
-            "duration": self.duration,
-            "logs-per-request": self.logs_per_request,
-            "requests-per-iteration": self.requests_per_iteration,
-            "body-min": self.body_min,
-            "body-max": self.body_max,
-            "p99-ms": self.p99_ms,
-            "max-error-rate": self.max_error_rate,
-            "labels": ",".join(f"{k}={v}" for k, v in sorted(self.labels.items())),
-            "run-id": self.run_id,
-            "streams": self.streams,
-        }
-        if self.executor in ARRIVAL_EXECUTORS:
-            params["rate"] = self.rate
-        if self.min_logs_per_minute is not None:
-            params["min-logs-per-minute"] = self.min_logs_per_minute
-        if self.target:
-            params["target"] = self.target
+        params: dict[str, Any] = {p.name: getattr(self, p.field) for p in PARAMS}
+        params["labels"] = ",".join(f"{k}={v}" for k, v in sorted(self.labels.items()))
+        if self.executor not in ARRIVAL_EXECUTORS:
+            del params["rate"]
+        if self.min_logs_per_minute is None:
+            del params["min-logs-per-minute"]
+        if not self.target:
+            del params["target"]
         return params
 
     def to_dict(self) -> dict[str, Any]:
@@ -191,130 +195,152 @@ class RunSpec:
         loopback_only: bool = False,
         require_target: bool = False,
     ) -> RunSpec:
-        """Validate parameters named as the CLI flags / action parameters (kebab or snake case).
+        """Validate parameters named as the CLI flags / action parameters (kebab or snake case),
+        each as params.PARAMS declares it.
 
         Raises SpecError naming every bad parameter. Unknown parameters are refused too.
         """
         norm = {str(k).replace("_", "-"): v for k, v in params.items() if v is not None}
-        problems: list[tuple[str, str]] = []
-        known = {
-            "scenario", "executor", "vus", "rate", "duration", "logs-per-request", "body-min",
-            "body-max", "p99-ms", "max-error-rate", "min-logs-per-minute", "labels", "target",
-            "run-id", "streams", "requests-per-iteration",
-        }  # fmt: skip
-        for k in sorted(set(norm) - known):
-            problems.append((k, f"unknown parameter; allowed: {', '.join(sorted(known))}"))
-
-        defaults = cls()
+        allowed = ", ".join(sorted(BY_NAME))
+        problems = [
+            (name, f"unknown parameter; allowed: {allowed}")
+            for name in sorted(set(norm) - set(BY_NAME))
+        ]
+        options = _Options(loopback_only, require_target)
         values: dict[str, Any] = {}
-
-        def choice(name: str, allowed: tuple[str, ...], default: str) -> None:
-            v = norm.get(name, default)
-            if v not in allowed:
-                problems.append((name, f"must be one of {', '.join(allowed)}; got {v!r}"))
-            values[name.replace("-", "_")] = v
-
-        def integer(name: str, default: int | None, lo: int, hi: int) -> None:
-            v = norm.get(name, default)
-            if v is None:
-                values[name.replace("-", "_")] = None
-                return
-            try:
-                if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
-                    raise ValueError
-                iv = int(v)
-            except (TypeError, ValueError):
-                problems.append((name, f"must be an integer between {lo} and {hi}; got {v!r}"))
-                return
-            if not lo <= iv <= hi:
-                problems.append((name, f"must be an integer between {lo} and {hi}; got {iv}"))
-                return
-            values[name.replace("-", "_")] = iv
-
-        def number(name: str, default: float, lo: float, hi: float, lo_open: bool) -> None:
-            v = norm.get(name, default)
-            try:
-                if isinstance(v, bool):
-                    raise ValueError
-                fv = float(v)
-            except (TypeError, ValueError):
-                fv = math.nan
-            bad_low = fv <= lo if lo_open else fv < lo
-            if math.isnan(fv) or bad_low or fv > hi:
-                bound = f"greater than {lo}" if lo_open else f"at least {lo}"
-                problems.append((name, f"must be a number {bound} and at most {hi}; got {v!r}"))
-                return
-            values[name.replace("-", "_")] = fv
-
-        choice("scenario", SCENARIOS, defaults.scenario)
-        choice("executor", EXECUTORS, defaults.executor)
-        integer("vus", defaults.vus, 1, MAX_VUS)
-        integer("rate", defaults.rate, 1, MAX_RATE)
-        integer("logs-per-request", defaults.logs_per_request, 1, MAX_LOGS_PER_REQUEST)
-        integer(
-            "requests-per-iteration", defaults.requests_per_iteration, 1, MAX_REQUESTS_PER_ITERATION
-        )
-        integer("body-min", defaults.body_min, 1, MAX_BODY)
-        integer("body-max", defaults.body_max, 1, MAX_BODY)
-        number("p99-ms", defaults.p99_ms, 0, 3_600_000, lo_open=True)
-        number("max-error-rate", defaults.max_error_rate, 0, 1, lo_open=False)
-        integer("min-logs-per-minute", None, 0, MAX_RATE)
-        integer("streams", defaults.streams, 1, 1000)
-
-        duration = str(norm.get("duration", defaults.duration))
-        try:
-            seconds = parse_duration(duration)
-            if not 0 < seconds <= MAX_DURATION_S:
-                problems.append(
-                    ("duration", f"must be more than 0s and at most 24h; got {duration!r}")
-                )
-        except ValueError as exc:
-            problems.append(("duration", str(exc)))
-        values["duration"] = duration
-
-        try:
-            values["labels"] = parse_labels(norm.get("labels", ""))
-        except ValueError as exc:
-            problems.append(("labels", str(exc)))
-
-        target = norm.get("target")
-        if target is not None and str(target) != "":
-            target_problem = _check_target(str(target), loopback_only)
-            if target_problem:
-                problems.append(("target", target_problem))
-            values["target"] = str(target).rstrip("/")
-        elif require_target:
-            problems.append(("target", "is required: an http(s) URL of an OTLP/HTTP receiver"))
-
-        run_id = str(norm.get("run-id") or new_run_id())
-        if not is_run_id(run_id):
-            problems.append(("run-id", f"{RUN_ID_RULE}; got {run_id!r}"))
-        values["run_id"] = run_id
-
-        bmin, bmax = values.get("body_min"), values.get("body_max")
-        if isinstance(bmin, int) and isinstance(bmax, int) and bmin > bmax:
-            problems.append(("body-min", f"must not exceed body-max ({bmax}); got {bmin}"))
-        executor = values.get("executor")
-        rate, lpr = values.get("rate"), values.get("logs_per_request")
-        rpi = values.get("requests_per_iteration")
-        if (
-            executor in ARRIVAL_EXECUTORS
-            and isinstance(rate, int)
-            and isinstance(lpr, int)
-            and isinstance(rpi, int)
-            and rate < lpr * rpi
-        ):
-            problems.append(
-                (
-                    "rate",
-                    f"must be at least one iteration ({lpr * rpi} records) per minute; got {rate}",
-                )
+        for param in PARAMS:
+            value, problem = _CHECKS[param.kind](
+                param, norm.get(param.name, param.default), options
             )
-        if executor == "constant-vus" and "rate" in norm:
-            problems.append(("rate", "applies to arrival-rate executors, not constant-vus"))
+            if problem is None:
+                values[param.field] = value
+            else:
+                problems.append((param.name, problem))
+        problems += _combination_problems(values, "rate" in norm)
         if problems:
             raise SpecError(problems)
         return cls(**values)
+
+
+@dataclass(frozen=True)
+class _Options:
+    loopback_only: bool
+    require_target: bool
+
+
+# How a parameter of each kind is checked: (param, value given or its default, options) ->
+# (the value for RunSpec, the problem if any: what is allowed and what was given).
+_Check = Callable[[Param, Any, _Options], tuple[Any, str | None]]
+
+
+def _bounds(param: Param) -> tuple[int | float, int | float]:
+    assert param.low is not None, param.name
+    assert param.high is not None, param.name
+    return param.low, param.high
+
+
+def _choice(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
+    if given in param.choices:
+        return given, None
+    return given, f"must be one of {', '.join(param.choices)}; got {given!r}"
+
+
+def _integer(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
+    if given is None:  # no default: the spec derives it (min-logs-per-minute)
+        return None, None
+    low, high = _bounds(param)
+    try:
+        if isinstance(given, bool) or (isinstance(given, float) and not given.is_integer()):
+            raise ValueError
+        value = int(given)
+    except (TypeError, ValueError):
+        return None, f"must be an integer between {low} and {high}; got {given!r}"
+    if not low <= value <= high:
+        return None, f"must be an integer between {low} and {high}; got {value}"
+    return value, None
+
+
+def _number(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
+    low, high = _bounds(param)
+    try:
+        if isinstance(given, bool):
+            raise ValueError
+        value = float(given)
+    except (TypeError, ValueError):
+        value = math.nan
+    too_low = value <= low if param.low_open else value < low
+    if math.isnan(value) or too_low or value > high:
+        bound = f"greater than {low}" if param.low_open else f"at least {low}"
+        return None, f"must be a number {bound} and at most {high}; got {given!r}"
+    return value, None
+
+
+def _duration(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
+    low, high = _bounds(param)
+    text = str(given)
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        return text, str(exc)
+    if not low < seconds <= high:
+        return text, f"must be more than {low:g}s and at most {high / 3600:g}h; got {text!r}"
+    return text, None
+
+
+def _labels(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
+    try:
+        return parse_labels(given), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _url(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
+    if str(given) == "":
+        required = "is required: an http(s) URL of an OTLP/HTTP receiver"
+        return None, required if options.require_target else None
+    return str(given).rstrip("/"), _check_target(str(given), options.loopback_only)
+
+
+def _run_id(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
+    run_id = str(given or new_run_id())
+    return run_id, None if is_run_id(run_id) else f"{RUN_ID_RULE}; got {run_id!r}"
+
+
+_CHECKS: dict[str, _Check] = {
+    CHOICE: _choice,
+    INTEGER: _integer,
+    NUMBER: _number,
+    DURATION: _duration,
+    LABELS: _labels,
+    URL: _url,
+    RUN_ID: _run_id,
+}
+
+
+def _combination_problems(values: Mapping[str, Any], rate_given: bool) -> list[tuple[str, str]]:
+    """What is wrong with parameters together (each was valid on its own)."""
+    problems: list[tuple[str, str]] = []
+    bmin, bmax = values.get("body_min"), values.get("body_max")
+    if isinstance(bmin, int) and isinstance(bmax, int) and bmin > bmax:
+        problems.append(("body-min", f"must not exceed body-max ({bmax}); got {bmin}"))
+    executor, rate = values.get("executor"), values.get("rate")
+    lpr, rpi = values.get("logs_per_request"), values.get("requests_per_iteration")
+    per_iteration = lpr * rpi if isinstance(lpr, int) and isinstance(rpi, int) else None
+    if (
+        executor in ARRIVAL_EXECUTORS
+        and isinstance(rate, int)
+        and per_iteration is not None
+        and rate < per_iteration
+    ):
+        problems.append(
+            (
+                "rate",
+                f"must be at least one iteration ({per_iteration} records) per minute; got {rate}",
+            )
+        )
+    if executor == "constant-vus" and rate_given:
+        problems.append(("rate", "applies to arrival-rate executors, not constant-vus"))
+    return problems
 
 
 def _check_target(target: str, loopback_only: bool) -> str | None:

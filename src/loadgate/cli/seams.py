@@ -1,0 +1,61 @@
+"""What the commands do to the world, handed to each command's handler as one `Seams`: `main`
+gives the real collaborators (`Seams()`), tests give fakes (`cli.main(argv, seams=...)`) instead
+of patching module names.
+
+- `resolve_stack`: resolve a stack request (charm sources, rendering, workload builds);
+- `build_missing`: build the binaries a command needs (cli.binaries.build_missing);
+- `stack`: the local stack's up, down, info and status (loadgate.stack.ops.StackOps);
+- `open_target`: the load target on a running stack (LocalTarget);
+- `session`: the local stack for one command, holding its lock (cli.run.local_session);
+- `execute`: one run (runner.execute); `run_search`: one capacity search.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..capacity import search_driver
+from ..capacity.compare_driver import SearchFn
+from ..runner import run as runner
+from ..stack import local
+from ..stack.choice import StackFlags, StackRequest
+from ..stack.ops import StackOps
+from ..targets.local import LocalTarget
+from .binaries import build_missing
+from .run import local_session
+
+
+class BuildMissing(Protocol):
+    def __call__(self, names: Sequence[str], *, command: str) -> int: ...
+
+
+class Session(Protocol):
+    def __call__(
+        self,
+        seams: Seams,
+        flags: StackFlags,
+        command: str,
+        run_id: str,
+        what: local.StackChoice,
+        *,
+        keep: bool,
+    ) -> AbstractContextManager[LocalTarget]: ...
+
+
+@dataclass(frozen=True)
+class Seams:
+    resolve_stack: Callable[[StackRequest], local.StackChoice] = StackRequest.prepare
+    build_missing: BuildMissing = build_missing
+    stack: StackOps = field(default_factory=StackOps)
+    open_target: Callable[[local.StackInfo], LocalTarget] = LocalTarget
+    session: Session = local_session
+    execute: search_driver.Execute = runner.execute
+    run_search: SearchFn = search_driver.run_search
+
+
+# A command's handler: the parsed flags and the world to act on; returns the exit code.
+Handler = Callable[[argparse.Namespace, Seams], int]
