@@ -61,15 +61,16 @@ class Ledger:
         return None if stored is None else max(0, stored - self.acknowledged)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "balanced": self.balanced,
             "acknowledged": self.acknowledged,
             "lost_after_acceptance": self.lost_after_acceptance,
             "stored_unacknowledged": self.stored_unacknowledged,
             "steps": [s.to_dict() for s in self.steps],
-            "other_traffic": self.other,
-            "other_traffic_note": self.other_note,
         }
+        if self.other is not None or self.other_note:  # records before issue 18 have neither
+            d.update(other_traffic=self.other, other_traffic_note=self.other_note)
+        return d
 
     @classmethod
     def from_dict(cls, data: object, where: str = "ledger") -> Ledger:

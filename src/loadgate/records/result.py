@@ -37,7 +37,7 @@ class Delivery:
     other: OtherTraffic | None = field(default=None, metadata=f.json_key("other_traffic"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "records": self.records,
             "query": self.query,
             "drained": self.drained,
@@ -45,8 +45,10 @@ class Delivery:
             "source": self.source,
             "collector_own_records": self.own_stored,
             "collector_own_query": self.own_query,
-            "other_traffic": self.other.to_dict() if self.other else None,
         }
+        if self.other is not None:  # records before issue 18 have none
+            d["other_traffic"] = self.other.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, data: object, where: str = "delivered") -> Delivery:
