@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import copy
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import juju_world as jw
 import pytest
 import yaml
+from support.fake_juju.charms import copy_bundles, k6_charm, upstream_charm
 
 from loadgate import paths
 from loadgate.bundle import catalog as charm_catalog
@@ -37,10 +36,7 @@ def catalog() -> charm_catalog.Catalog:
 def packed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The repository's bundles/ with the packed k6 charm next to the bundle (as
     scripts/pack-k6-charm leaves it): the bundle file in that copy."""
-    folder = tmp_path_factory.mktemp("packed") / "bundles"
-    shutil.copytree(ROOT / "bundles", folder, ignore=shutil.ignore_patterns("*.charm"))
-    jw.k6_charm(folder / paths.K6_CHARM_FILE)
-    return folder / "bundle.yaml"
+    return copy_bundles(tmp_path_factory.mktemp("packed") / "bundles")
 
 
 def _bundle() -> dict[str, Any]:
@@ -59,7 +55,7 @@ def _problems_of(
     path = tmp_path / "bundle.yaml"
     path.write_text(yaml.safe_dump(doc))
     if not (tmp_path / paths.K6_CHARM_FILE).exists():
-        jw.k6_charm(tmp_path / paths.K6_CHARM_FILE)
+        k6_charm(tmp_path / paths.K6_CHARM_FILE)
     return [str(p) for p in bc.check_files(path, overlays, catalog)]
 
 
@@ -106,9 +102,7 @@ def test_the_bundle_deploys_our_packed_k6_charm_as_written() -> None:
 def test_a_missing_packed_charm_says_to_pack_it(
     catalog: charm_catalog.Catalog, tmp_path: Path
 ) -> None:
-    shutil.copytree(
-        ROOT / "bundles", tmp_path / "bundles", ignore=shutil.ignore_patterns("*.charm")
-    )
+    copy_bundles(tmp_path / "bundles", packed=False)
     problems = [str(p) for p in bc.check_files(tmp_path / "bundles" / "bundle.yaml", [], catalog)]
     assert problems == [
         f"k6: local charm {tmp_path / 'bundles' / paths.K6_CHARM_FILE} does not exist: "
@@ -202,9 +196,7 @@ def test_cli_checks_the_real_bundle(packed: Path, capsys: pytest.CaptureFixture[
 def test_cli_fails_without_the_packed_charm(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shutil.copytree(
-        ROOT / "bundles", tmp_path / "bundles", ignore=shutil.ignore_patterns("*.charm")
-    )
+    copy_bundles(tmp_path / "bundles", packed=False)
     assert main(["check-bundle", str(tmp_path / "bundles" / "bundle.yaml")]) == 1
     out = capsys.readouterr().out
     assert "run scripts/pack-k6-charm" in out
@@ -368,7 +360,7 @@ def test_a_packed_upstream_charm_is_read_from_its_metadata(
 ) -> None:
     """An overlay that deploys a packed otelcol (its repository's CI) is checked against the
     endpoints inside that .charm, and must give its image."""
-    packed = jw.upstream_charm(
+    packed = upstream_charm(
         tmp_path / "otelcol.charm", "opentelemetry-collector-k8s", "dev",
         {"opentelemetry-collector-image": "img:1"},
     )  # fmt: skip
@@ -402,7 +394,7 @@ def test_cli_fails_and_names_the_endpoint(
     )
     broken = tmp_path / "bundle.yaml"
     broken.write_text(yaml.safe_dump(doc))
-    jw.k6_charm(tmp_path / paths.K6_CHARM_FILE)
+    k6_charm(tmp_path / paths.K6_CHARM_FILE)
     assert main(["check-bundle", str(broken), "--overlay", str(CI_OVERLAY)]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out

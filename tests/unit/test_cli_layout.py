@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
-import subprocess
-import sys
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -16,11 +12,9 @@ from typing import cast
 
 import loadgate
 from loadgate import cli
-from loadgate.cli import common
 
 SRC = Path(loadgate.__file__).parent
 CLI = SRC / "cli"
-ROOT = SRC.parent.parent
 # What commands share: the consoles and exit codes, the shared flags, the seams.
 SHARED = {"common", "flags", "seams"}
 COMMAND_MODULES = {f.stem for f in CLI.glob("*.py")} - {"__init__", "__main__"} - SHARED
@@ -109,24 +103,3 @@ def test_one_module_per_command_each_registering_its_handler() -> None:
         handler = p.get_default("handler")
         assert callable(handler), name
         assert handler.__module__ == module.__name__, name
-
-
-def test_the_console_script_and_python_m_reach_the_same_main(tmp_path: Path) -> None:
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["loadgate"] == "loadgate.cli:main"
-    done = subprocess.run(
-        [sys.executable, "-m", "loadgate.cli", "run", "--model", "m"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={
-            **os.environ,
-            "LOADGATE_STACK_DIR": str(tmp_path / "s"),
-            "LOADGATE_RESULTS_DIR": str(tmp_path),
-        },
-        check=False,
-    )
-    # One UsageError class for both: `python -m` prints the refusal and exits 2.
-    assert done.returncode == common.EXIT_BAD_INPUT, done.stderr
-    assert "loadgate run: --model: only applies with --target juju" in done.stderr
-    assert "Traceback" not in done.stderr

@@ -4,12 +4,11 @@ packed charm's own metadata, and $CHARM_PATH never taken for the k6 charm."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import juju_world as jw
 import pytest
 import yaml
+from support.fake_juju.charms import copy_bundles, fake_charm, k6_charm, upstream_charm
 
 from loadgate import paths
 from loadgate.bundle import charm_file
@@ -20,22 +19,19 @@ LOKI_IMAGE = "docker.io/ubuntu/loki:3.7-26.04"
 
 
 def otelcol_charm(path: Path, image: str | None = OTELCOL_IMAGE) -> Path:
-    return jw.upstream_charm(
+    return upstream_charm(
         path, "opentelemetry-collector-k8s", "dev", {"opentelemetry-collector-image": image}
     )
 
 
 def loki_charm(path: Path) -> Path:
     images = {"loki-image": LOKI_IMAGE, "node-exporter-image": "docker.io/prom/node-exporter"}
-    return jw.upstream_charm(path, "loki-k8s", "3.7", images)
+    return upstream_charm(path, "loki-k8s", "3.7", images)
 
 
 @pytest.fixture
 def bundles(tmp_path: Path) -> Path:
-    folder = tmp_path / "bundles"
-    shutil.copytree(jw.ROOT / "bundles", folder, ignore=shutil.ignore_patterns("*.charm"))
-    jw.k6_charm(folder / paths.K6_CHARM_FILE)
-    return folder
+    return copy_bundles(tmp_path / "bundles").parent
 
 
 # ---- options -------------------------------------------------------------------------------
@@ -43,7 +39,7 @@ def bundles(tmp_path: Path) -> Path:
 
 def test_charm_options_and_their_env_vars(tmp_path: Path) -> None:
     otelcol = otelcol_charm(tmp_path / "otelcol.charm")
-    k6 = jw.k6_charm(tmp_path / "k6.charm")
+    k6 = k6_charm(tmp_path / "k6.charm")
     env = {"LOADGATE_K6_CHARM": str(k6), "LOADGATE_LOKI_CHARM": ""}
     found = pytest_plugin.charm_options({"otelcol": str(otelcol)}, env)
     assert found == {
@@ -150,7 +146,7 @@ def test_a_packed_charm_without_an_endpoint_is_refused(bundles: Path, tmp_path: 
     metadata = charm_file.read(packed).metadata
     requires = dict(metadata["requires"])
     del requires["send-loki-logs"]
-    broken = jw.fake_charm(tmp_path / "old-otelcol.charm", {**metadata, "requires": requires})
+    broken = fake_charm(tmp_path / "old-otelcol.charm", {**metadata, "requires": requires})
     staged = deploy.stage(
         bundles / "bundle.yaml",
         tmp_path / "stage",
@@ -170,7 +166,7 @@ def test_the_k6_charm_option_replaces_a_missing_packed_file(bundles: Path, tmp_p
         r"exist: run scripts/pack-k6-charm in a loadgate checkout, or pass --k6-charm",
     ):
         deploy.stage(bundles / "bundle.yaml", tmp_path / "stage")
-    k6 = deploy.local_charm("k6", jw.k6_charm(tmp_path / "built" / "k6.charm"))
+    k6 = deploy.local_charm("k6", k6_charm(tmp_path / "built" / "k6.charm"))
     staged = deploy.stage(bundles / "bundle.yaml", tmp_path / "stage2", charms={"k6": k6})
     deploy.check(staged)
 

@@ -5,53 +5,19 @@ the row with the pin (`revision=201` on a model running revision 1)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import jubilant
-import juju_world as jw
 import pytest
+from support.fake_juju import state
+from support.fake_juju.charms import upstream_charm
+from support.fake_juju.inprocess import status_of
 
 from loadgate.contract.spec import RunSpec
 from loadgate.juju import deploy, deployed, settings
 from loadgate.targets.juju import labelled_for_model
 
-
-def status(otelcol: dict[str, Any]) -> jubilant.Status:
-    app = {
-        "charm": "opentelemetry-collector-k8s",
-        "charm-origin": "charmhub",
-        "charm-name": "opentelemetry-collector-k8s",
-        "charm-rev": 1,
-        "charm-channel": "dev/edge",
-        "exposed": False,
-        "units": {"otelcol/0": {"address": "10.1.0.4", "leader": True}},
-        **otelcol,
-    }
-    return jubilant.Status._from_dict(  # pyright: ignore[reportPrivateUsage]
-        {
-            "model": {
-                "name": "cos",
-                "type": "caas",
-                "controller": "k8s",
-                "cloud": "k8s",
-                "version": "3.6.8",
-                "model-status": {},
-            },
-            "machines": {},
-            "applications": {"otelcol": app},
-        }
-    )
-
-
-CHARMHUB = status({})
-LOCAL = status(
-    {
-        "charm": "local:opentelemetry-collector-k8s-3",
-        "charm-origin": "local",
-        "charm-rev": 3,
-        "charm-channel": "",
-    }
-)
+OTELCOL = "opentelemetry-collector-k8s"
+CHARMHUB = status_of({"otelcol": state.app(OTELCOL, [0], rev=1, channel="dev/edge")})
+LOCAL = status_of({"otelcol": state.app(OTELCOL, [0], origin="local", rev=3)})
 
 
 def test_deployed_charm_from_status() -> None:
@@ -89,7 +55,7 @@ def test_a_pin_the_model_does_not_run_is_refused(
 
 
 def test_a_local_charm_request_needs_a_local_charm(tmp_path: Path) -> None:
-    packed = jw.upstream_charm(
+    packed = upstream_charm(
         tmp_path / "otelcol.charm", "opentelemetry-collector-k8s", "dev",
         {"opentelemetry-collector-image": "img:1"},
     )  # fmt: skip
@@ -129,9 +95,6 @@ def test_loadgate_run_refuses_a_label_the_model_contradicts() -> None:
 
 
 def test_a_model_without_the_collector_is_refused() -> None:
-    empty = jubilant.Status._from_dict(  # pyright: ignore[reportPrivateUsage]
-        {"model": {"name": "x", "type": "caas", "controller": "k8s", "cloud": "k8s",
-                   "version": "3.6.8", "model-status": {}}, "machines": {}, "applications": {}}
-    )  # fmt: skip
+    empty = status_of({})
     with pytest.raises(deployed.MismatchError, match="the model has no application 'otelcol'"):
         labelled_for_model(RunSpec(), empty, "otelcol")

@@ -1,15 +1,11 @@
-"""The Juju helpers without Juju: action results, query answers, settings, skip reason, TLS."""
+"""The Juju helpers without Juju: action results, query answers, settings, skip reason, and the
+Juju target over the in-process fake (support.fake_juju.inprocess)."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import os
-import ssl
 import subprocess
-import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,11 +14,12 @@ import httpx
 import jubilant
 import pytest
 import yaml
-from juju_fakes import (
+from support.fake_juju import state
+from support.fake_juju.inprocess import (
     CLIENT,
     COLLECTOR_CONFIG,
     FINISHED,
-    Model,
+    cos_model,
     make_target,
     status_of,
 )
@@ -144,54 +141,6 @@ def test_units_of_a_multi_unit_run() -> None:
     assert state.units["k6/2"].requests == 1200
 
 
-# What the k6 charm's own get-results code (charms/k6-k8s/src/report.py) returns, produced in
-# a separate interpreter so its modules (runs, peers, report, ...) stay out of this one.
-CHARM_REPORT = """
-import json, sys
-from loadgate_contract.spec import RunSpec
-from loadgate_contract.summary import ClientFigures
-from report import RunReport, action_results
-spec = RunSpec.from_params({"run-id": "r7", "rate": 60000})
-figures = ClientFigures(requests=1200, failed=6, error_rate=0.005, p99_ms=42.5,
-    records_sent=6000, records_accepted=5970, records_per_minute=59700.0, duration_s=60.0,
-    instances=3)
-reports = [
-    RunReport("r7", "passed", spec, figures, {"k6/0": "passed", "k6/1": "passed"}),
-    RunReport("r7", "running", spec, None, {"k6/0": "running"}),
-    RunReport("r7", "error", spec, None, {"k6/0": "error"}, "k6: exit 107"),
-]
-json.dump([action_results(r) for r in reports], sys.stdout)
-"""
-
-
-def _charm_results() -> list[dict[str, Any]]:
-    src = ROOT / "charms" / "k6-k8s" / "src"
-    done = subprocess.run(
-        [sys.executable, "-c", CHARM_REPORT],
-        cwd=src,
-        env={**os.environ, "PYTHONPATH": str(src)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
-
-
-def test_results_of_the_k6_charm_itself() -> None:
-    passed, running, error = (actions.parse_results(r) for r in _charm_results())
-    assert passed.status == "passed"
-    assert passed.verdict in ("PASS", "FAIL")
-    assert passed.client is not None
-    assert (passed.client.requests, passed.client.records_accepted) == (1200, 5970)
-    assert passed.client.p99_ms == pytest.approx(42.5)
-    assert passed.client.instances == 3
-    assert passed.unit_status == {"k6/0": "passed", "k6/1": "passed"}
-    assert not running.finished
-    assert running.client is None
-    assert error.status == "error"
-    assert error.error == "k6: exit 107"
-
-
 def test_start_results() -> None:
     assert actions.parse_start({"run-id": "r9"}) == "r9"
     with pytest.raises(actions.ActionResultError, match="start-load: results have no run-id"):
@@ -285,12 +234,9 @@ def test_prometheus_error_answer() -> None:
 
 def test_unit_endpoints_and_leader() -> None:
     status = status_of(
-        {
-            "loki": {
-                "loki/10": {"address": "10.0.0.10"},
-                "loki/2": {"address": "10.0.0.2", "leader": True},
-            }
-        }
+        {"loki": state.app("loki-k8s", [10, 2])},
+        addresses={"loki/10": "10.0.0.10", "loki/2": "10.0.0.2"},
+        leaders={"loki": 2},
     )
     units = endpoints.unit_endpoints(status, "loki", "cos")
     assert [u.unit for u in units] == ["loki/2", "loki/10"]
@@ -302,7 +248,7 @@ def test_unit_endpoints_and_leader() -> None:
 
 
 def test_unit_without_address() -> None:
-    status = status_of({"loki": {"loki/0": {"address": ""}}})
+    status = status_of({"loki": state.app("loki-k8s", [0])}, addresses={"loki/0": ""})
     with pytest.raises(endpoints.EndpointError, match="unit loki/0 has no address yet"):
         endpoints.unit_endpoints(status, "loki", "m")
 
@@ -354,66 +300,6 @@ def test_related_app_data() -> None:
     data = endpoints.related_app_data(info, "send-otlp")
     assert data == [{"endpoints": '[{"endpoint": "https://otelcol-0:4318"}]'}]
     assert endpoints.related_app_data(info, "send-remote-write") == []
-
-
-@dataclass
-class _TLSServer:
-    url: str
-    ca_file: Path
-    name: str
-
-
-@pytest.fixture
-def tls_server(tmp_path: Path) -> Iterator[_TLSServer]:
-    """A real HTTPS server whose certificate names only an in-cluster FQDN (like the charms')."""
-    name = "loki-0.loki-endpoints.cos.svc.cluster.local"
-    material = tls.generate(hostnames=(name,), ips=())
-    files = tls.write(material, tmp_path)
-
-    class Ready(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"ready")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Ready)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(files.server_cert, files.server_key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield _TLSServer(f"https://127.0.0.1:{server.server_address[1]}", files.ca_cert, name)
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_verified_client_checks_the_unit_name(tls_server: _TLSServer) -> None:
-    with tls.verified_client(tls_server.ca_file, tls_server.name) as client:
-        assert client.get(f"{tls_server.url}/ready").text == "ready"
-
-
-def test_verified_client_refuses_another_name(tls_server: _TLSServer) -> None:
-    with (
-        tls.verified_client(
-            tls_server.ca_file, "loki-1.loki-endpoints.cos.svc.cluster.local"
-        ) as client,
-        pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED|match"),
-    ):
-        client.get(f"{tls_server.url}/ready")
-
-
-def test_verified_client_refuses_another_ca(tls_server: _TLSServer, tmp_path: Path) -> None:
-    other = tls.write(tls.generate(), tmp_path / "other")
-    with (
-        tls.verified_client(other.ca_cert, tls_server.name) as client,
-        pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"),
-    ):
-        client.get(f"{tls_server.url}/ready")
 
 
 # ---- settings: revisions.yaml and gates.yaml ----------------------------------------------
@@ -603,14 +489,14 @@ def test_skip_reason_without_the_cli() -> None:
 # ---- the Juju target's run flow (jubilant calls answered in-process) -----------------------
 
 
-def test_target_follows_the_run_to_its_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_target_follows_the_run_to_its_end(tmp_path: Path) -> None:
     running = {
         "run-id": "r1",
         "status": "running",
         "client": {**CLIENT, "records-sent": "100"},
     }
-    model = Model([running, FINISHED])
-    target = make_target(model, tmp_path, monkeypatch)
+    juju = cos_model([running, FINISHED])
+    target = make_target(juju, tmp_path)
     assert target.scope == Scope(
         exporter="loki/send-loki-logs/1", loki={"juju_application": "loki"}, rate_window="3m"
     )
@@ -624,27 +510,26 @@ def test_target_follows_the_run_to_its_end(tmp_path: Path, monkeypatch: pytest.M
     client = target.finish()
     assert client.records_accepted == 5970
     assert json.loads((tmp_path / "get-results.json").read_text())["status"] == "passed"
-    assert [a for _, a, _ in model.ran] == [
+    ran = juju.actions_run()
+    assert [a for _, a, _ in ran] == [
         "get-ca-certificate",
         "start-load",
         "get-results",
         "get-results",
     ]
-    assert model.ran[1][2]["run-id"] == "r1"
+    assert ran[1][2]["run-id"] == "r1"
     target.close()
 
 
-def test_target_refuses_a_run_id_it_did_not_ask_for(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    target = make_target(Model([], start_run_id="charm-own-id"), tmp_path, monkeypatch)
+def test_target_refuses_a_run_id_it_did_not_ask_for(tmp_path: Path) -> None:
+    target = make_target(cos_model(k6_own_run_id="charm-own-id"), tmp_path)
     with pytest.raises(RunError, match="its start-load must take `run-id`"):
         target.start(RunSpec.from_params({"run-id": "r1"}), tmp_path)
 
 
-def test_target_reports_a_k6_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    model = Model([{"run-id": "r1", "status": "error", "error": "k6 exited 107: bad script"}])
-    target = make_target(model, tmp_path, monkeypatch)
+def test_target_reports_a_k6_error(tmp_path: Path) -> None:
+    juju = cos_model([{"run-id": "r1", "status": "error", "error": "k6 exited 107: bad script"}])
+    target = make_target(juju, tmp_path)
     target.start(RunSpec.from_params({"run-id": "r1"}), tmp_path)
     assert target.poll() is None
     with pytest.raises(RunError, match="ended in error: k6 exited 107: bad script"):

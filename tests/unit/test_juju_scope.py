@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from juju_fakes import (
+from support.fake_juju.inprocess import (
     COLLECTOR_CONFIG,
     FINISHED,
     LOKI_SCRAPED,
-    Model,
+    cos_model,
     make_target,
     prometheus_answering,
 )
@@ -85,10 +85,9 @@ def test_loki_counters_sum_over_the_application() -> None:
     ]
 
 
-def test_target_follows_the_leaders_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_target_follows_the_leaders_copy(tmp_path: Path) -> None:
     """loki/1 leads: the exporter to loki-1, Loki's counters by application, LogQL on loki/1."""
-    model = Model([FINISHED], loki_leader="loki/1")
-    target = make_target(model, tmp_path, monkeypatch, {**LOKI_SCRAPED})
+    target = make_target(cos_model([FINISHED], loki_leader=1), tmp_path, {**LOKI_SCRAPED})
     assert target.loki_unit.unit == "loki/1"
     # COLLECTOR_CONFIG pushes to loki-1 through loki/send-loki-logs/0.
     assert "loki/send-loki-logs/0" in COLLECTOR_CONFIG

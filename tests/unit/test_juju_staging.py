@@ -14,8 +14,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import juju_world as jw
 import pytest
+from support.fake_juju.charms import copy_bundles
 
 from loadgate.juju import deploy, settings, staging
 
@@ -86,9 +86,7 @@ def test_plain_juju_files_go_to_the_temporary_folder(tmp_path: Path) -> None:
 
 def test_staged_deployment_is_all_in_the_snap_folder(tmp_path: Path, snap_layout: Path) -> None:
     """Bundle, overlays, the pin and every charm they name: copied into the stage folder."""
-    bundles = tmp_path / "bundles"
-    shutil.copytree(jw.ROOT / "bundles", bundles, ignore=shutil.ignore_patterns("*.charm"))
-    jw.k6_charm(bundles / "loadgate-k6-k8s.charm")
+    bundles = copy_bundles(tmp_path / "bundles").parent
     folder = staging.new_stage_dir(which=_which_in(snap_layout), home=tmp_path / "home")
     staged = deploy.stage(
         bundles / "bundle.yaml",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fakeprom import FakeProm
+from support.fakeprom import FakeProm
 
 from loadgate.measure import pipeline as pipe
 from loadgate.measure import queries as q

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ class JujuTarget:
         workdir: Path | None = None,
         poll_every: float = POLL_EVERY,
         scrape_timeout: float = SCRAPE_TIMEOUT,
+        prometheus_api: Callable[[UnitEndpoint, Path], PrometheusAPI] = endpoints.prometheus_api,
     ):
         self.juju = juju
         self.k6_app, self.otelcol_app = k6_app, otelcol_app
@@ -54,7 +56,7 @@ class JujuTarget:
         self.ca_file = endpoints.write_ca(endpoints.fetch_ca(juju, ca_app), folder)
         self.prometheus_unit = endpoints.unit_endpoints(status, prometheus_app, self.model)[0]
         self.loki_units = endpoints.unit_endpoints(status, loki_app, self.model)
-        self._prom = endpoints.prometheus_api(self.prometheus_unit, self.ca_file)
+        self._prom = prometheus_api(self.prometheus_unit, self.ca_file)
         try:
             self.loki_copy = loki_scope.choose_loki_copy(
                 self._prom,

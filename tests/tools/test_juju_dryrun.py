@@ -1,4 +1,4 @@
-"""Dry runs of the Juju gate against a fake `juju` on PATH (juju_world.py, fake_juju.py).
+"""Dry runs of the Juju gate against a fake `juju` on PATH (support.fake_juju.world).
 
 The integration suite (tests/integration, as CI runs it) and `loadgate run --target juju --model
 M` run in their own processes against a fake juju that records every call and answers with
@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import juju_world as jw
 import pytest
-import yaml
+from support.fake_juju import state
+from support.fake_juju.charms import copy_bundles, k6_charm, upstream_charm
+from support.fake_juju.cli import Record, actions_run, commands, params_of
+from support.fake_juju.world import World
+from support.fake_juju.world import world as fake_world
 from support.jujuschema import K6_CHARMCRAFT_YAML, validate_action_params
 
 from loadgate import paths
@@ -33,15 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 K6_ACTIONS = ("start-load", "get-results", "stop-load")
 
 
-def copy_bundles(to: Path) -> Path:
-    """The repository's bundle and overlays, with a packed k6 charm next to the bundle."""
-    shutil.copytree(ROOT / "bundles", to, ignore=shutil.ignore_patterns("*.charm"))
-    jw.k6_charm(to / paths.K6_CHARM_FILE)
-    return to / "bundle.yaml"
-
-
 def pytest_run(
-    world: jw.World, *args: str, env: dict[str, str] | None = None
+    world: World, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args]
     return subprocess.run(
@@ -49,37 +43,14 @@ def pytest_run(
     )
 
 
-def loadgate_run(world: jw.World, *args: str) -> subprocess.CompletedProcess[str]:
+def loadgate_run(world: World, *args: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "loadgate.cli", "run", "--target", "juju", *args]
     return subprocess.run(
         argv, cwd=world.root, env=world.env(), capture_output=True, text=True, timeout=300
     )
 
 
-def commands(calls: Iterable[dict[str, Any]]) -> list[str]:
-    return [c["argv"][0] for c in calls]
-
-
-def unit_action(call: dict[str, Any]) -> tuple[str, str]:
-    """(unit, action) of a recorded `juju run`."""
-    args = [a for a in call["argv"][1:]]
-    for flag in ("--model", "--format", "--wait", "--params"):
-        if flag in args:
-            i = args.index(flag)
-            del args[i : i + 2]
-    unit, action = args
-    return unit, action
-
-
-def params_of(call: dict[str, Any]) -> dict[str, Any]:
-    argv = call["argv"]
-    if "--params" not in argv:
-        return {}
-    path = argv[argv.index("--params") + 1]
-    return yaml.safe_load(call["files"][path]["content"]) or {}
-
-
-def assert_every_file_readable(world: jw.World, calls: list[dict[str, Any]]) -> int:
+def assert_every_file_readable(world: World, calls: list[Record]) -> int:
     """Every file a call named was readable by the (confined) fake juju, and lived where the
     snap can read: under ~/snap/juju/common. Returns how many files were checked."""
     common = world.home / "snap" / "juju" / "common"
@@ -92,15 +63,11 @@ def assert_every_file_readable(world: jw.World, calls: list[dict[str, Any]]) -> 
     return checked
 
 
-def assert_params_valid(calls: list[dict[str, Any]]) -> dict[str, int]:
+def assert_params_valid(calls: list[Record]) -> dict[str, int]:
     """Each k6 action's params pass Juju's validation of the charm's schema (defaults inserted
     as `juju run` does must still describe the same run). Returns actions -> count."""
     seen: dict[str, int] = {}
-    for call in calls:
-        if call["argv"][0] != "run":
-            continue
-        unit, action = unit_action(call)
-        params = params_of(call)
+    for unit, action, params in actions_run(calls):
         if unit.startswith("k6/"):
             assert action in K6_ACTIONS, action
             validated = validate_action_params(K6_CHARMCRAFT_YAML, action, params)
@@ -111,7 +78,7 @@ def assert_params_valid(calls: list[dict[str, Any]]) -> dict[str, int]:
     return seen
 
 
-def assert_deploy_valid(call: dict[str, Any], world: jw.World) -> dict[str, Any]:
+def assert_deploy_valid(call: Record, world: World) -> dict[str, Any]:
     """The deployed bundle and overlays pass the bundle checker; the merged bundle."""
     argv = call["argv"]
     bundle = Path(argv[argv.index("--model") + 2])
@@ -128,7 +95,7 @@ def assert_deploy_valid(call: dict[str, Any], world: jw.World) -> dict[str, Any]
 
 
 def test_integration_suite_dry_run(tmp_path: Path) -> None:
-    with jw.world(tmp_path, snap=True) as world:
+    with fake_world(tmp_path, snap=True) as world:
         bundle = copy_bundles(tmp_path / "bundles")
         done = pytest_run(
             world,
@@ -142,7 +109,7 @@ def test_integration_suite_dry_run(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
         assert "17 passed" in done.stdout
         calls = world.calls()
-        prometheus_queries = list(world.model.queries)
+        prometheus_queries = list(world.telemetry.queries)
     assert all(c["rc"] == 0 for c in calls), [c for c in calls if c["rc"]]
     # The commands, in order of first use, and nothing else.
     first_use = list(dict.fromkeys(commands(calls)))
@@ -184,8 +151,8 @@ def test_integration_suite_dry_run(tmp_path: Path) -> None:
 
 def test_model_reuse_refuses_another_revision(tmp_path: Path) -> None:
     """--model holding revision 1 while the run asks for 201: refused, nothing deployed."""
-    models = {"cos": {"apps": jw.deployed_apps({"rev": 1})}}
-    with jw.world(tmp_path, snap=True, models=models) as world:
+    models = {"cos": {"apps": state.deployed_apps({"rev": 1})}}
+    with fake_world(tmp_path, snap=True, models=models) as world:
         done = pytest_run(
             world,
             "tests/integration/test_deployed_bundle.py",
@@ -205,8 +172,8 @@ def test_model_reuse_refuses_another_revision(tmp_path: Path) -> None:
 
 
 def test_model_reuse_labels_with_the_deployed_revision(tmp_path: Path) -> None:
-    models = {"cos": {"apps": jw.deployed_apps({"rev": 1})}}
-    with jw.world(tmp_path, snap=True, models=models) as world:
+    models = {"cos": {"apps": state.deployed_apps({"rev": 1})}}
+    with fake_world(tmp_path, snap=True, models=models) as world:
         done = pytest_run(
             world,
             "tests/integration/test_load_gates.py::test_result_row_written",
@@ -223,14 +190,14 @@ def test_model_reuse_labels_with_the_deployed_revision(tmp_path: Path) -> None:
 def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
     """The otelcol repository's CI: its packed charm in place of otelcol (images from its own
     metadata), CHARM_PATH set to that charm and ignored, loadgate's k6 charm from the env."""
-    otelcol = jw.upstream_charm(
+    otelcol = upstream_charm(
         tmp_path / "opentelemetry-collector-k8s_amd64.charm",
         "opentelemetry-collector-k8s",
         "dev",
         {"opentelemetry-collector-image": "ubuntu/opentelemetry-collector:0.130-24.04"},
     )
-    k6 = jw.k6_charm(tmp_path / "k6" / paths.K6_CHARM_FILE)
-    with jw.world(tmp_path, snap=True) as world:
+    k6 = k6_charm(tmp_path / "k6" / paths.K6_CHARM_FILE)
+    with fake_world(tmp_path, snap=True) as world:
         done = pytest_run(
             world,
             "tests/integration/test_deployed_bundle.py::test_every_application_active_and_idle",
@@ -264,15 +231,15 @@ def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
 
 
 def test_loadgate_run_juju_dry_run(tmp_path: Path) -> None:
-    models = {"cos": {"apps": jw.deployed_apps()}}
-    with jw.world(tmp_path, snap=True, models=models) as world:
+    models = {"cos": {"apps": state.deployed_apps()}}
+    with fake_world(tmp_path, snap=True, models=models) as world:
         done = loadgate_run(
             world,
             *("--model", "cos", "--rate", "60000", "--duration", "1m", "--run-id", "dry-1"),
             *("--labels", "team=o11y", "--drain-timeout", "30"),
         )
         calls = world.calls()
-        loki_asked = {unit for unit, _ in world.model.loki_queries}
+        loki_asked = {unit for unit, _ in world.telemetry.loki_queries}
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert all(c["rc"] == 0 for c in calls), [c for c in calls if c["rc"]]
     assert list(dict.fromkeys(commands(calls))) == ["status", "run", "ssh"]
@@ -303,8 +270,8 @@ def test_loadgate_run_juju_dry_run(tmp_path: Path) -> None:
 
 
 def test_loadgate_run_refuses_a_label_the_model_contradicts(tmp_path: Path) -> None:
-    models = {"cos": {"apps": jw.deployed_apps({"rev": 1})}}
-    with jw.world(tmp_path, snap=False, models=models) as world:
+    models = {"cos": {"apps": state.deployed_apps({"rev": 1})}}
+    with fake_world(tmp_path, snap=False, models=models) as world:
         done = loadgate_run(world, "--model", "cos", "--labels", "revision=201")
         calls = world.calls()
     assert done.returncode == 2

@@ -1,16 +1,10 @@
-"""A fake Juju world for dry runs: a fake `juju` on PATH, and the model's Prometheus and Loki as
-small HTTPS servers with a test CA (TLS verified: each unit's certificate names only its
-in-cluster FQDN, like the charms').
+"""The model's Prometheus and Loki for the fake world: HTTPS servers whose answers follow the k6
+runs in the fake juju's state, behind a test CA (TLS verified: each unit's certificate names only
+its in-cluster FQDN, like the charms').
 
-- The `juju` on PATH is fake_juju.py. In the snap layout (the default) it is
-  `<tmp>/snap/bin/juju`, a symbolic link to `<tmp>/usr/bin/snap` (as /snap/bin/juju links to
-  snapd's launcher), and it reads only what the strictly confined snap can read: files under
-  $HOME outside hidden folders.
-- Prometheus (prometheus/0) and the Loki units listen on their real ports (9090, 3100) on
-  addresses of their own in 127.0.0.0/8, which `juju status` reports as the pod addresses.
-- Prometheus answers from series that follow the runs the fake k6 charm was asked to start;
-  only the Loki leader's counters are scraped (as the Loki charm's scrape job makes it), and
-  the collector exports a full copy to each Loki unit through one exporter per unit.
+Prometheus answers from series that follow the runs the fake k6 charm was asked to start; only the
+Loki leader's counters are scraped (as the Loki charm's scrape job makes it), and the collector
+exports a full copy to each Loki unit through one exporter per unit.
 """
 
 from __future__ import annotations
@@ -18,15 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import http.server
 import json
-import os
-import random
 import re
-import socket
 import ssl
-import sys
 import threading
 import time
-import zipfile
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,57 +23,23 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from fakeprom import FakeProm
 
 from loadgate.stack import tls
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-FAKE_JUJU = HERE / "fake_juju.py"
-K6_CHARMCRAFT = ROOT / "charms" / "k6-k8s" / "charmcraft.yaml"
-MIB = 1024 * 1024
-# Channel heads the fake Charmhub resolves (a fixed number, for the dry runs only).
-HEADS: dict[str, dict[str, int]] = {
-    "opentelemetry-collector-k8s": {"dev/edge": 207, "0.130/edge": 150},
-    "loki-k8s": {"3.7/edge": 310},
-    "self-signed-certificates": {"1/stable": 400},
-    "prometheus-k8s": {"3.11/edge": 290},
-    "grafana-k8s": {"dev/edge": 180},
-    "alertmanager-k8s": {"0.31/edge": 170},
-    "catalogue-k8s": {"3.0/edge": 90},
-    "traefik-k8s": {"latest/stable": 250},
-}
+from ..fakeprom import FakeProm
 
-
-# ---- packed charms -------------------------------------------------------------------------
-
-
-def fake_charm(path: Path, metadata: Mapping[str, Any]) -> Path:
-    """A .charm archive holding metadata.yaml (what charmcraft writes into every pack)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("metadata.yaml", yaml.safe_dump(dict(metadata)))
-        z.writestr("manifest.yaml", "analysis: {}\n")
-    return path
-
-
-def k6_charm(path: Path) -> Path:
-    """A packed k6 charm as charmcraft would pack charms/k6-k8s (its metadata only)."""
-    source = yaml.safe_load(K6_CHARMCRAFT.read_text())
-    keys = ("name", "summary", "description", "containers", "resources", "peers", "requires",
-            "provides", "storage", "assumes")  # fmt: skip
-    return fake_charm(path, {k: source[k] for k in keys if k in source})
+# The units that answer, and their ports.
+SERVED = (("prometheus/0", 9090), ("loki/0", 3100), ("loki/1", 3100))
 
 
 # ---- a CA that signs a certificate per requested name --------------------------------------
 
 
-class TestCA:
+class WorldCA:
     """A CA whose server contexts present a certificate for whatever name the client asks."""
 
     def __init__(self) -> None:
@@ -149,10 +104,7 @@ class TestCA:
 
 # ---- Prometheus and Loki answers ------------------------------------------------------------
 
-_SELECTOR = re.compile(
-    r"(?P<metric>[a-zA-Z_:][a-zA-Z0-9_:]*)\{(?P<sel>[^}]*)\}|(?P<bare>[a-zA-Z_:][a-zA-Z0-9_:]*)"
-)
-_MATCHER = re.compile(r'(\w+)(=~|=)"((?:[^"\\]|\\.)*)"')
+MIB = 1024 * 1024
 
 
 @dataclass
@@ -162,26 +114,9 @@ class Series:
     value: float
 
 
-def matchers(selector: str) -> list[tuple[str, str, str]]:
-    return [
-        (k, op, v.replace('\\"', '"').replace("\\\\", "\\"))
-        for k, op, v in _MATCHER.findall(selector)
-    ]
-
-
-def matches(series: Series, found: list[tuple[str, str, str]]) -> bool:
-    for key, op, value in found:
-        have = series.labels.get(key, "")
-        if op == "=" and have != value:
-            return False
-        if op == "=~" and not re.fullmatch(value, have):
-            return False
-    return True
-
-
 @dataclass
-class Model:
-    """What the fake Prometheus and Loki know: the runs from the fake juju's state."""
+class Telemetry:
+    """What the fake Prometheus and Loki know: the runs in the fake juju's state file."""
 
     state_file: Path
     queries: list[str] = field(default_factory=list[str])
@@ -286,7 +221,7 @@ def _vector(value: float | None) -> dict[str, Any]:
     return {"status": "success", "data": {"resultType": "vector", "result": result}}
 
 
-def make_handler(model: Model, unit: str) -> type[http.server.BaseHTTPRequestHandler]:
+def make_handler(telemetry: Telemetry, unit: str) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             url = urlsplit(self.path)
@@ -297,10 +232,10 @@ def make_handler(model: Model, unit: str) -> type[http.server.BaseHTTPRequestHan
                     return
                 if url.path == "/api/v1/query" and unit.startswith("prometheus/"):
                     at = parse_qs(url.query).get("time", [None])[0]
-                    data = model.data(query, float(at) if at else None)
+                    data = telemetry.data(query, float(at) if at else None)
                     body = {"status": "success", "data": data}
                 elif url.path == "/loki/api/v1/query" and unit.startswith("loki/"):
-                    body = _vector(model.logql(unit, query))
+                    body = _vector(telemetry.logql(unit, query))
                 else:
                     self._send(404, b"not found", "text/plain")
                     return
@@ -323,175 +258,22 @@ def make_handler(model: Model, unit: str) -> type[http.server.BaseHTTPRequestHan
     return Handler
 
 
-# ---- the world -----------------------------------------------------------------------------
-
-
-@dataclass
-class World:
-    root: Path
-    home: Path
-    bin_dir: Path
-    juju: Path
-    state_file: Path
-    log_file: Path
-    ca_file: Path
-    model: Model
-    addresses: dict[str, str]
-
-    def env(self, **extra: str) -> dict[str, str]:
-        """The environment of a process that should see this world (and no real juju)."""
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("JUJU", "LOADGATE_", "PYTEST", "TOX_", "CHARM_PATH"))
-        }
-        env.update(
-            PATH=f"{self.bin_dir}{os.pathsep}{Path(sys.executable).parent}",
-            HOME=str(self.home),
-            FAKE_JUJU_STATE=str(self.state_file),
-            FAKE_JUJU_LOG=str(self.log_file),
-            LOADGATE_RESULTS_DIR=str(self.root / "results"),
-            PYTHONUNBUFFERED="1",
-            **extra,
-        )
-        return env
-
-    def state(self) -> dict[str, Any]:
-        return json.loads(self.state_file.read_text())
-
-    def edit_state(self, **changes: Any) -> None:
-        state = self.state()
-        state.update(changes)
-        self.state_file.write_text(json.dumps(state, indent=1, sort_keys=True))
-
-    def calls(self) -> list[dict[str, Any]]:
-        if not self.log_file.exists():
-            return []
-        return [json.loads(line) for line in self.log_file.read_text().splitlines()]
-
-
-def _free_subnet() -> str:
-    """127.A.B: a loopback /24 whose .1-.3 have ports 9090 and 3100 free."""
-    for _ in range(50):
-        prefix = f"127.{random.randint(100, 250)}.{random.randint(1, 250)}"  # noqa: S311
-        try:
-            for host in (1, 2, 3):
-                for port in (9090, 3100):
-                    with socket.socket() as s:
-                        s.bind((f"{prefix}.{host}", port))
-        except OSError:
-            continue
-        return prefix
-    raise RuntimeError("no free loopback address for the fake Prometheus and Loki")
-
-
 @contextmanager
-def world(
-    tmp_path: Path,
-    *,
-    snap: bool = True,
-    models: Mapping[str, Mapping[str, Any]] | None = None,
-    loki_leader: int = 1,
-) -> Generator[World]:
-    """The fake world; `models` pre-creates models (name -> {"apps": ...}) in the state."""
-    root = tmp_path / "world"
-    home = root / "home"
-    home.mkdir(parents=True)
-    if snap:
-        launcher = root / "usr" / "bin" / "snap"
-        bin_dir = root / "snap" / "bin"
-    else:
-        launcher = root / "opt" / "juju" / "bin" / "juju"
-        bin_dir = launcher.parent
-    launcher.parent.mkdir(parents=True, exist_ok=True)
-    launcher.write_text(
-        f"#!{sys.executable}\n"
-        "import os, runpy, sys\n"
-        "if os.path.basename(sys.argv[0]) != 'juju':\n"
-        "    sys.exit('snap: unknown command ' + os.path.basename(sys.argv[0]))\n"
-        f"sys.argv[0] = {str(FAKE_JUJU)!r}\n"
-        f"runpy.run_path({str(FAKE_JUJU)!r}, run_name='__main__')\n"
-    )
-    launcher.chmod(0o755)
-    juju = bin_dir / "juju"
-    if snap:
-        bin_dir.mkdir(parents=True, exist_ok=True)
-        juju.symlink_to(launcher)
-    ca = TestCA()
-    ca_file = root / "ca.crt"
-    ca_file.write_text(ca.pem)
-    prefix = _free_subnet()
-    addresses = {
-        "prometheus/0": f"{prefix}.1",
-        "loki/0": f"{prefix}.2",
-        "loki/1": f"{prefix}.3",
-    }
-    state_file = root / "state.json"
-    state = {
-        "controller": "k8s",
-        "confined": snap,
-        "models": {name: {"apps": {}, "runs": [], **dict(m)} for name, m in (models or {}).items()},
-        "ca_pem_file": str(ca_file),
-        "addresses": addresses,
-        "leaders": {"loki": loki_leader},
-        "heads": HEADS,
-    }
-    state_file.write_text(json.dumps(state, indent=1, sort_keys=True))
-    model = Model(state_file)
-    context = ca.server_context(root / "certs")
+def serve(
+    telemetry: Telemetry, ca: WorldCA, addresses: Mapping[str, str], certs: Path
+) -> Generator[None]:
+    """Prometheus and the Loki units listening on their addresses, until the block ends."""
+    context = ca.server_context(certs)
     servers: list[http.server.ThreadingHTTPServer] = []
-    for unit, port in (("prometheus/0", 9090), ("loki/0", 3100), ("loki/1", 3100)):
-        server = http.server.ThreadingHTTPServer((addresses[unit], port), make_handler(model, unit))
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        servers.append(server)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield World(
-            root, home, bin_dir, juju, state_file, root / "juju-calls.jsonl", ca_file, model,
-            addresses,
-        )  # fmt: skip
+        for unit, port in SERVED:
+            handler = make_handler(telemetry, unit)
+            server = http.server.ThreadingHTTPServer((addresses[unit], port), handler)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+            servers.append(server)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        yield
     finally:
         for server in servers:
             server.shutdown()
             server.server_close()
-
-
-def deployed_apps(
-    otelcol: Mapping[str, Any] | None = None, loki_units: int = 2
-) -> dict[str, dict[str, Any]]:
-    """A model state that already holds the bundle (for --model reuse and `loadgate run`)."""
-    bundle = yaml.safe_load((ROOT / "bundles" / "bundle.yaml").read_text())
-    apps: dict[str, dict[str, Any]] = {}
-    for app, spec in bundle["applications"].items():
-        charm, channel = spec["charm"], spec.get("channel", "")
-        entry: dict[str, Any]
-        if charm.startswith("./"):
-            entry = {"charm": "loadgate-k6-k8s", "origin": "local", "rev": 1, "channel": ""}
-        else:
-            entry = {"charm": charm, "origin": "charmhub", "rev": HEADS[charm][channel],
-                     "channel": channel}  # fmt: skip
-        scale = loki_units if app == "loki" else int(spec.get("scale", 1))
-        entry.update(units=list(range(scale)), next_unit=scale)
-        apps[app] = entry
-    if otelcol:
-        apps["otelcol"].update(otelcol)
-    return apps
-
-
-def upstream_charm(path: Path, charm: str, track: str, images: Mapping[str, str | None]) -> Path:
-    """A packed upstream charm (as its own repository's CI packs it), with the endpoints and
-    storage src/loadgate/data/upstream-charms.yaml records for that track, and OCI image resources
-    (None: a resource whose metadata names no upstream-source)."""
-    data = yaml.safe_load((ROOT / "src" / "loadgate" / "data" / "upstream-charms.yaml").read_text())
-    recorded = data["charms"][charm]["tracks"][track]
-    metadata: dict[str, Any] = {"name": charm, "containers": {}, "resources": {}}
-    for name, ep in recorded["endpoints"].items():
-        entry = {"interface": ep["interface"], **({"limit": ep["limit"]} if "limit" in ep else {})}
-        metadata.setdefault(ep["role"], {})[name] = entry
-    metadata["storage"] = {name: {"type": "filesystem"} for name in recorded.get("storage", [])}
-    for name, image in images.items():
-        spec: dict[str, Any] = {"type": "oci-image", "description": name}
-        if image:
-            spec["upstream-source"] = image
-        metadata["resources"][name] = spec
-    return fake_charm(path, metadata)

@@ -18,8 +18,8 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
-import juju_world as jw
 import pytest
+from support.fake_juju.charms import k6_charm
 
 from loadgate import paths
 
@@ -147,7 +147,7 @@ def test_an_installed_check_bundle_reads_package_data(
     assert missing.returncode == 1
     assert "does not exist: run scripts/pack-k6-charm in a loadgate checkout" in missing.stdout
     site_bundle = Path(json.loads(_run(python, "-c", PROBE, cwd=tmp_path).stdout)["bundle"])
-    jw.k6_charm(site_bundle.parent / paths.K6_CHARM_FILE)
+    k6_charm(site_bundle.parent / paths.K6_CHARM_FILE)
     done = _run(python, *cli, cwd=tmp_path)
     assert done.returncode == 0, done.stdout
     assert "FAIL" not in done.stdout

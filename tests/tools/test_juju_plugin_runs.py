@@ -1,0 +1,176 @@
+"""The gate's pytest plugin in real pytest runs (subprocesses; its option logic is tested in
+tests/unit/test_juju_plugin.py):
+
+- beside pytest-operator 0.43.2 on pytest 8, as a charm repository runs it (issue 12, point 9);
+- no controller: one skip reason locally, an error in CI mode (point 11);
+- `pytest tests` collects the whole tree (point 15).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.fake_juju.world import world as fake_world
+
+ROOT = Path(__file__).resolve().parents[2]
+NO_JUJU = "no Juju controller reachable: the `juju` CLI is not on PATH"
+
+CONFTEST = 'pytest_plugins = ["loadgate.juju.pytest_plugin"]\n'
+TESTS = """
+import pytest
+
+
+def test_without_the_model(pytestconfig: pytest.Config) -> None:
+    assert pytestconfig.getoption("--otelcol-revision") in (None, "5")
+
+
+def test_with_the_model(juju) -> None:
+    raise AssertionError("needs a controller")
+"""
+
+
+def clean_env(path: str, **extra: str) -> dict[str, str]:
+    """This environment without Juju, loadgate or pytest settings, with PATH as given."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("JUJU", "LOADGATE_", "PYTEST", "TOX_", "CHARM_PATH"))
+    }
+    env["PATH"] = path
+    env.update(extra)
+    return env
+
+
+def python_only_path(tmp_path: Path) -> str:
+    """A PATH with nothing on it but an empty folder: no juju anywhere."""
+    empty = tmp_path / "empty-path"
+    empty.mkdir(exist_ok=True)
+    return str(empty)
+
+
+def run_pytest(
+    cwd: Path, env: dict[str, str], *args: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args]
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A charm repository's test tree that loads the plugin from its top-level conftest."""
+    folder = tmp_path / "charm-repo"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "tests" / "conftest.py").write_text(CONFTEST)
+    (folder / "tests" / "test_gate.py").write_text(TESTS)
+    return folder
+
+
+# ---- beside pytest-operator (point 9) ------------------------------------------------------
+
+
+def test_the_test_env_has_pytest_operator_on_pytest_8() -> None:
+    assert importlib.metadata.version("pytest-operator") == "0.43.2"
+    assert pytest.version_tuple[0] == 8
+
+
+def test_options_pytest_operator_registered_are_reused(project: Path, tmp_path: Path) -> None:
+    """pytest-operator (an installed plugin) registers --model, --keep-models and --controller
+    first; the plugin reuses them, and --controller's value reaches the skip check."""
+    (project / "tests" / "test_both.py").write_text(
+        "def test_both_loaded(pytestconfig):\n"
+        "    assert pytestconfig.pluginmanager.has_plugin('pytest-operator')\n"
+        "    assert pytestconfig.getoption('--model-alias') == 'main'  # pytest-operator's\n"
+        "    assert pytestconfig.getoption('--controller') == 'typo'\n"
+    )
+    with fake_world(tmp_path, snap=False) as world:
+        done = run_pytest(
+            project, world.env(), "--controller", "typo", "--otelcol-revision", "5", "-v"
+        )
+    out = done.stdout + done.stderr
+    assert "conflicting option string" not in out
+    assert done.returncode == 0, out[-3000:]
+    assert "test_both_loaded PASSED" in done.stdout
+    assert "reusing options registered by another plugin: ['--model', '--keep-models', " in out
+    assert "no Juju controller reachable: controller 'typo' is not one of ['k8s']" in out
+
+
+# ---- no controller: a skip locally, an error in CI (point 11) ------------------------------
+
+
+def test_without_juju_model_tests_skip_with_one_reason(project: Path, tmp_path: Path) -> None:
+    done = run_pytest(project, clean_env(python_only_path(tmp_path)))
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "1 passed, 1 skipped" in done.stdout
+    assert f"SKIPPED [1] tests/test_gate.py: {NO_JUJU}" in done.stdout
+    assert f"loadgate juju: every model test skipped: {NO_JUJU}" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(("--require-juju",), {}), ((), {"LOADGATE_REQUIRE_JUJU": "1"})],
+    ids=["option", "env"],
+)
+def test_ci_mode_fails_without_a_controller(
+    project: Path, tmp_path: Path, args: tuple[str, ...], env: dict[str, str]
+) -> None:
+    done = run_pytest(project, clean_env(python_only_path(tmp_path), **env), *args)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-3000:]
+    assert f"--require-juju: {NO_JUJU} (1 tests need a Juju model)" in done.stdout
+    assert "passed" not in done.stdout.splitlines()[-1]
+
+
+def test_ci_mode_fails_on_a_controller_typo(project: Path, tmp_path: Path) -> None:
+    with fake_world(tmp_path, snap=False) as world:
+        done = run_pytest(
+            project, {**world.env(), "LOADGATE_REQUIRE_JUJU": "1"}, "--controller", "k8z"
+        )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "--require-juju: no Juju controller reachable: controller 'k8z' is not one of" in (
+        done.stdout
+    )
+
+
+def test_ci_mode_runs_nothing_when_no_test_needs_the_model(project: Path, tmp_path: Path) -> None:
+    done = run_pytest(
+        project,
+        clean_env(python_only_path(tmp_path), LOADGATE_REQUIRE_JUJU="1"),
+        "tests/test_gate.py::test_without_the_model",
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+
+
+# ---- pytest tests collects (point 15) ------------------------------------------------------
+
+
+def test_the_whole_tree_collects(tmp_path: Path) -> None:
+    done = run_pytest(ROOT, clean_env(python_only_path(tmp_path)), "--collect-only", "-q", "tests")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    collected = [line for line in done.stdout.splitlines() if "::" in line]
+    assert any(line.startswith("tests/integration/") for line in collected)
+    assert any(line.startswith("tests/unit/") for line in collected)
+    assert any(line.startswith("tests/tools/") for line in collected)
+    assert any(line.startswith("tests/local/") for line in collected)
+
+
+def test_the_integration_suite_skips_with_one_reason(tmp_path: Path) -> None:
+    """What `tox -e integration` runs, without a controller."""
+    done = run_pytest(ROOT, clean_env(python_only_path(tmp_path)), "tests/integration")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "17 skipped" in done.stdout
+    reasons = {
+        line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("SKIPPED")
+    }
+    assert reasons == {NO_JUJU}
+
+
+def test_the_integration_suite_fails_in_ci_mode(tmp_path: Path) -> None:
+    env = clean_env(python_only_path(tmp_path), LOADGATE_REQUIRE_JUJU="1")
+    done = run_pytest(ROOT, env, "tests/integration")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"--require-juju: {NO_JUJU} (17 tests need a Juju model)" in done.stdout
+    assert "every model test skipped" not in done.stdout
