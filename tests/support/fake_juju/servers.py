@@ -201,6 +201,8 @@ class Telemetry:
         self.loki_queries.append((unit, query))
         if 'job="otelcol-internal"' in query:
             return 0.0  # the collector's own logs: none in this fake model
+        if 'service_name=~".+"' in query:
+            return 0.0  # other traffic: no other application logs in this fake model
         m = re.search(r'\|= "run=([^ "]+) "', query)
         if not m:
             raise ValueError(f"the fake Loki does not know {query!r}")
