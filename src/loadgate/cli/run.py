@@ -21,6 +21,7 @@ from loadgate.contract.spec import RunSpec, SpecError
 from loadgate.judge.attribution import COMPONENTS, Attribution, Claim
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
+from loadgate.measure.saturation import SATURATE_PARAMS
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
 from loadgate.records.result import RunResult
@@ -70,6 +71,14 @@ def register(sub: Subparsers) -> None:
     add_load_flags(p, RUN_PARAMS)
     p.add_argument("--target", choices=("local", "juju"), default="local", help="default local")
     p.add_argument("--model", help="Juju model (with --target juju)")
+    p.add_argument(
+        "--saturate",
+        action="store_true",
+        help="offer more than the pipeline takes and measure its saturation throughput over "
+        "the steady window (defaults: "
+        + ", ".join(f"--{k} {v}" for k, v in SATURATE_PARAMS.items())
+        + "; flags given win)",
+    )
     add_keep_stack(p, "run")
     add_drain_timeout(p, "to wait for the queue to drain")
     add_stack_flags(p)
@@ -78,8 +87,11 @@ def register(sub: Subparsers) -> None:
 
 def spec_from_args(args: argparse.Namespace, *, loopback_only: bool) -> RunSpec:
     """Validate the run flags; a bad flag raises UsageError naming each flag and what is allowed."""
+    params = load_params(args, RUN_PARAMS)
+    if getattr(args, "saturate", False):
+        params = {**SATURATE_PARAMS, **params}
     try:
-        return RunSpec.from_params(load_params(args, RUN_PARAMS), loopback_only=loopback_only)
+        return RunSpec.from_params(params, loopback_only=loopback_only)
     except SpecError as exc:
         raise invalid_flags((f"--{name}", msg) for name, msg in exc.problems) from None
 
@@ -117,8 +129,11 @@ def progress_line(p: Progress) -> str:
     return line + (f"  {escape(p.detail)}" if p.detail else "")
 
 
-def report_result(result: RunResult, results_root: Path) -> None:
+def report_result(result: RunResult, results_root: Path, *, saturate: bool = False) -> None:
     stdout.print(tables.figures_table(result))
+    sat = result.saturation
+    if sat is not None and (saturate or sat.saturated):
+        stdout.print(tables.saturation_table(sat))
     stdout.print(tables.ledger_table(result.ledger))
     stdout.print(tables.verdict_table(result))
     stdout.print(bottleneck_text(result.bottleneck))
@@ -174,6 +189,7 @@ def run_with(
     *,
     scope: Scope | None = None,
     scrape_timeout: float = 30.0,
+    saturate: bool = False,
 ) -> int:
     results_root = paths.results_dir()
     with console.status("starting") as status:
@@ -195,7 +211,7 @@ def run_with(
             scope=scope,
             scrape_timeout=scrape_timeout,
         )
-    report_result(result, results_root)
+    report_result(result, results_root, saturate=saturate)
     return exit_code(result)
 
 
@@ -215,7 +231,7 @@ def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
         return EXIT_BAD_INPUT
     try:
         with seams.session(seams, flags, "run", spec.run_id, what, keep=args.keep_stack) as target:
-            return run_with(target, spec, args.drain_timeout, seams.execute)
+            return run_with(target, spec, args.drain_timeout, seams.execute, saturate=args.saturate)
     except runlock.BusyError as exc:
         error("run", exc)
         return EXIT_BAD_INPUT
@@ -255,6 +271,7 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec, seams: Seams) -> int:
             seams.execute,
             scope=target.scope,
             scrape_timeout=SCRAPE_TIMEOUT,
+            saturate=args.saturate,
         )
     except (runner.RunError, QueryError, ActionError, actions.ActionResultError) as exc:
         console.print(f"[red]loadgate run: {exc}[/red]", soft_wrap=True)

@@ -131,6 +131,10 @@ class Scope:
             return f"the collector has no exporter matching exporter=~{self.exporter!r}"
         return f"Prometheus has no series of the collector ({q.COLLECTOR_CPU})"
 
+    def queue_selector(self) -> str:
+        """The Loki exporters' queue-size series (raw samples are read per series)."""
+        return q.selector(q.COLLECTOR_QUEUE_SIZE, exporter=self.exporter)
+
     def queue_size(self) -> str:
         return q.loki_exporters_only(q.COLLECTOR_QUEUE_SIZE, None, self.exporter)
 

@@ -151,6 +151,12 @@ def logql_other_count(run_id: str, window_ms: int) -> str:
     return f'sum(count_over_time({streams} != "{marker}" [{window_ms}ms]))'
 
 
+def logql_run_count_ms(run_id: str, window_ms: int, job: str = "loadgate-k6") -> str:
+    """LogQL: the run's records Loki holds stamped in a window (ms) ending at query time."""
+    marker = _escape(run_marker(run_id))
+    return f'sum(count_over_time({{job="{job}"}} |= "{marker}" [{window_ms}ms]))'
+
+
 def logql_job_count(job: str, window_ms: int) -> str:
     """LogQL: how many lines of one `job` Loki holds, over a window ending at query time."""
     return f'sum(count_over_time({{job="{_escape(job)}"}} [{window_ms}ms]))'

@@ -4,7 +4,7 @@ and read back from it (`read`, `read_all`): the one reader of result.json."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,8 +12,10 @@ from loadgate.contract.gates import Gate
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge.ledger import Ledger
+from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
+from loadgate.measure.saturation import SaturationFigures
 from loadgate.records import fields as f
 from loadgate.records import files
 
@@ -85,6 +87,12 @@ class RunResult:
     generator: dict[str, Any] = field(default_factory=dict[str, Any])
     # Bottleneck attribution: {"figures": ..., "attribution": ...} (judge.run_figures).
     bottleneck: dict[str, Any] | None = None
+    # The run's CPU from the kernel (a target that sees its processes; None elsewhere).
+    cpu: CpuFigures | None = None
+    # The load from k6's first request to its last (runner.target.LoadWindow.to_dict).
+    load_window: dict[str, Any] | None = None
+    # The pipeline's throughput over its steady window (measure.saturation).
+    saturation: SaturationFigures | None = None
 
     @property
     def complete(self) -> bool:
@@ -111,7 +119,19 @@ class RunResult:
             "problems": list(self.problems),
             "generator": dict(self.generator),
             "bottleneck": self.bottleneck,
+            **self._optional(),
         }
+
+    def _optional(self) -> dict[str, Any]:
+        """Blocks older records do not have: written only when measured."""
+        out: dict[str, Any] = {}
+        if self.cpu is not None:
+            out["cpu"] = asdict(self.cpu)
+        if self.load_window is not None:
+            out["load_window"] = dict(self.load_window)
+        if self.saturation is not None:
+            out["saturation"] = asdict(self.saturation)
+        return out
 
     @classmethod
     def from_dict(cls, data: object, where: str = "result") -> RunResult:

@@ -6,13 +6,16 @@ Every cell is a `Text`, so nothing a user typed (labels, run ids, paths) is read
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rich.table import Table
 from rich.text import Text
 
 from loadgate.contract.gates import PASS, Gate, format_value
 from loadgate.judge.ledger import Ledger
+from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
+from loadgate.measure.saturation import SaturationFigures
 from loadgate.records.result import RunResult
 
 UNITS = {"error_rate": "%", "p99_ms": "ms"}
@@ -74,6 +77,40 @@ def _count(result: RunResult, name: str) -> str:
     return result.pipeline.count(name).text()
 
 
+def _rate(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.0f}/min"
+
+
+def saturation_table(sat: SaturationFigures) -> Table:
+    """The pipeline's saturation throughput over its steady window, step by step."""
+    if sat.saturated is None:
+        title = f"saturation: unknown ({sat.reason})"
+    elif sat.saturated:
+        title = f"saturation throughput {_rate(sat.accepted_per_min)} (queue full)"
+    else:
+        title = (
+            f"not saturated: the pipeline took all offered (at least {_rate(sat.accepted_per_min)})"
+        )
+    table = Table(title=Text(title))
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("source", style="dim")
+
+    def row(figure: str, value: str, source: str) -> None:
+        table.add_row(Text(figure), Text(value), Text(source))
+
+    row("offered", _rate(sat.offered_per_min), "k6 (spec)")
+    if sat.window_s is not None and sat.window_start is not None:
+        start = time.strftime("%H:%M:%S", time.localtime(sat.window_start))
+        fill = f", queue full after {sat.fill_s:g}s" if sat.fill_s is not None else ""
+        row("steady window", f"{sat.window_s:.0f}s from {start}{fill}", "collector scrapes")
+    row("accepted by the collector", _rate(sat.accepted_per_min), "Prometheus")
+    row("exported to Loki", _rate(sat.exported_per_min), "Prometheus")
+    row("stored in Loki", _rate(sat.stored_per_min), "LogQL (records stamped in the window)")
+    row("refused (all traffic)", _rate(sat.refused_per_min), "Prometheus")
+    return table
+
+
 def _other_text(other: OtherTraffic) -> str:
     if other.records is None:
         return "unknown"
@@ -133,6 +170,24 @@ def figures_table(result: RunResult) -> Table:
             )
         if d.other is not None and (d.other.records or d.other.records is None):
             row("other traffic through the collector", _other_text(d.other), d.other.source)
+        if result.cpu is not None:
+            _cpu_rows(result.cpu, row)
         drained = "drained" if d.drained else "NOT drained"
         row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
     return table
+
+
+def _cpu_rows(fig: CpuFigures, row: Callable[[str, str, str], None]) -> None:
+    """The kernel's CPU figures: marginal cost per 1,000 records, and a machine busy elsewhere."""
+    source = "kernel (/proc), less the idle rate"
+    for name in ("otelcol", "loki", "k6"):
+        per_1000 = fig.per_1000_records.get(name)
+        if per_1000 is not None:
+            row(f"{name} CPU s per 1,000 records (marginal)", f"{per_1000:.4f}", source)
+    if fig.busy_elsewhere_cores is not None:
+        state = "quiet" if fig.quiet else "NOT quiet"
+        row(
+            "machine busy outside the run",
+            f"{fig.busy_elsewhere_cores:.2f} cores ({state})",
+            "kernel (/proc/stat) less the run's processes",
+        )

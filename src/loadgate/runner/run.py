@@ -20,18 +20,24 @@ from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger as ledger_mod
 from loadgate.judge import run_figures
+from loadgate.measure import cpu, saturation
 from loadgate.measure import pipeline as pipe
 from loadgate.measure import timeseries as ts
+from loadgate.measure.cpu import CpuReading
 from loadgate.measure.queries import QueryError
 from loadgate.records import result as results
 from loadgate.runner import readback
 from loadgate.runner.clock import SYSTEM, Clock
 from loadgate.runner.drain import DrainOutcome, drain
 from loadgate.runner.target import (
+    LoadWindow,
     Progress,
     RunError,
     Target,
+    cpu_reading,
     generator_figures,
+    load_window,
+    poll_interval,
     quiet_seconds,
     service_states,
 )
@@ -96,6 +102,8 @@ class RunSteps:
         self.collected_at = 0.0
         # records/min the collector took in while the baseline and the end waited
         self.busy_rates: list[float | None] = [None, None]
+        self.idle_cpu: tuple[CpuReading, CpuReading] | None = None
+        self.window: LoadWindow | None = None
 
     def phase(self, text: str) -> None:
         if self.options.on_phase:
@@ -125,6 +133,7 @@ class RunSteps:
     def baseline(self) -> None:
         """The counters' starting point, in a fresh scrape of the collector and Loki."""
         o = self.options
+        idle_from = cpu_reading(self.target)
         if self.quiet_s > 0:
             self.phase(f"baseline: waiting until the collector has been idle for {self.quiet_s:g}s")
             horizon = self._wait_quiet("before the run", 0)
@@ -138,9 +147,14 @@ class RunSteps:
         except QueryError as exc:
             raise RunError(f"cannot read the baseline from Prometheus: {exc}") from None
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        idle_to = cpu_reading(self.target)
+        if idle_from is not None and idle_to is not None:
+            self.idle_cpu = (idle_from, idle_to)
 
     def load(self) -> None:
-        """k6 runs the scenario; progress is reported every second."""
+        """k6 runs the scenario; progress is reported every second. The load's window is
+        from k6's first request to its last where the target sees them (k6 prepares its VUs
+        first), else from k6's start to its end."""
         spec, clock = self.spec, self.options.clock
         self.phase(f"load: {spec.scenario} {spec.executor} for {spec.duration}")
         self.started = clock.time()
@@ -149,13 +163,16 @@ class RunSteps:
             while (progress := self.target.poll()) is not None:
                 if self.options.on_progress:
                     self.options.on_progress(progress)
-                clock.sleep(1.0)
+                clock.sleep(poll_interval(self.target))
         except BaseException:
             self.target.stop()
             raise
         self.ended = clock.time()
         self.client = self.target.finish()
         self.generator = generator_figures(self.target, spec)
+        self.window = load_window(self.target)
+        if self.window is not None:
+            self.started, self.ended = self.window.first_request, self.window.last_request
 
     def _run_stored(self) -> int | None:
         """The run's records Loki holds now (None: Loki could not count)."""
@@ -238,9 +255,27 @@ class RunSteps:
             ledger=ledger, gates=judged, verdict=gates_mod.verdict(judged),
             environment=self._environment(), notes=self.notes,
             restarts=restarts_block(self.tracker, service_states(self.target), self.started),
-            problems=self.problems, generator=self.generator,
+            problems=self.problems, generator=self.generator, cpu=self._cpu_figures(client),
+            load_window=self.window.to_dict() if self.window else None,
+            saturation=self._saturation(),
         )  # fmt: skip
         return replace(result, bottleneck=run_figures.bottleneck_block(result))
+
+    def _saturation(self) -> saturation.SaturationFigures | None:
+        """The pipeline's throughput over its steady window (None when Prometheus failed)."""
+        if self.problems:
+            return None
+        offered = self.spec.offered_logs_per_minute
+        return saturation.measure(
+            self.prom, self.loki, self.options.scope, self.spec.run_id,
+            (self.started, self.ended), float(offered) if offered else None,
+        )  # fmt: skip
+
+    def _cpu_figures(self, client: ClientFigures) -> cpu.CpuFigures | None:
+        """The run's CPU from the kernel (a target that sees its processes), else None."""
+        if self.idle_cpu is None or self.window is None:
+            return None
+        return cpu.figures(self.idle_cpu, self.window.cpu, client.records_accepted)
 
     def _environment(self) -> dict[str, Any]:
         env = dict(self.target.environment())

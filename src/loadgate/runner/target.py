@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
+from loadgate.measure.cpu import CpuReading
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
 
 # Optional on a target: `service_states() -> dict[str, dict[str, Any]]`, each service's state
@@ -22,6 +23,13 @@ QUIET_S = "quiet_s"
 # Optional on a target: `generator_figures() -> dict[str, Any]`, what it measured of the load
 # generator itself once the load finished (`k6_cpu_s`, `machine_cores`, `vus_max`, `source`).
 GENERATOR_FIGURES = "generator_figures"
+# Optional on a target: `poll_interval() -> float`, how soon to poll again (default 1 s).
+POLL_INTERVAL = "poll_interval"
+# Optional on a target: `load_window() -> LoadWindow | None`, the load from k6's first request
+# to its last, with every process's CPU read at both edges (a target that sees its processes).
+LOAD_WINDOW = "load_window"
+# Optional on a target: `cpu_reading() -> CpuReading`, every process's CPU now.
+CPU_READING = "cpu_reading"
 
 
 class RunError(RuntimeError):
@@ -36,6 +44,28 @@ class Progress:
     records_accepted: int
     error_rate: float
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class LoadWindow:
+    """The load as it really ran: from k6's first request to its last (epoch seconds), when
+    k6 itself started (it prepares its VUs before the first request), and the CPU of every
+    process at the two edges."""
+
+    first_request: float
+    last_request: float
+    k6_started: float
+    cpu: tuple[CpuReading, CpuReading]
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "first_request": self.first_request,
+            "last_request": self.last_request,
+            "k6_started": self.k6_started,
+            "k6_start_s": round(self.first_request - self.k6_started, 3),
+            "source": self.source,
+        }
 
 
 class Target(Protocol):
@@ -71,6 +101,24 @@ def service_states(target: Target) -> dict[str, dict[str, Any]]:
     if not isinstance(answer, dict):
         return {}
     return {str(k): dict(v) for k, v in answer.items() if isinstance(v, dict)}  # pyright: ignore[reportUnknownArgumentType]
+
+
+def poll_interval(target: Target) -> float:
+    ask = getattr(target, POLL_INTERVAL, None)
+    answer = ask() if callable(ask) else None
+    return float(answer) if isinstance(answer, int | float) and answer > 0 else 1.0
+
+
+def load_window(target: Target) -> LoadWindow | None:
+    ask = getattr(target, LOAD_WINDOW, None)
+    answer = ask() if callable(ask) else None
+    return answer if isinstance(answer, LoadWindow) else None
+
+
+def cpu_reading(target: Target) -> CpuReading | None:
+    ask = getattr(target, CPU_READING, None)
+    answer = ask() if callable(ask) else None
+    return answer if isinstance(answer, CpuReading) else None
 
 
 def generator_figures(target: Target, spec: RunSpec) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from loadgate.build import binaries
 from loadgate.contract import k6args
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures, SummaryError, read_summary
+from loadgate.measure import cpu
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
-from loadgate.runner.target import Progress, RunError
+from loadgate.runner.target import LoadWindow, Progress, RunError
 from loadgate.stack.tls import client_context, verified_client
 
 from ..stack import local as stack_local
@@ -72,6 +73,11 @@ class LocalTarget:
         self._k6_cpu_total: float | None = None  # user + sys, from the kernel when reaped
         self._k6_cpu_at_load: float | None = None  # k6's CPU when its first record was sent
         self._vus_max: int | None = None  # most VUs k6's API reported in use (every second)
+        # The load window, first request to last, and the CPU of every process at its edges.
+        self._first_at: float | None = None
+        self._last_at: float | None = None
+        self._k6_started_at = 0.0
+        self._cpu_edges: list[cpu.CpuReading] = []
 
     def prometheus(self) -> PrometheusAPI:
         return PrometheusAPI(self.stack.prometheus_url, self._http)
@@ -104,6 +110,9 @@ class LocalTarget:
         (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
         log = (out_dir / K6_LOG).open("wb")
         self._started = time.monotonic()
+        self._first_at = self._last_at = None
+        self._cpu_edges = []
+        self._k6_started_at = time.time()
         # k6 dies with loadgate (even after a SIGKILL of loadgate), and runs in its own process
         # group: a terminal's Ctrl-C reaches loadgate only, which stops k6 and then the stack.
         self._proc = subprocess.Popen(
@@ -153,8 +162,37 @@ class LocalTarget:
             self._k6_cpu_total = usage.ru_utime + usage.ru_stime
         return self._proc.returncode
 
+    def poll_interval(self) -> float:
+        """How soon the runner should poll again (runner.target.POLL_INTERVAL): often while
+        waiting for k6's first request and near the load's end, so the window's edges (and the
+        CPU read at them) are within a tenth of a second."""
+        now = time.time()
+        if self._first_at is None or (
+            self._last_at is None and now >= self._first_at + self._duration - 1.5
+        ):
+            return 0.1
+        return 1.0
+
+    def _edge(self, now: float) -> None:
+        """Mark the load window's first or last edge, reading every process's CPU there."""
+        self._cpu_edges.append(self.cpu_reading(now))
+        if self._first_at is None:
+            self._first_at = now
+        else:
+            self._last_at = now
+
+    def _due_edge(self, sent: int, now: float) -> bool:
+        """The first record was just seen, or the scenario's duration has passed since."""
+        if self._first_at is None:
+            return sent > 0
+        return self._last_at is None and now >= self._first_at + self._duration
+
     def poll(self) -> Progress | None:
-        if self._proc is None or self._exited():
+        if self._proc is None:
+            return None
+        if self._exited():
+            if self._first_at is not None and self._last_at is None:
+                self._edge(time.time())  # k6 ended before its duration: the window ends here
             return None
         elapsed = time.monotonic() - self._started
         try:
@@ -162,6 +200,9 @@ class LocalTarget:
             if isinstance(vus, int | float):
                 self._vus_max = max(self._vus_max or 0, int(vus))
             sent = int(self._metric("log_records_sent").get("count", 0))
+            now = time.time()
+            if self._due_edge(sent, now):
+                self._edge(now)
             if sent > 0 and self._k6_cpu_at_load is None:
                 self._k6_cpu_at_load = procs.cpu_seconds(self._proc.pid)
             accepted = int(self._metric("log_records_accepted").get("count", 0))
@@ -215,6 +256,35 @@ class LocalTarget:
             "from /proc, polled every second) to its exit, without its start-up; VUs: k6's "
             "REST API `vus` gauge, sampled every second",
         }
+
+    def cpu_pids(self) -> dict[str, int | None]:
+        """The processes whose CPU a run reads: the stack's services by name, its Pebble, k6
+        (while it runs) and this loadgate process."""
+        pids: dict[str, int | None] = {"pebble": self.stack.pid}
+        for name, pid in stack_local.leftovers(self.stack):
+            pids.setdefault(name, pid)
+        running = self._proc is not None and self._proc.returncode is None
+        pids["k6"] = self._proc.pid if running and self._proc is not None else None
+        pids["loadgate"] = os.getpid()
+        return pids
+
+    def cpu_reading(self, at: float | None = None) -> cpu.CpuReading:
+        """Every process's CPU seconds now (runner.target.CPU_READING)."""
+        return cpu.read(self.cpu_pids(), time.time() if at is None else at)
+
+    def load_window(self) -> LoadWindow | None:
+        """From k6's first request to its last, with the CPU read at both edges
+        (runner.target.LOAD_WINDOW); None when k6 sent nothing."""
+        if self._first_at is None or self._last_at is None or len(self._cpu_edges) != 2:
+            return None
+        return LoadWindow(
+            first_request=self._first_at,
+            last_request=self._last_at,
+            k6_started=self._k6_started_at,
+            cpu=(self._cpu_edges[0], self._cpu_edges[1]),
+            source="k6's REST API polled every 0.1 s at the edges: its first record sent, "
+            "and the scenario's duration after it (or k6's exit, if sooner)",
+        )
 
     def service_states(self) -> dict[str, dict[str, Any]]:
         """Each service as the stack's Pebble daemon sees it (optional Target method)."""

@@ -19,12 +19,19 @@ export function loremOfLength(length, random) {
   return text.slice(0, length);
 }
 
-// A pool of bodies whose lengths are spread uniformly over [min, max].
+// How far apart the pool's bodies may start in one shared lorem text.
+const SPREAD = 4096;
+
+// A pool of bodies whose lengths are spread uniformly over [min, max]: slices of one lorem text
+// at random offsets (one text per VU, so hundreds of VUs start in a blink: building every body
+// word by word took 90 ms a VU).
 export function buildBodyPool(size, min, max, random) {
+  const text = loremOfLength(max + SPREAD, random);
   const pool = new Array(size);
   for (let i = 0; i < size; i++) {
     const length = min + Math.floor(random() * (max - min + 1));
-    pool[i] = loremOfLength(length, random);
+    const start = Math.floor(random() * (SPREAD + 1));
+    pool[i] = text.slice(start, start + length);
   }
   return pool;
 }

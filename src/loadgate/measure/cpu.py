@@ -1,0 +1,170 @@
+"""CPU seconds from the kernel: each process's user + system time (/proc/<pid>/stat) and the
+machine's busy time (/proc/stat), read at chosen instants.
+
+A run reads them at the load window's edges and twice while it is idle just before, so its CPU
+figures are exact to the clock tick (10 ms) and its per-record cost is the marginal one: the
+window's CPU less what the same processes burn idle over as long a time. What no process of the
+run used, of the machine's busy time, says whether the machine was quiet.
+
+The readers touch /proc; the arithmetic (`between`, `marginal`, `quietness`) is pure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loadgate.stack import procs
+
+PROC = Path("/proc")
+# Cores the run's own processes did not use, above which the machine was not quiet.
+BUSY_ELSEWHERE_CORES = 0.25
+
+
+@dataclass(frozen=True)
+class ProcessCpu:
+    """One process at one instant: its identity (PID and start time) and its CPU seconds."""
+
+    pid: int
+    start_ticks: int
+    cpu_s: float
+
+
+@dataclass(frozen=True)
+class CpuReading:
+    """The CPU of named processes and of the whole machine at one instant (epoch seconds)."""
+
+    at: float
+    processes: Mapping[str, ProcessCpu | None] = field(
+        default_factory=dict[str, "ProcessCpu | None"]
+    )
+    machine_busy_s: float | None = None  # non-idle CPU seconds of all cores since boot
+    cores: int = 1
+
+
+def clock_ticks() -> int:
+    return os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds(text: str, ticks: int) -> float:
+    """Busy CPU seconds of all cores from /proc/stat's `cpu` line: everything but idle and
+    iowait (guest time is already inside user and nice)."""
+    line = next(ln for ln in text.splitlines() if ln.startswith("cpu "))
+    values = [int(v) for v in line.split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
+    del idle, iowait
+    return (user + nice + system + irq + softirq + steal) / ticks
+
+
+def read(pids: Mapping[str, int | None], at: float) -> CpuReading:
+    """Read the named processes (a None PID, or one that is gone, reads as None) and the
+    machine, labelled with `at`."""
+    ticks = clock_ticks()
+    found: dict[str, ProcessCpu | None] = {}
+    for name, pid in pids.items():
+        st = procs.stat(pid) if pid is not None else None
+        found[name] = (
+            None if st is None else ProcessCpu(st.pid, st.start_ticks, st.cpu_ticks / ticks)
+        )
+    try:
+        busy: float | None = machine_busy_seconds((PROC / "stat").read_text(), ticks)
+    except (OSError, StopIteration, ValueError):
+        busy = None
+    return CpuReading(at, found, busy, os.cpu_count() or 1)
+
+
+def between(a: CpuReading, b: CpuReading) -> dict[str, float | None]:
+    """CPU seconds each process used from reading `a` to reading `b`; None when it was not
+    read at both or is not the same process (it restarted in between: its time before the
+    restart is lost)."""
+    out: dict[str, float | None] = {}
+    for name in a.processes.keys() | b.processes.keys():
+        pa, pb = a.processes.get(name), b.processes.get(name)
+        same = (
+            pa is not None
+            and pb is not None
+            and (pa.pid, pa.start_ticks) == (pb.pid, pb.start_ticks)
+        )
+        out[name] = round(pb.cpu_s - pa.cpu_s, 3) if same and pa and pb else None
+    return out
+
+
+def rate(a: CpuReading, b: CpuReading) -> dict[str, float | None]:
+    """Cores each process used on average from `a` to `b` (None as in `between`)."""
+    span = b.at - a.at
+    return {
+        name: None if used is None or span <= 0 else used / span
+        for name, used in between(a, b).items()
+    }
+
+
+def marginal(used_s: float | None, idle_cores: float | None, window_s: float) -> float | None:
+    """CPU seconds a window of load cost above idling: what it used less the idle rate times
+    its length (None when either is unknown; never below 0)."""
+    if used_s is None or idle_cores is None:
+        return None
+    return max(0.0, used_s - idle_cores * window_s)
+
+
+def busy_elsewhere(a: CpuReading, b: CpuReading) -> float | None:
+    """Cores the machine was busy with outside the read processes, from `a` to `b` (None when
+    the machine's time or a process's could not be read)."""
+    span = b.at - a.at
+    if a.machine_busy_s is None or b.machine_busy_s is None or span <= 0:
+        return None
+    used = between(a, b)
+    if any(v is None for v in used.values()):
+        return None
+    ours = sum(v for v in used.values() if v is not None)
+    return max(0.0, (b.machine_busy_s - a.machine_busy_s - ours) / span)
+
+
+@dataclass(frozen=True)
+class CpuFigures:
+    """`cpu` of result.json: the run's CPU from the kernel, per process. `used_s` is what each
+    used over the load window, `idle_cores` its rate while idle just before, `marginal_s` the
+    difference over the window and `per_1000_records` that per 1,000 records k6 got accepted."""
+
+    window_s: float
+    idle_s: float
+    records: int
+    idle_cores: dict[str, float | None]
+    used_s: dict[str, float | None]
+    marginal_s: dict[str, float | None]
+    per_1000_records: dict[str, float | None]
+    busy_elsewhere_cores: float | None  # machine busy time no process of the run used
+    quiet: bool | None  # busy_elsewhere_cores below BUSY_ELSEWHERE_CORES (None: unknown)
+    source: str = (
+        "kernel: /proc/<pid>/stat user+system at the load window's edges and over an idle "
+        "stretch just before it; /proc/stat for the machine"
+    )
+
+
+def figures(
+    idle: tuple[CpuReading, CpuReading],
+    load: tuple[CpuReading, CpuReading],
+    records: int,
+) -> CpuFigures:
+    """The run's CPU figures from two idle readings and the load window's two edges."""
+    window = load[1].at - load[0].at
+    idle_cores = rate(*idle)
+    used = between(*load)
+    margin = {name: marginal(used.get(name), idle_cores.get(name), window) for name in used}
+    per_1000 = {
+        name: None if m is None or records <= 0 else round(m / records * 1000, 6)
+        for name, m in margin.items()
+    }
+    elsewhere = busy_elsewhere(*load)
+    return CpuFigures(
+        window_s=round(window, 3),
+        idle_s=round(idle[1].at - idle[0].at, 3),
+        records=records,
+        idle_cores={k: None if v is None else round(v, 4) for k, v in idle_cores.items()},
+        used_s=used,
+        marginal_s={k: None if v is None else round(v, 3) for k, v in margin.items()},
+        per_1000_records=per_1000,
+        busy_elsewhere_cores=None if elsewhere is None else round(elsewhere, 3),
+        quiet=None if elsewhere is None else elsewhere < BUSY_ELSEWHERE_CORES,
+    )

@@ -1,0 +1,200 @@
+"""Saturation throughput: what the pipeline takes, per minute, once offered more than it can.
+
+Offered well above its limit, the collector's sending queue fills, then stays full: from then on
+the receiver accepts only what the exporter sends on, and the rest is refused. The steady window
+is that stretch, from shortly after the queue first filled (the fill transient excluded) to the
+load's end, between two scrapes of the collector. Over it the collector's counters give what it
+accepted and exported per minute (less its own records and other traffic), and a LogQL count of
+the run's records stamped inside it what Loki stored per minute.
+
+A queue that never fills means the pipeline took everything offered: the figures are then over
+the load less its first fifth, and `saturated` is False (the pipeline's limit is at least that).
+
+The window rule (`steady_window`) and the arithmetic are pure; `measure` reads Prometheus and Loki.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from loadgate.measure import queries as q
+from loadgate.measure.pipeline import Scope
+from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError, Series, to_ms
+
+# The queue counts as full from this share of its capacity.
+FULL_SHARE = 0.9
+# The steady window starts this long after the queue first filled (its fill transient).
+SETTLE_S = 4.0
+# A steady window shorter than this gives no figure (too few scrapes to trust).
+MIN_WINDOW_S = 10.0
+# What a saturation run offers unless told otherwise: well above what the default pipeline
+# takes on a 2-core machine (about 210,000 records/min), VUs ready for it, and gates that
+# expect the refusals (only `lost_records` still judges: the ledger stays exact).
+SATURATE_PARAMS: dict[str, object] = {
+    "rate": 300_000,
+    "vus": 300,
+    "max-error-rate": 1.0,
+    "p99-ms": 3_600_000,
+    "min-logs-per-minute": 0,
+}
+# When the queue never fills, the load's first share is left out (the pipeline warming up).
+WARMUP_SHARE = 0.2
+
+
+@dataclass(frozen=True)
+class SteadyWindow:
+    """Where the pipeline ran steadily: two scrapes of the collector (epoch seconds)."""
+
+    start: float
+    end: float
+    saturated: bool  # the queue filled (and the window starts after it did)
+    filled_at: float | None  # when the queue first reached FULL_SHARE of its capacity
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+def steady_window(
+    queue: Sequence[tuple[float, float]],
+    capacity: float | None,
+    load: tuple[float, float],
+) -> SteadyWindow | str:
+    """The steady window from the queue's samples (time, size) over the load (start, end), or
+    why there is none. Both edges are sample times, so counters read there are exact."""
+    inside = sorted((t, v) for t, v in queue if load[0] <= t <= load[1])
+    if len(inside) < 2:
+        return "fewer than two scrapes of the collector's queue during the load"
+    end = inside[-1][0]
+    filled = next((t for t, v in inside if capacity and v >= FULL_SHARE * capacity), None)
+    if filled is not None:
+        start = next((t for t, _ in inside if t >= filled + SETTLE_S), end)
+    else:
+        warm = load[0] + WARMUP_SHARE * (load[1] - load[0])
+        start = next((t for t, _ in inside if t >= warm), end)
+    if end - start < MIN_WINDOW_S:
+        what = "after the queue filled" if filled is not None else "after the warm-up"
+        return (
+            f"the steady window {what} is {end - start:.0f}s, shorter than {MIN_WINDOW_S:g}s: "
+            "run the load longer"
+        )
+    return SteadyWindow(start, end, filled is not None, filled)
+
+
+def increase(series: Sequence[Series], start: float, end: float) -> int | None:
+    """How much a counter summed over its series grew from the sample at `start` to the one at
+    `end` (None when a series has no sample at either, or was reset in between)."""
+    total = 0.0
+    for s in series:
+        at = dict(s.samples)
+        a, b = at.get(start), at.get(end)
+        if a is None and s.samples and min(t for t, _ in s.samples) > start:
+            a = 0.0  # a series born inside the window counts from 0
+        values = [v for t, v in sorted(s.samples) if start <= t <= end]
+        if a is None or b is None or any(y < x for x, y in itertools.pairwise(values)):
+            return None
+        total += b - a
+    return round(total)
+
+
+def summed(series: Sequence[Series]) -> list[tuple[float, float]]:
+    """A gauge's series added up at each scrape time."""
+    totals: dict[float, float] = {}
+    for s in series:
+        for t, v in s.samples:
+            totals[t] = totals.get(t, 0.0) + v
+    return sorted(totals.items())
+
+
+def per_minute(count: int | None, seconds: float) -> float | None:
+    return None if count is None or seconds <= 0 else count * 60 / seconds
+
+
+@dataclass(frozen=True)
+class SaturationFigures:
+    """`saturation` of result.json: the pipeline's throughput over its steady window."""
+
+    offered_per_min: float | None
+    saturated: bool | None  # None: no steady window (see `reason`)
+    window_start: float | None = None
+    window_end: float | None = None
+    window_s: float | None = None
+    fill_s: float | None = None  # from the load's start until the queue filled
+    accepted_per_min: float | None = None  # the run's records the collector took in
+    exported_per_min: float | None = None  # ... its Loki exporter sent on
+    stored_per_min: float | None = None  # the run's records Loki holds stamped in the window
+    refused_per_min: float | None = None  # records the receiver refused (all traffic)
+    queue_capacity: float | None = None
+    reason: str = ""
+    source: str = (
+        "Prometheus: the collector's counters at the scrapes that bound the steady window (its "
+        "queue >= 90% of capacity, from 4 s after it first filled to the load's end), less its "
+        "own records and other traffic; Loki: LogQL count of the run's records in the window"
+    )
+
+
+def measure(
+    prom: PrometheusAPI,
+    loki: LokiAPI,
+    scope: Scope,
+    run_id: str,
+    load: tuple[float, float],
+    offered_per_min: float | None,
+) -> SaturationFigures:
+    """Read the queue over the load, choose the steady window and measure over it."""
+    lo, hi = to_ms(load[0] - 5), to_ms(load[1] + 1)
+    try:
+        queue = summed(prom.samples(scope.queue_selector(), lo, hi))
+        capacity = prom.instant(scope.queue_capacity(), load[1])
+        window = steady_window(queue, capacity, load)
+        if isinstance(window, str):
+            return SaturationFigures(offered_per_min, None, queue_capacity=capacity, reason=window)
+        counts = _counts(prom, loki, scope, run_id, window, lo, hi)
+    except QueryError as exc:
+        return SaturationFigures(offered_per_min, None, reason=f"could not be read: {exc}")
+    rate = {name: per_minute(n, window.seconds) for name, n in counts.items()}
+    return SaturationFigures(
+        offered_per_min=offered_per_min,
+        saturated=window.saturated,
+        window_start=window.start,
+        window_end=window.end,
+        window_s=round(window.seconds, 3),
+        fill_s=None if window.filled_at is None else round(window.filled_at - load[0], 1),
+        accepted_per_min=rate["accepted"],
+        exported_per_min=rate["exported"],
+        stored_per_min=rate["stored"],
+        refused_per_min=rate["refused"],
+        queue_capacity=capacity,
+    )
+
+
+def _counts(
+    prom: PrometheusAPI,
+    loki: LokiAPI,
+    scope: Scope,
+    run_id: str,
+    window: SteadyWindow,
+    lo: int,
+    hi: int,
+) -> dict[str, int | None]:
+    """The run's records over the window at each step: the collector's counters less its own
+    records (those its loop breaker dropped, and those Loki holds) and other traffic."""
+    sel = scope.selectors()
+
+    def counter(name: str) -> int | None:
+        return increase(prom.samples(sel[name], lo, hi), window.start, window.end)
+
+    window_ms = max(1, round(window.seconds * 1000))
+    own_stored = int(loki.instant(q.logql_job_count(q.OWN_LOGS_JOB, window_ms), window.end) or 0)
+    other = int(loki.instant(q.logql_other_count(run_id, window_ms), window.end) or 0)
+    filtered = counter("collector_own_filtered") or 0
+    stored = loki.instant(q.logql_run_count_ms(run_id, window_ms), window.end)
+    accepted, exported = counter("collector_accepted"), counter("collector_exported")
+    return {
+        "accepted": None if accepted is None else accepted - own_stored - filtered - other,
+        "exported": None if exported is None else exported - own_stored - other,
+        "stored": int(stored or 0),
+        "refused": counter("collector_refused"),
+    }
