@@ -14,6 +14,7 @@ from loadgate import cli
 from loadgate.build import binaries
 from loadgate.cli import binaries as binaries_cli
 from loadgate.cli import flags as cli_flags
+from loadgate.cli import run as run_cli
 from loadgate.cli.seams import Seams
 from loadgate.stack.ops import StackOps
 from loadgate.stack.profile import Profile
@@ -226,5 +227,17 @@ def test_the_flags_of_run_are_all_covered() -> None:
         for opt in action.option_strings  # pyright: ignore[reportUnknownMemberType]
         if opt.startswith("--") and opt != "--help"  # pyright: ignore[reportUnknownMemberType]
     }
-    assert flags == {*BAD, "--keep-stack"}
+    assert flags == {*BAD, "--keep-stack", "--saturate"}  # switches take no value
     assert cli_flags.MAX_DRAIN_TIMEOUT == 86400
+
+
+def test_saturate_offers_more_with_gates_that_expect_refusals_and_given_flags_win() -> None:
+    parser = cli.build_parser()
+    spec = run_cli.spec_from_args(parser.parse_args(["run", "--saturate"]), loopback_only=True)
+    assert spec.rate == 300_000
+    assert spec.vus == 300
+    assert spec.max_error_rate == 1.0
+    assert spec.effective_min_logs_per_minute == 0
+    given = parser.parse_args(["run", "--saturate", "--rate", "400000", "--p99-ms", "50"])
+    spec = run_cli.spec_from_args(given, loopback_only=True)
+    assert (spec.rate, spec.p99_ms, spec.max_error_rate) == (400_000, 50.0, 1.0)
