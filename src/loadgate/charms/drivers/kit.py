@@ -170,6 +170,24 @@ def answer(
         app_data, unit_data = providers.certificate_transfer(
             own_app, current.local_app_data, exchange["certificates"]
         )
+    elif exchange["kind"] == "prometheus_remote_write":
+        app_data, unit_data = providers.prometheus_remote_write(
+            exchange["provider_lib"],
+            rel.remote_app_name,
+            own_app,
+            exchange["server_url"],
+            exchange["endpoint_path"],
+        )
+    elif exchange["kind"] == "tracing":
+        if "receivers" not in current.local_app_data:
+            raise SystemExit(f"{rel.endpoint}: the charm requested no tracing protocol")
+        app_data, unit_data = providers.tracing(
+            exchange["provider_lib"],
+            rel.remote_app_name,
+            own_app,
+            current.local_app_data,
+            exchange["receiver_urls"],
+        )
     else:
         raise SystemExit(f"unknown exchange kind {exchange['kind']!r}")
     return dataclasses.replace(current, remote_app_data=app_data, remote_units_data={0: unit_data})
@@ -249,6 +267,10 @@ def _dump(
             "endpoint": r.endpoint,
             "local_app_data": dict(r.local_app_data),
             "local_unit_data": own_unit_data(r.local_unit_data),
+            "remote_app_data": dict(r.remote_app_data),
+            "remote_units_data": {
+                str(k): own_unit_data(v) for k, v in r.remote_units_data.items()
+            },
         }
         for r in out.relations
     ]
