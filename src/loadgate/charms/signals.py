@@ -42,9 +42,9 @@ def parse(text: str | Iterable[str], flag: str = "--signals") -> tuple[str, ...]
     items = text.split(",") if isinstance(text, str) else list(text)
     names = [i.strip() for i in items]
     allowed = ", ".join(SIGNALS)
-    unknown = [n for n in names if n not in SIGNALS]
-    if unknown or not names:
-        raise SignalsError(f"{flag}: unknown signal {unknown or names!r}; allowed: {allowed}")
+    unknown = [repr(n) if not n else n for n in names if n not in SIGNALS]
+    if unknown:
+        raise SignalsError(f"{flag}: unknown signal {', '.join(unknown)}; allowed: {allowed}")
     if len(set(names)) != len(names):
         raise SignalsError(f"{flag}: a signal is named twice in {','.join(names)!r}")
     if LOGS not in names:

@@ -247,6 +247,14 @@ def run(
     return out
 
 
+def _received(rel: testing.RelationBase) -> dict[str, Any]:
+    """What the remote side of a regular relation wrote (a provider's answer)."""
+    if not isinstance(rel, testing.Relation):
+        return {}
+    units = {str(k): own_unit_data(v) for k, v in rel.remote_units_data.items()}
+    return {"remote_app_data": dict(rel.remote_app_data), "remote_units_data": units}
+
+
 def _dump(
     request: Request,
     ctx: testing.Context[Any],
@@ -267,10 +275,7 @@ def _dump(
             "endpoint": r.endpoint,
             "local_app_data": dict(r.local_app_data),
             "local_unit_data": own_unit_data(r.local_unit_data),
-            "remote_app_data": dict(r.remote_app_data),
-            "remote_units_data": {
-                str(k): own_unit_data(v) for k, v in r.remote_units_data.items()
-            },
+            **_received(r),
         }
         for r in out.relations
     ]
