@@ -5,8 +5,9 @@ what each backend holds for a run is counted by the signal queries."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -36,7 +37,7 @@ def signals_stack(
         local.down(root)
 
 
-def otlp(run: str, now: int) -> tuple[dict[str, object], dict[str, object]]:
+def otlp(run: str, now: int) -> tuple[dict[str, Any], dict[str, Any]]:
     run_attr = [{"key": "run", "value": {"stringValue": run}}]
     spans = [
         {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": f"eee19b7ec3c1b17{i}",
@@ -56,8 +57,7 @@ def otlp(run: str, now: int) -> tuple[dict[str, object], dict[str, object]]:
     return traces, metrics
 
 
-def wait_for(read: object, want: float, seconds: float = 30.0) -> float | None:
-    assert callable(read)
+def wait_for(read: Callable[[], float | None], want: float, seconds: float = 30.0) -> float | None:
     deadline = time.monotonic() + seconds
     value = None
     while time.monotonic() < deadline:
