@@ -66,3 +66,33 @@ def pipeline(
         otelcol_version=OTELCOL_VERSION,
         loki_version=LOKI_VERSION,
     )
+
+
+@pytest.fixture(scope="session")
+def prometheus_pinned(snapshots: Path) -> sources.CharmSource:
+    return sources.resolve(sources.default_spec("prometheus", snapshots))
+
+
+@pytest.fixture(scope="session")
+def signals_pipeline(
+    otelcol_main: sources.CharmSource,
+    loki_pinned: sources.CharmSource,
+    prometheus_pinned: sources.CharmSource,
+    ca: tls.TLSMaterial,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> render.RenderedPipeline:
+    """The collector related as for every signal: Prometheus (remote write) and Tempo
+    (tracing) written by their provider libraries from the Prometheus charm's lib/."""
+    return render.render_pipeline(
+        otelcol_main,
+        loki_pinned,
+        tmp_path_factory.mktemp("render") / "signals",
+        ca_cert=ca.ca_cert_pem.decode(),
+        ca_key=ca.ca_key_pem.decode(),
+        otelcol_options={},
+        loki_options={},
+        otelcol_version=OTELCOL_VERSION,
+        loki_version=LOKI_VERSION,
+        signals=("logs", "metrics", "traces"),
+        provider_lib=prometheus_pinned.path / "lib",
+    )

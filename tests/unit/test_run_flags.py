@@ -44,6 +44,7 @@ BAD: dict[str, list[str]] = {
     "--loki-charm": ["", "@-rf", "rev2 "],
     "--charm-config": ["queue_size", "=5", "processors=@/no/such/file"],
     "--loki-config": ["nokey", "=1"],
+    "--signals": ["", "profiles", "metrics,traces", "logs,logs", "logs;metrics"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
 

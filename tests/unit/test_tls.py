@@ -85,3 +85,19 @@ def test_python_ssl_accepts_the_pair_for_loopback_only(
     handshake("127.0.0.1")
     with pytest.raises(ssl.SSLCertVerificationError):
         handshake("example.com")
+
+
+def test_another_server_certificate_from_the_stack_ca() -> None:
+    from cryptography import x509
+
+    from loadgate.stack import tls as tls_mod
+
+    material = tls_mod.generate()
+    cert_pem, key_pem = tls_mod.issue_server_cert(material, ("tempo-0.x.svc",))
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    ca = x509.load_pem_x509_certificate(material.ca_cert_pem)
+    cert.verify_directly_issued_by(ca)
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names.get_values_for_type(x509.DNSName) == ["tempo-0.x.svc"]
+    assert b"PRIVATE KEY" in key_pem
+    assert cert_pem != material.server_cert_pem

@@ -8,7 +8,9 @@ them:
   charm's CSR, then the signed certificate), `logging` related to the collector, and the
   options given (default `reporting-enabled=false`);
 - otelcol: `send-loki-logs` carrying exactly what the Loki charm published on `logging`, and
-  `receive-ca-cert` carrying the stack's CA as the certificate-transfer provider code writes it.
+  `receive-ca-cert` carrying the stack's CA as the certificate-transfer provider code writes it;
+  with more signals than logs (signals.py), `send-remote-write` and `send-traces` as the
+  Prometheus and Tempo provider libraries write them.
 
 The output of each: the files the charm pushed into its containers, the Pebble plan it made,
 what it published on its relations, its status, and what the sandbox intercepted.
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import signals as signal_relations
 from . import venvs
 from .sources import KNOWN, CharmSource, cache_dir
 
@@ -64,6 +67,8 @@ class RenderedCharm:
     ops: str
     seconds: float
     notes: list[str] = field(default_factory=list[str])
+    # What the providers wrote on each relation: {"app": ..., "units": {"0": ...}}.
+    received: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
 
     @property
     def container(self) -> str:
@@ -98,7 +103,14 @@ class RenderedCharm:
             "seconds": round(self.seconds, 2),
             "intercepted": self.journal,
             "notes": list(self.notes),
+            **self._signal_relations(),
         }
+
+    def _signal_relations(self) -> dict[str, Any]:
+        """What the metric and trace providers wrote (absent for a logs-only render)."""
+        ends = (signal_relations.REMOTE_WRITE_ENDPOINT, signal_relations.TRACES_ENDPOINT)
+        found = {e: self.received[e] for e in ends if e in self.received}
+        return {"provider_data": found} if found else {}
 
 
 # ---- requests (pure) ------------------------------------------------------------------------
@@ -167,6 +179,7 @@ def otelcol_request(
     options: Mapping[str, Any],
     version_output: str,
     extra_relations: Sequence[Mapping[str, Any]] = (),
+    extra_exchanges: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The collector as the bundle relates it: Loki's published push endpoint on
     `send-loki-logs`, the CA on `receive-ca-cert`, and (with a CA key) its own server
@@ -205,6 +218,7 @@ def otelcol_request(
             }
         )
     relations += [dict(r) for r in extra_relations]
+    exchanges += [dict(e) for e in extra_exchanges]
     return _request("otelcol", source, work_dir, options, relations, exchanges, version_output)
 
 
@@ -284,6 +298,13 @@ def read_output(
         ops=str(data["ops"]),
         seconds=seconds,
         notes=list(venv.notes),
+        received={
+            r["endpoint"]: {
+                "app": dict(r.get("remote_app_data") or {}),
+                "units": dict(r.get("remote_units_data") or {}),
+            }
+            for r in data["relations"]
+        },
     )
 
 
@@ -322,11 +343,22 @@ def render_pipeline(
     server_cert: bool = False,
     otelcol_relations: Sequence[Mapping[str, Any]] = (),
     on_step: Callable[[str], None] | None = None,
+    signals: Sequence[str] = signal_relations.DEFAULT,
+    provider_lib: Path | None = None,
 ) -> RenderedPipeline:
     """Loki first (its published endpoint is the collector's input), then the collector.
     `*_version` is what the workload binary answers to `--version` (the charm reads it);
     `otelcol_relations` adds relations of the collector (e.g. `receive-otlp` for a contract
-    test), as request relation entries."""
+    test), as request relation entries. `signals` beyond logs relate the collector to
+    Prometheus and Tempo too, written by the provider libraries under `provider_lib` (the
+    Prometheus charm's `lib/`)."""
+    try:
+        backend_rels, backend_exchanges = signal_relations.relations(
+            signals, provider_lib, MODEL
+        )
+    except signal_relations.SignalsError as exc:
+        raise RenderError(str(exc)) from None
+
     def step(text: str) -> None:
         if on_step:
             on_step(text)
@@ -362,7 +394,8 @@ def render_pipeline(
             ca_key=ca_key if server_cert else None,
             options=otelcol_options,
             version_output=otelcol_version,
-            extra_relations=otelcol_relations,
+            extra_relations=[*otelcol_relations, *backend_rels],
+            extra_exchanges=backend_exchanges,
         ),
     )
     return RenderedPipeline(otel_out, loki_out)

@@ -31,7 +31,7 @@ import yaml
 
 from .. import paths
 
-CHARMS = ("otelcol", "loki")
+CHARMS = ("otelcol", "loki", "prometheus")
 ENV_SOURCES_DIR = "LOADGATE_CHARM_SOURCES"
 
 
@@ -63,6 +63,16 @@ KNOWN: dict[str, Known] = {
         snapshot="loki-k8s-operator-rev244-5178fa41f9f6.tar.gz",
         pinned="rev244",
         container="loki",
+    ),
+    # Rendered for its provider libraries only (remote write, tracing): its lib/ is the code
+    # that writes the bundle's `send-remote-write` and `send-traces` data (charms/signals.py).
+    "prometheus": Known(
+        role="prometheus",
+        name="prometheus-k8s",
+        url="https://github.com/canonical/prometheus-k8s-operator",
+        snapshot="prometheus-k8s-operator-rev309-7307c58ccb20.tar.gz",
+        pinned="rev309",
+        container="prometheus",
     ),
 }
 

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from loadgate import paths
 from loadgate.build import binaries
+from loadgate.charms import signals as signal_relations
 from loadgate.stack import tls
 
 from ..stack import charm_stack
@@ -57,6 +58,22 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
         default=[],
         help="a Loki charm option (repeatable), e.g. ingestion-rate-mb=8",
     )
+    p.add_argument(
+        "--signals",
+        type=signals_flag,
+        default=signal_relations.DEFAULT,
+        metavar="LIST",
+        help="what the collector carries, from logs,metrics,traces (default logs): metrics "
+        "relates it to Prometheus (send-remote-write), traces to a traces backend "
+        "(send-traces; locally a stand-in, not Tempo)",
+    )
+
+
+def signals_flag(text: str) -> tuple[str, ...]:
+    try:
+        return signal_relations.parse(text)
+    except signal_relations.SignalsError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--signals: ")) from None
 
 
 def register(sub: Subparsers) -> None:
@@ -83,7 +100,11 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 def choice_of(args: argparse.Namespace) -> charm_stack.CharmChoice:
     return charm_stack.CharmChoice.from_flags(
-        args.otelcol_charm, args.loki_charm, args.charm_config, args.loki_config
+        args.otelcol_charm,
+        args.loki_charm,
+        args.charm_config,
+        args.loki_config,
+        signals=args.signals,
     )
 
 

@@ -99,4 +99,5 @@ def stack_flags(args: argparse.Namespace) -> StackFlags:
         charm_config=tuple(args.charm_config),
         loki_config=tuple(args.loki_config),
         base_port=args.base_port,
+        signals=tuple(args.signals),
     )

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from .. import paths
 from ..stack import choice, local, runlock
+from ..stack.backends import STANDIN_SERVICE
 from ..stack.choice import StackFlags, StackRequest
 from ..stack.ops import Down, Up
 from ..stack.ports import Ports
@@ -106,13 +107,17 @@ def start_stack(
 
 def stack_notes(info: local.StackInfo) -> list[str]:
     """What people must know about a charm stack: components its collector build lacks."""
+    notes: list[str] = []
     missing = (info.charms or {}).get("missing_components") or []
-    if not missing:
-        return []
-    return [
-        "the local collector build lacks components the charm rendered, removed: "
-        + ", ".join(missing)
-    ]
+    if missing:
+        notes.append(
+            "the local collector build lacks components the charm rendered, removed: "
+            + ", ".join(missing)
+        )
+    backend = (info.charms or {}).get("traces_backend")
+    if backend:
+        notes.append(f"traces go to a {backend}, service {STANDIN_SERVICE}")
+    return notes
 
 
 def _status_table(st: local.StackStatus) -> Table:

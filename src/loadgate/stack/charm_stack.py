@@ -21,10 +21,12 @@ import yaml
 
 from loadgate.build import binaries
 
-from ..charms import localize, options, render, sources
+from ..charms import localize, localize_signals, options, render, sources
+from ..charms import signals as signal_relations
 from ..charms.sources import CharmSource, SourceSpec
+from . import backends
 from .layout import Layout
-from .ports import Ports
+from .ports import HOST, Ports
 
 OTELCOL_CONFIG = "/etc/otelcol/config.yaml"
 LOKI_CONFIG = "/etc/loki/loki-local-config.yaml"
@@ -44,6 +46,7 @@ class CharmChoice:
     loki_pairs: tuple[str, ...] = ()  # --loki-config K=V
     server_cert: bool = False
     preset: str = "charm-default"  # the --profile the options started from
+    signals: tuple[str, ...] = signal_relations.DEFAULT  # --signals
 
     @classmethod
     def from_flags(
@@ -54,6 +57,7 @@ class CharmChoice:
         loki_pairs: Sequence[str] = (),
         folder: Path | None = None,
         preset: str = "charm-default",
+        signals: Sequence[str] = signal_relations.DEFAULT,
     ) -> CharmChoice:
         """Parse `--otelcol-charm` / `--loki-charm` (default: the pinned revisions)."""
         where = folder if folder is not None else sources.sources_dir()
@@ -75,7 +79,13 @@ class CharmChoice:
             )
         except sources.SourceError as exc:
             raise CharmStackError(str(exc)) from None
-        return cls(otel, lok, tuple(otelcol_pairs), tuple(loki_pairs), preset=preset)
+        try:
+            chosen = signal_relations.parse(signals)
+        except signal_relations.SignalsError as exc:
+            raise CharmStackError(str(exc)) from None
+        return cls(
+            otel, lok, tuple(otelcol_pairs), tuple(loki_pairs), preset=preset, signals=chosen
+        )
 
 
 @dataclass(frozen=True)
@@ -88,9 +98,17 @@ class PreparedCharms:
     loki_part: binaries.Part
     server_cert: bool = False
     preset: str = "charm-default"
+    signals: tuple[str, ...] = signal_relations.DEFAULT
+    # The Prometheus charm, whose lib/ writes the metric and trace relations (None: logs only).
+    providers: CharmSource | None = None
+
+    @property
+    def traces(self) -> bool:
+        return signal_relations.TRACES in self.signals
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **self._signals_dict(),
             "preset": self.preset,
             "otelcol": {
                 "source": self.otelcol.to_dict(),
@@ -103,6 +121,17 @@ class PreparedCharms:
                 "workload": {"part": self.loki_part.name, "version": self.loki_part.version},
             },
         }
+
+    def _signals_dict(self) -> dict[str, Any]:
+        """Beyond logs only (a logs-only stack's record keeps its shape)."""
+        if signal_relations.is_default(self.signals):
+            return {}
+        out: dict[str, Any] = {"signals": list(self.signals)}
+        if self.providers is not None:
+            out["providers"] = self.providers.to_dict()
+        if self.traces:
+            out["traces_backend"] = backends.STANDIN_ROLE
+        return out
 
 
 def prepare(choice: CharmChoice) -> PreparedCharms:
@@ -121,11 +150,16 @@ def prepare(choice: CharmChoice) -> PreparedCharms:
         )
         otel_part = binaries.workload_part("otelcol", otel.workload_tag, f"otelcol {otel.label}")
         loki_part = binaries.workload_part("loki", lok.workload_tag, f"Loki {lok.label}")
+        providers = None
+        if not signal_relations.is_default(choice.signals):
+            folder = sources.sources_dir()
+            providers = sources.resolve(sources.default_spec("prometheus", folder))
     except (sources.SourceError, options.OptionError, binaries.WorkloadBuildError) as exc:
         raise CharmStackError(str(exc)) from None
     return PreparedCharms(
-        otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert, choice.preset
-    )
+        otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert, choice.preset,
+        choice.signals, providers,
+    )  # fmt: skip
 
 
 @cache
@@ -164,6 +198,7 @@ class CharmStackFiles:
     checks: dict[str, Any]
     loki_server_name: str
     report: dict[str, Any] = field(default_factory=dict[str, Any])
+    traces_server_name: str | None = None  # the traces backend's name (its certificate's)
 
 
 def _local_files(charm: render.RenderedCharm, folder: Path) -> dict[str, Path]:
@@ -205,6 +240,8 @@ def build(
             loki_version=version_output(loki_bin, "-version"),
             server_cert=prepared.server_cert,
             on_step=on_step,
+            signals=prepared.signals,
+            provider_lib=prepared.providers.path / "lib" if prepared.providers else None,
         )
     except (render.RenderError, OSError) as exc:
         raise CharmStackError(str(exc)) from None
@@ -229,6 +266,9 @@ def build(
                 files=otel_files,
                 available=components(otel_bin),
             ),
+        )
+        otel_local = localize_signals.exporters(
+            otel_local, signal_targets(prepared.signals, ports, ca_file)
         )
         loki_local = localize.loki(
             yaml.safe_load(pipeline.loki.file(LOKI_CONFIG).read_text()),
@@ -266,7 +306,26 @@ def build(
         checks=checks,
         loki_server_name=_loki_name(pipeline),
         report=report,
+        traces_server_name=(
+            signal_relations.unit_host(signal_relations.TRACES_APP, render.MODEL)
+            if prepared.traces
+            else None
+        ),
     )
+
+
+def signal_targets(
+    signals: Sequence[str], ports: Ports, ca_file: Path
+) -> localize_signals.SignalTargets:
+    """The stack's local backends for the signals it carries: Prometheus's remote-write
+    receiver (plain HTTP) and the traces stand-in (TLS from the stack's CA)."""
+    remote_write = traces = None
+    if signal_relations.METRICS in signals:
+        remote_write = localize_signals.Backend("Prometheus", f"http://{HOST}:{ports.prometheus}")
+    if signal_relations.TRACES in signals:
+        url = backends.otlp_url(backends.BackendPorts.for_ports(ports))
+        traces = localize_signals.Backend("traces backend stand-in", url, tls=True)
+    return localize_signals.SignalTargets(remote_write, traces, ca_file)
 
 
 def _loki_name(pipeline: render.RenderedPipeline) -> str:
@@ -296,4 +355,8 @@ def summary(report: Mapping[str, Any]) -> list[str]:
     missing = report.get("missing_components") or []
     if missing:
         lines.append("not in the local collector build, removed: " + ", ".join(missing))
+    if report.get("signals"):
+        lines.append(f"signals: {signal_relations.text(report['signals'])}")
+    if report.get("traces_backend"):
+        lines.append(f"traces: {report['traces_backend']}")
     return lines

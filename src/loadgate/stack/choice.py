@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..charms import signals as signal_relations
 from ..yamlfile import load_mapping
 from . import charm_stack
 from . import profile as profiles
@@ -39,12 +40,16 @@ class StackFlags:
     charm_config: tuple[str, ...] = ()  # otelcol charm options, K=V
     loki_config: tuple[str, ...] = ()  # Loki charm options, K=V
     base_port: int | None = None  # None: the standard ports
+    signals: tuple[str, ...] = signal_relations.DEFAULT  # --signals, parsed
 
     def given_charm_flags(self) -> list[str]:
         """The charm flags given, as typed (`--otelcol-charm`, ...)."""
-        return [
+        given = [
             f"--{f.replace('_', '-')}" for f in CHARM_FLAGS if getattr(self, f) not in (None, ())
         ]
+        if not signal_relations.is_default(self.signals):
+            given.append("--signals")
+        return given
 
 
 class ChoiceError(ValueError):
@@ -129,7 +134,12 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
         pairs.append(f"queue_size={flags.queue_size}")
     try:
         charms = CharmChoice.from_flags(
-            flags.otelcol_charm, flags.loki_charm, pairs, list(flags.loki_config), preset=name
+            flags.otelcol_charm,
+            flags.loki_charm,
+            pairs,
+            list(flags.loki_config),
+            preset=name,
+            signals=flags.signals,
         )
     except CharmStackError as exc:
         raise ChoiceError(str(exc)) from None
@@ -156,4 +166,8 @@ def differences(prepared: PreparedCharms | Profile, running: Mapping[str, Any] |
             out.append(f"{role} charm: running {commit_have}, asked {commit_want}")
         if have.get("options") != want["options"]:
             out.append(f"{role} options: running {have.get('options')}, asked {want['options']}")
+    have_signals = tuple(running.get("signals") or signal_relations.DEFAULT)
+    if have_signals != prepared.signals:
+        have_text, want_text = map(signal_relations.text, (have_signals, prepared.signals))
+        out.append(f"signals: running {have_text}, asked {want_text}")
     return out

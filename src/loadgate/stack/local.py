@@ -25,10 +25,11 @@ from loadgate import paths
 from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
-from . import charm_stack, pebble_daemon, procs, render
+from ..charms import signals as signal_relations
+from . import backends, charm_stack, pebble_daemon, procs, render
 from .charm_stack import CharmStackError, PreparedCharms
 from .layout import Layout
-from .ports import Ports, busy_ports
+from .ports import Ports, busy_ports, port_in_use
 from .procs import ProcessId
 from .profile import Profile
 
@@ -37,6 +38,10 @@ StackChoice = PreparedCharms | Profile
 
 SERVICES = ("otelcol", "loki", "prometheus")
 STACK_PARTS = ("pebble", "otelcol", "loki", "prometheus")
+
+
+def signals_of(what: StackChoice) -> tuple[str, ...]:
+    return signal_relations.DEFAULT if isinstance(what, Profile) else what.signals
 
 
 def stack_parts(what: StackChoice) -> tuple[str, ...]:
@@ -87,6 +92,36 @@ class StackInfo:
     # A charm-rendered stack: the sources, options, workloads and what localizing changed.
     charms: dict[str, Any] | None = None
     loki_server_name: str = render.LOKI_TLS_SERVER_NAME  # the name Loki's certificate holds
+    signals: tuple[str, ...] = signal_relations.DEFAULT
+
+    @property
+    def traces(self) -> bool:
+        return signal_relations.TRACES in self.signals
+
+    @property
+    def backend_ports(self) -> backends.BackendPorts | None:
+        """The traces backend stand-in's ports (None: the stack runs none)."""
+        return backends.BackendPorts.for_ports(self.ports) if self.traces else None
+
+    @property
+    def services(self) -> tuple[str, ...]:
+        return (*SERVICES, backends.STANDIN_SERVICE) if self.traces else SERVICES
+
+    def health_urls(self) -> dict[str, str]:
+        urls = render.health_urls(self.ports)
+        if self.backend_ports is not None:
+            urls[backends.STANDIN_SERVICE] = backends.health_url(self.backend_ports)
+        return urls
+
+    def service_ports(self) -> dict[str, int]:
+        out = {
+            "otelcol": self.ports.otlp_http,
+            "loki": self.ports.loki_http,
+            "prometheus": self.ports.prometheus,
+        }
+        if self.backend_ports is not None:
+            out[backends.STANDIN_SERVICE] = self.backend_ports.traces_otlp_http
+        return out
 
     @property
     def name(self) -> str:
@@ -150,6 +185,9 @@ class StackInfo:
             "started_at": self.started_at,
             "pebble_start_ticks": self.pebble_start_ticks,
             "owner": self.owner.to_dict() if self.owner else None,
+            **(
+                {} if signal_relations.is_default(self.signals) else {"signals": list(self.signals)}
+            ),
         }
 
     @classmethod
@@ -165,6 +203,7 @@ class StackInfo:
             started_at=float(d["started_at"]),
             pebble_start_ticks=int(d.get("pebble_start_ticks") or 0),
             owner=Owner.from_dict(d.get("owner")),
+            signals=tuple(d.get("signals") or signal_relations.DEFAULT),
         )
 
 
@@ -328,6 +367,7 @@ class Written:
 
     loki_server_name: str = render.LOKI_TLS_SERVER_NAME
     charms: dict[str, Any] | None = None
+    traces_server_name: str | None = None
 
 
 def write_configs(
@@ -369,16 +409,45 @@ def write_configs(
             layout.loki_config: files.loki_config,
         }
         layer = render.charm_layer(files.services, files.checks, bin_dir, ports, layout)
-        written = Written(files.loki_server_name, files.report)
+        written = Written(files.loki_server_name, files.report, files.traces_server_name)
     configs[layout.prometheus_config] = render.prometheus_config(
         ports, layout, written.loki_server_name
     )
+    if written.traces_server_name is not None and not isinstance(what, Profile):
+        binary = binaries.binary_path(what.otelcol_part.name, bin_dir)
+        _add_traces_standin(layout, ports, material, written.traces_server_name, binary, configs,
+                            layer)  # fmt: skip
     for path, cfg in configs.items():
         path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     layers = layout.pebble / "layers"
     layers.mkdir(parents=True, exist_ok=True)
     (layers / "001-loadgate.yaml").write_text(yaml.safe_dump(layer, sort_keys=False))
     return written
+
+
+def _add_traces_standin(
+    layout: Layout,
+    ports: Ports,
+    material: tls_material.TLSMaterial,
+    server_name: str,
+    binary: Path,
+    configs: dict[Path, dict[str, Any]],
+    layer: dict[str, Any],
+) -> None:
+    """The traces backend stand-in: its certificate (the stack CA, for the name the collector
+    was given), its config, service, readiness check and Prometheus scrape job."""
+    bports = backends.BackendPorts.for_ports(ports)
+    cert, key = tls_material.issue_server_cert(material, (server_name,))
+    cert_file, key_file = layout.tls / "traces-standin.crt", layout.tls / "traces-standin.key"
+    cert_file.write_bytes(cert)
+    key_file.touch(mode=0o600)
+    key_file.write_bytes(key)
+    config = layout.config / "traces-standin.yaml"
+    configs[config] = backends.standin_config(bports, cert_file, key_file)
+    name = backends.STANDIN_SERVICE
+    layer["services"][name] = backends.standin_service(binary, config, layout.root)
+    layer["checks"][f"{name}-ready"] = backends.standin_check(bports)
+    configs[layout.prometheus_config]["scrape_configs"].append(backends.standin_scrape_job(bports))
 
 
 def _service_log_tail(layout: Layout, service: str, lines: int = 5) -> list[str]:
@@ -424,6 +493,12 @@ def up(
             "run `loadgate binaries` first"
         )
     busy = busy_ports(ports)
+    if signal_relations.TRACES in signals_of(what):
+        try:
+            bports = backends.BackendPorts.for_ports(ports)
+        except ValueError as exc:
+            raise StackError(str(exc)) from None
+        busy += [(n, p) for n, p in bports.items() if port_in_use(p)]
     if busy:
         listed = ", ".join(f"{name} {port}" for name, port in busy)
         raise StackError(
@@ -454,6 +529,7 @@ def up(
         owner=owner,
         charms=written.charms,
         loki_server_name=written.loki_server_name,
+        signals=signals_of(what),
     )
     layout.state_file.write_text(json.dumps(info.to_dict(), indent=2))
     try:
@@ -470,7 +546,7 @@ def _wait_healthy(
     timeout: float,
     on_wait: Callable[[dict[str, bool], float], None] | None,
 ) -> None:
-    urls = render.health_urls(info.ports)
+    urls = info.health_urls()
     start = time.monotonic()
     healthy = dict.fromkeys(urls, False)
     with _Prober(info, timeout=1.0) as probe:
@@ -516,8 +592,8 @@ def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
         return stopped
     if info.pebble_alive():
         try:
-            pebble_client(info).stop_services(list(SERVICES), timeout=timeout)
-            stopped.append("services " + ", ".join(SERVICES))
+            pebble_client(info).stop_services(list(info.services), timeout=timeout)
+            stopped.append("services " + ", ".join(info.services))
         except (ops.pebble.Error, OSError, TimeoutError):
             pass  # pebble may be starting or gone; the signals below still stop everything
         procs.terminate(info.pebble, timeout)
@@ -538,15 +614,11 @@ def status(root: Path | None = None) -> StackStatus:
     left = [] if alive else leftovers(info)
     if not alive and not left:
         return StackStatus(running=False, info=info)
-    port_of = {
-        "otelcol": info.ports.otlp_http,
-        "loki": info.ports.loki_http,
-        "prometheus": info.ports.prometheus,
-    }
+    port_of = info.service_ports()
     pebble_state: dict[str, str] = {}
     if alive:
         try:
-            for svc in pebble_client(info).get_services(list(SERVICES)):
+            for svc in pebble_client(info).get_services(list(info.services)):
                 current = svc.current
                 state = current.value if isinstance(current, ops.pebble.ServiceStatus) else current
                 pebble_state[svc.name] = str(state)
@@ -555,7 +627,7 @@ def status(root: Path | None = None) -> StackStatus:
     fallback = "unknown" if alive else "pebble gone"
     out: list[ServiceStatus] = []
     with _Prober(info) as probe:
-        for name, url in render.health_urls(info.ports).items():
+        for name, url in info.health_urls().items():
             ok, detail = probe(name, url)
             out.append(
                 ServiceStatus(name, port_of[name], pebble_state.get(name, fallback), ok, detail)

@@ -88,9 +88,27 @@ def generate(
     ca_cert = ca_certificate(ca_key, ca_name, start, end)
 
     key = _new_key()
+    server_cert = _server_certificate(key, ca_key, ca_name, hostnames, ips, start, end)
+    return TLSMaterial(
+        ca_cert_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
+        ca_key_pem=_pem_key(ca_key),
+        server_cert_pem=server_cert.public_bytes(serialization.Encoding.PEM),
+        server_key_pem=_pem_key(key),
+    )
+
+
+def _server_certificate(
+    key: rsa.RSAPrivateKey,
+    ca_key: rsa.RSAPrivateKey,
+    ca_name: x509.Name,
+    hostnames: tuple[str, ...],
+    ips: tuple[str, ...],
+    start: dt.datetime,
+    end: dt.datetime,
+) -> x509.Certificate:
     sans: list[x509.GeneralName] = [x509.DNSName(h) for h in hostnames]
     sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
-    server_cert = (
+    return (
         x509.CertificateBuilder()
         .subject_name(_name(hostnames[0] if hostnames else ips[0]))
         .issuer_name(ca_name)
@@ -107,12 +125,25 @@ def generate(
         .sign(ca_key, hashes.SHA256())
     )
 
-    return TLSMaterial(
-        ca_cert_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
-        ca_key_pem=_pem_key(ca_key),
-        server_cert_pem=server_cert.public_bytes(serialization.Encoding.PEM),
-        server_key_pem=_pem_key(key),
-    )
+
+def issue_server_cert(
+    material: TLSMaterial,
+    hostnames: tuple[str, ...],
+    ips: tuple[str, ...] = DEFAULT_IPS,
+    days: int = 30,
+    now: dt.datetime | None = None,
+) -> tuple[bytes, bytes]:
+    """Another server certificate from the stack's CA (for a backend's in-cluster name):
+    (certificate PEM, key PEM)."""
+    ca_key = serialization.load_pem_private_key(material.ca_key_pem, password=None)
+    if not isinstance(ca_key, rsa.RSAPrivateKey):
+        raise ValueError("the stack CA key is not an RSA key")
+    ca_cert = x509.load_pem_x509_certificate(material.ca_cert_pem)
+    start = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(minutes=5)
+    end = start + dt.timedelta(days=days)
+    key = _new_key()
+    cert = _server_certificate(key, ca_key, ca_cert.subject, hostnames, ips, start, end)
+    return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
 
 
 def _new_key() -> rsa.RSAPrivateKey:

@@ -170,6 +170,24 @@ def answer(
         app_data, unit_data = providers.certificate_transfer(
             own_app, current.local_app_data, exchange["certificates"]
         )
+    elif exchange["kind"] == "prometheus_remote_write":
+        app_data, unit_data = providers.prometheus_remote_write(
+            exchange["provider_lib"],
+            rel.remote_app_name,
+            own_app,
+            exchange["server_url"],
+            exchange["endpoint_path"],
+        )
+    elif exchange["kind"] == "tracing":
+        if "receivers" not in current.local_app_data:
+            raise SystemExit(f"{rel.endpoint}: the charm requested no tracing protocol")
+        app_data, unit_data = providers.tracing(
+            exchange["provider_lib"],
+            rel.remote_app_name,
+            own_app,
+            current.local_app_data,
+            exchange["receiver_urls"],
+        )
     else:
         raise SystemExit(f"unknown exchange kind {exchange['kind']!r}")
     return dataclasses.replace(current, remote_app_data=app_data, remote_units_data={0: unit_data})
@@ -229,6 +247,14 @@ def run(
     return out
 
 
+def _received(rel: testing.RelationBase) -> dict[str, Any]:
+    """What the remote side of a regular relation wrote (a provider's answer)."""
+    if not isinstance(rel, testing.Relation):
+        return {}
+    units = {str(k): own_unit_data(v) for k, v in rel.remote_units_data.items()}
+    return {"remote_app_data": dict(rel.remote_app_data), "remote_units_data": units}
+
+
 def _dump(
     request: Request,
     ctx: testing.Context[Any],
@@ -249,6 +275,7 @@ def _dump(
             "endpoint": r.endpoint,
             "local_app_data": dict(r.local_app_data),
             "local_unit_data": own_unit_data(r.local_unit_data),
+            **_received(r),
         }
         for r in out.relations
     ]
