@@ -3,6 +3,8 @@ a queue that fills and stays full, one that never fills, and windows too short t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from loadgate.measure import saturation as sat
@@ -12,7 +14,7 @@ LOAD = (1000.0, 1060.0)
 
 
 def scrapes(
-    values: list[float], start: float = 998.0, every: float = 2.0
+    values: Sequence[float], start: float = 998.0, every: float = 2.0
 ) -> list[tuple[float, float]]:
     return [(start + i * every, v) for i, v in enumerate(values)]
 
