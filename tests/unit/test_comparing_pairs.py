@@ -378,6 +378,7 @@ NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
         (["--budget", "soon"], "--budget: must be a duration like 15m, 900s or 1h"),
         (["--budget", "25h"], "--budget: must be a duration like 15m"),
         (["--min-pairs", "0"], "--min-pairs: must be an integer between 1 and 100; got '0'"),
+        (["--max-pairs", ""], "--max-pairs: must be an integer between 1 and 100; got ''"),
         (["--min-pairs", "4", "--max-pairs", "3"], "--max-pairs: must be at least --min-pairs"),
         (["--pressure-fraction", "1.5"], "--pressure-fraction: must be a number more than 0"),
         (["--pressure-rate", "fast"], "--pressure-rate: must be an integer between 1 and"),

@@ -207,9 +207,17 @@ def budget_of(value: str) -> float:
     return seconds
 
 
+def _given(value: str | None, default: int) -> str:
+    return str(default) if value is None else value
+
+
 def plan_of(args: argparse.Namespace) -> Plan:
     """`--repeats N`: N pairs, one look; else pairs added until decided (the sequential flags)."""
-    given = [f"--{name.replace('_', '-')}" for name in SEQUENTIAL_FLAGS if getattr(args, name)]
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in SEQUENTIAL_FLAGS
+        if getattr(args, name) is not None
+    ]
     if args.repeats is not None:
         if given:
             raise UsageError(
@@ -218,9 +226,9 @@ def plan_of(args: argparse.Namespace) -> Plan:
             )
         return Plan.fixed(repeats_of(args.repeats))
     plan = Plan(
-        min_pairs=count_of(args.min_pairs or str(seq.DEFAULT_MIN_PAIRS), "--min-pairs"),
-        max_pairs=count_of(args.max_pairs or str(seq.DEFAULT_MAX_PAIRS), "--max-pairs"),
-        budget_s=budget_of(args.budget) if args.budget else seq.DEFAULT_BUDGET_S,
+        min_pairs=count_of(_given(args.min_pairs, seq.DEFAULT_MIN_PAIRS), "--min-pairs"),
+        max_pairs=count_of(_given(args.max_pairs, seq.DEFAULT_MAX_PAIRS), "--max-pairs"),
+        budget_s=seq.DEFAULT_BUDGET_S if args.budget is None else budget_of(args.budget),
     )
     problems = plan.problems()
     if problems:
