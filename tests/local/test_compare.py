@@ -1,10 +1,14 @@
-"""`loadgate compare` through the real stack: a tiny comparison of two queue sizes (2 repeats a
-side, 10 s runs), each run on a fresh charm-rendered stack, ending in a complete compare.json
-whose verdict is the exit code, and nothing left running."""
+"""`loadgate compare` through the real stack: the default metrics in one pair (one side each:
+`--min-pairs 1 --max-pairs 1`, 30 s runs) of two queue sizes, each side on a fresh
+charm-rendered stack with a saturation run and a pressure run at 0.7 x the baseline's
+saturation, ending in a complete compare.json whose verdict is the exit code (one value a side
+decides nothing: too noisy), and nothing left running. The base port is
+$LOADGATE_TEST_COMPARE_BASE_PORT (default 24700)."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,8 +20,11 @@ from loadgate.stack import local
 
 pytestmark = pytest.mark.local
 
+BASE_PORT = os.environ.get("LOADGATE_TEST_COMPARE_BASE_PORT", "24700")
+SAT, P99, CPU = "saturation_per_min", "pressure_p99_ms", "pressure_cpu_s_per_1000_records"
 
-def test_a_tiny_compare_of_two_queue_sizes_is_complete_and_exits_with_its_verdict(
+
+def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
     built_bin_dir: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -28,43 +35,50 @@ def test_a_tiny_compare_of_two_queue_sizes_is_complete_and_exits_with_its_verdic
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
     code = cli.main(
         [
-            "compare", "--baseline", "queue-size=1000", "--candidate", "queue-size=5000",
-            "--repeats", "2", "--duration", "10s", "--rate", "12000", "--compare-id", "tiny",
-            "--base-port", "24700",
+            "compare", "--baseline", "queue-size=1000", "--candidate", "queue-size=2000",
+            "--min-pairs", "1", "--max-pairs", "1", "--duration", "30s", "--compare-id", "tiny",
+            "--base-port", BASE_PORT,
         ]
     )  # fmt: skip
     out = capsys.readouterr().out
     text = (results / "tiny" / "compare.json").read_text()
     record = CompareRecord.from_json(text)  # checks every field
     data = json.loads(text)
-    assert code == record.exit_code == data["exit_code"], out
+    assert code == record.exit_code == data["exit_code"] == 2, out  # one value a side
     assert f"verdict {record.verdict} (exit {code})" in " ".join(out.split())
+    assert record.plan is not None
+    assert (record.plan.min_pairs, record.plan.max_pairs) == (1, 1)
+    assert record.stopped == "max-pairs"
+    assert not record.aa
 
     # Both sides, with their charm sources, commits and workload versions.
-    for side, queue in (("baseline", 1000), ("candidate", 5000)):
+    for side, queue in (("baseline", 1000), ("candidate", 2000)):
         desc = data[side]["description"]
-        assert desc["settings"] == f"queue-size={queue}"
         assert desc["otelcol"]["options"] == {"queue_size": queue}
         assert len(desc["otelcol"]["source"]["commit"]) >= 7
-        assert desc["otelcol"]["workload"]["version"].startswith("v")
-        assert desc["loki"]["workload"]["version"].startswith("v")
 
-    # A B A B, each run's result on disk, every metric measured (a value, never 0).
-    assert [(r.side, r.repeat) for r in record.runs] == [
-        ("baseline", 1), ("candidate", 1), ("baseline", 2), ("candidate", 2),
-    ]  # fmt: skip
+    # B then C, each a saturation run and a pressure run at the rate the baseline set.
+    assert [(r.side, r.repeat) for r in record.runs] == [("baseline", 1), ("candidate", 1)]
+    pressure = record.pressure
+    assert pressure is not None
+    assert pressure.set_by == "tiny-b1-sat"
+    assert pressure.saturation_per_min == record.runs[0].values[SAT]
     for run in record.runs:
-        assert run.ref is not None
-        result = json.loads((results / run.ref / "result.json").read_text())
-        assert result["labels"]["compare"] == "tiny"
-        assert result["labels"]["side"] == run.side
-        assert set(run.values) == {"p99_ms", "cpu_s_per_1000_records"}
+        sat_id, pr_id = run.refs
+        sat = json.loads((results / sat_id / "result.json").read_text())
+        pr = json.loads((results / pr_id / "result.json").read_text())
+        assert sat["labels"]["side"] == pr["labels"]["side"] == run.side
+        assert sat["saturation"]["saturated"] is True, (sat_id, sat["saturation"], record.notes)
+        assert run.values[SAT] == sat["saturation"]["accepted_per_min"]
+        assert pr["spec"]["rate"] == pressure.rate_per_min
+        assert run.values[P99] == pr["client"]["p99_ms"]
+        assert run.values[CPU] == pr["cpu"]["per_1000_records"]["otelcol"]
+        assert run.sources == {CPU: "kernel"}
         for name, value in run.values.items():
             assert value is not None, (run.ref, name, record.notes)
             assert value > 0
-        assert run.values["p99_ms"] == result["client"]["p99_ms"]
-    assert {d.metric.name for d in record.decisions} == {"p99_ms", "cpu_s_per_1000_records"}
-    assert record.ended_at is not None
+    assert pressure.rate_per_min == round(0.7 * pressure.saturation_per_min)
+    assert [d.decision for d in record.decisions] == ["too-noisy"] * 3
     assert not any(n.startswith("partial") for n in record.notes)
 
     # Every stack it started was stopped.

@@ -4,8 +4,11 @@ The rules are pure (no processes, no I/O); the drivers feed them real runs:
 
 - `search_rule`: which rate to offer next, until the highest rate that passes every gate is
   bracketed to the precision and confirmed by a longer hold; `search_driver` runs each step;
-- `compare_rule`: baseline against candidate, interleaved repeats, a regression decision per
-  metric; `compare_driver` runs the schedule on fresh stacks;
+- `compare_rule`: baseline against candidate, interleaved pairs, a regression decision per
+  metric (the metrics and their margins in one table); `compare_sequential`: how many pairs and
+  at which confidence each look decides; `compare_driver` runs the pairs on fresh stacks
+  (`compare_sides`: the two sides; `compare_values`: what a run contributes; `compare_repeat`:
+  one repeat on the local stack);
 - `spread`: how far repeated searches of one stack land apart; `generator_bench`: how many
   records per minute one k6 core generates.
 

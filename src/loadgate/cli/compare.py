@@ -1,29 +1,44 @@
 """`loadgate compare`: the gate between two stacks (charm sources or revisions, charm options,
-profiles), run interleaved on this machine; exit 1 on a regression, 0 on none, 2 when too noisy
-or on bad input / a broken stack. The driving is `loadgate.comparing`; the rule
-`loadgate.capacity.compare`."""
+profiles), run interleaved in pairs on this machine, pairs added until every metric is decided
+(or `--repeats N` pairs); exit 1 on a regression, 0 on none, 2 when too noisy or on bad input /
+a broken stack. The driving is `loadgate.capacity.compare_driver`; the rule
+`loadgate.capacity.compare_rule` and `compare_sequential`; the tables `loadgate.report.
+compare_tables`."""
 
 from __future__ import annotations
 
 import argparse
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
-from rich.table import Table
+from rich.status import Status
 from rich.text import Text
 
 from loadgate import paths
 from loadgate.capacity import compare_driver as comparing
 from loadgate.capacity import compare_rule as rule
-from loadgate.capacity.compare_rule import MetricDecision, ScheduledRun
+from loadgate.capacity import compare_sequential as seq
+from loadgate.capacity.compare_repeat import DEFAULT_PRESSURE_FRACTION, saturating
+from loadgate.capacity.compare_rule import ScheduledRun
+from loadgate.capacity.compare_sequential import Plan
 from loadgate.capacity.search_rule import SearchPlan
-from loadgate.contract.spec import RunSpec, SpecError, is_run_id, new_run_id, parse_labels
-from loadgate.records.compare import COMPARE_FILE, CompareRecord
+from loadgate.contract.params import MAX_RATE
+from loadgate.contract.spec import (
+    RunSpec,
+    SpecError,
+    is_run_id,
+    new_run_id,
+    parse_duration,
+    parse_labels,
+)
+from loadgate.measure.saturation import SATURATE_PARAMS
+from loadgate.records.compare import COMPARE_FILE, CompareRecord, Pressure
 from loadgate.records.search import SearchRecord
+from loadgate.report import compare_tables
 from loadgate.runner.target import Progress
 
 from ..stack import choice, local, orphans, runlock
@@ -59,19 +74,23 @@ if TYPE_CHECKING:
 # Run parameters a comparison takes (the executor is constant-arrival-rate; run ids and the
 # compare, side and repeat labels are set per run).
 COMPARE_PARAMS = ("rate", "duration", "logs-per-request", "body-min", "body-max", "labels")
-DEFAULT_REPEATS = 3
-MAX_COMPARE_ID = 52  # room for `-c100-s` in a search id (60) and its steps' run ids (64)
+# compare's own defaults: 30 s runs, so a pair (a saturation and a pressure run on each side's
+# fresh stack) takes about 5 minutes and 3 pairs fit the default budget. To be calibrated.
+COMPARE_DEFAULTS: dict[str, str | int | float] = {"duration": "30s"}
+MAX_COMPARE_ID = 52  # room for `-c100-sat` in a run id and `-c100-s` in a search id (60)
 RESERVED_LABELS = ("compare", "side", "repeat")
+MAX_BUDGET_S = 24 * 3600.0
+SEQUENTIAL_FLAGS = ("min_pairs", "max_pairs", "budget")
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "compare",
-        help="is the candidate stack worse than the baseline? interleaved repeats, a verdict",
-        description="Run a baseline and a candidate stack interleaved (A B A B ...), each run "
-        "on a fresh stack, and decide per metric whether the candidate is worse beyond the "
-        "noise of the repeats. Exit 1: regression; 0: none; 2: too noisy or bad input. "
-        "Rule: " + rule.RULE,
+        help="is the candidate stack worse than the baseline? interleaved pairs, a verdict",
+        description="Run a baseline and a candidate stack interleaved in pairs (A B A B ...), "
+        "each run on a fresh stack, adding pairs until every metric is decided (or the budget "
+        "is spent), and decide per metric whether the candidate is worse beyond the noise. "
+        "Exit 1: regression; 0: none; 2: too noisy or bad input. Rule: " + rule.RULE,
     )
     p.add_argument(
         "--baseline",
@@ -86,26 +105,36 @@ def register(sub: Subparsers) -> None:
         action="append",
         required=True,
         metavar="KEY=VALUE",
-        help="the candidate's stack settings, as --baseline (the two must differ)",
+        help="the candidate's stack settings, as --baseline (the same stack on both sides is "
+        "an A/A comparison: a calibration of the noise)",
     )
-    p.add_argument(
-        "--repeats",
-        default=str(DEFAULT_REPEATS),
-        help=f"runs per side (default {DEFAULT_REPEATS}; between 1 and 100)",
-    )
-    p.add_argument(
-        "--order",
-        choices=rule.ORDERS,
-        default="ABAB",
-        help="ABAB (default) or ABBA (swap every other pair: also cancels a linear drift)",
-    )
+    _add_plan_flags(p)
     p.add_argument(
         "--metrics",
         default=",".join(comparing.DEFAULT_METRICS),
-        help="comma-separated, of capacity, p99, cpu (default p99,cpu: one fixed-rate run per "
-        "repeat; capacity adds a capacity search of up to 5 minutes of load per repeat)",
+        help="comma-separated, of " + ", ".join(comparing.METRIC_KEYS) + " (default "
+        + ",".join(comparing.DEFAULT_METRICS) + ": a saturation and a pressure run per side "
+        "and pair; p99,cpu: a run at --rate; capacity: a capacity search of up to 5 minutes of "
+        "load)",
+    )  # fmt: skip
+    p.add_argument(
+        "--pressure-fraction",
+        default=str(DEFAULT_PRESSURE_FRACTION),
+        help="the pressure runs' rate as a fraction of the first baseline saturation "
+        f"throughput (default {DEFAULT_PRESSURE_FRACTION:g}; more than 0, at most 1)",
     )
-    add_load_flags(p, COMPARE_PARAMS)
+    p.add_argument(
+        "--pressure-rate",
+        help="the pressure runs' rate in records/min, instead of the fraction of the baseline's "
+        "saturation (e.g. to compare at one rate across comparisons)",
+    )
+    p.add_argument(
+        "--saturate-rate",
+        default=str(SATURATE_PARAMS["rate"]),
+        help=f"records/min the saturation runs offer (default {SATURATE_PARAMS['rate']}: more "
+        "than the pipeline takes; raise it when a side is not saturated)",
+    )
+    add_load_flags(p, COMPARE_PARAMS, COMPARE_DEFAULTS)
     p.add_argument("--compare-id", help="the comparison's id (default: time stamp and suffix)")
     p.add_argument(
         "--search-precision",
@@ -118,17 +147,93 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=cmd_compare)
 
 
+def _add_plan_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--repeats",
+        help="a fixed number of pairs (1-100), decided once at the end, instead of adding pairs "
+        "until decided",
+    )
+    p.add_argument(
+        "--min-pairs",
+        help=f"pairs run before stopping on a decision (default {seq.DEFAULT_MIN_PAIRS})",
+    )
+    p.add_argument(
+        "--max-pairs",
+        help=f"pairs at most (default {seq.DEFAULT_MAX_PAIRS}; up to {seq.MAX_PAIRS}); each "
+        "look's confidence is corrected for the looks this allows",
+    )
+    p.add_argument(
+        "--budget",
+        help="wall time after which no pair is started, as 15m, 900s or 1h "
+        f"(default {seq.DEFAULT_BUDGET_S / 60:g}m)",
+    )
+    p.add_argument(
+        "--order",
+        choices=rule.ORDERS,
+        default="ABAB",
+        help="ABAB (default) or ABBA (swap every other pair: also cancels a linear drift)",
+    )
+
+
 # ---- input -----------------------------------------------------------------------------------
 
 
-def repeats_of(value: str) -> int:
+def count_of(value: str, flag: str, high: int = seq.MAX_PAIRS) -> int:
     try:
-        repeats = int(value.strip(), 10) if value.strip().isascii() else int("x")
+        count = int(value.strip(), 10) if value.strip().isascii() else int("x")
     except ValueError:
-        repeats = 0
-    if not 1 <= repeats <= 100:
-        raise UsageError(f"--repeats: must be an integer between 1 and 100; got {value!r}")
-    return repeats
+        count = 0
+    if not 1 <= count <= high:
+        raise UsageError(f"{flag}: must be an integer between 1 and {high}; got {value!r}")
+    return count
+
+
+def repeats_of(value: str) -> int:
+    return count_of(value, "--repeats")
+
+
+def budget_of(value: str) -> float:
+    """Seconds in `15m`, `900s`, `1h30m` or a bare number of seconds."""
+    text = value.strip()
+    try:
+        seconds = float(text) if text.replace(".", "", 1).isdigit() else parse_duration(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= MAX_BUDGET_S:
+        raise UsageError(
+            f"--budget: must be a duration like 15m, 900s or 1h, more than 0 and at most 24h; "
+            f"got {value!r}"
+        )
+    return seconds
+
+
+def _given(value: str | None, default: int) -> str:
+    return str(default) if value is None else value
+
+
+def plan_of(args: argparse.Namespace) -> Plan:
+    """`--repeats N`: N pairs, one look; else pairs added until decided (the sequential flags)."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in SEQUENTIAL_FLAGS
+        if getattr(args, name) is not None
+    ]
+    if args.repeats is not None:
+        if given:
+            raise UsageError(
+                f"--repeats: a fixed number of pairs; {', '.join(given)} set the sequential "
+                "comparison: give one or the other"
+            )
+        return Plan.fixed(repeats_of(args.repeats))
+    plan = Plan(
+        min_pairs=count_of(_given(args.min_pairs, seq.DEFAULT_MIN_PAIRS), "--min-pairs"),
+        max_pairs=count_of(_given(args.max_pairs, seq.DEFAULT_MAX_PAIRS), "--max-pairs"),
+        budget_s=seq.DEFAULT_BUDGET_S if args.budget is None else budget_of(args.budget),
+    )
+    problems = plan.problems()
+    if problems:
+        raise invalid_flags(problems)
+    return plan
 
 
 def spec_of(args: argparse.Namespace, compare_id: str) -> RunSpec:
@@ -155,6 +260,32 @@ def spec_of(args: argparse.Namespace, compare_id: str) -> RunSpec:
         raise invalid_flags((f"--{name}", msg) for name, msg in exc.problems) from None
 
 
+def saturate_spec_of(args: argparse.Namespace, spec: RunSpec) -> RunSpec:
+    """The saturation runs: the fixed-rate spec's load shape, `--saturate`'s load and gates."""
+    rate = count_of(args.saturate_rate, "--saturate-rate", MAX_RATE)
+    try:
+        return saturating(spec, rate)
+    except SpecError as exc:
+        raise invalid_flags((f"--{name}", msg) for name, msg in exc.problems) from None
+
+
+def pressure_of(args: argparse.Namespace) -> tuple[float, Pressure | None]:
+    """The pressure fraction, and the pressure when `--pressure-rate` fixes it."""
+    try:
+        fraction = float(args.pressure_fraction)
+    except ValueError:
+        fraction = -1.0
+    if not 0 < fraction <= 1:
+        raise UsageError(
+            "--pressure-fraction: must be a number more than 0 and at most 1; got "
+            f"{args.pressure_fraction!r}"
+        )
+    if args.pressure_rate is None:
+        return fraction, None
+    rate = count_of(args.pressure_rate, "--pressure-rate", MAX_RATE)
+    return fraction, Pressure(None, rate, None, "--pressure-rate")
+
+
 def compare_id_of(args: argparse.Namespace) -> str:
     compare_id = args.compare_id or new_run_id()
     if not is_run_id(compare_id) or len(compare_id) > MAX_COMPARE_ID:
@@ -165,12 +296,11 @@ def compare_id_of(args: argparse.Namespace) -> str:
     return compare_id
 
 
-def check_compare_id_free(results_root: Path, compare_id: str, repeats: int) -> None:
+def check_compare_id_free(results_root: Path, compare_id: str, pairs: int) -> None:
     """No results under the comparison's id or its runs' ids yet (ids name one run each)."""
     ids = [compare_id]
-    for run in rule.schedule(repeats):
-        run_id = comparing.run_id_for(compare_id, run)
-        ids += [run_id, comparing.search_id_for(run_id)]
+    for run in rule.schedule(pairs):
+        ids += comparing.repeat_ids(compare_id, run)
     for name in ids:
         folder = comparing.compare_dir(results_root, name)
         if folder.exists():
@@ -222,104 +352,10 @@ def prepare_side(
 # ---- output ----------------------------------------------------------------------------------
 
 
-def _value(metric: rule.Metric, value: float | None) -> str:
-    if value is None:
-        return "unknown"
-    if metric.name == rule.CAPACITY.name:
-        return f"{value:,.0f}"
-    if metric.name == rule.CPU_PER_1000.name:
-        return f"{value:.4f}"
-    return f"{value:.1f}"
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:+.1f}%"
-
-
-DECISION_STYLE = {rule.REGRESSION: "red", rule.NO_REGRESSION: "green", rule.TOO_NOISY: "yellow"}
-
-
-def _side_cell(metric: rule.Metric, mean: float | None, values: Sequence[float | None]) -> str:
-    each = ", ".join(_value(metric, v) for v in values)
-    return f"{_value(metric, mean)}\n({each})" if values else "—"
-
-
-def decisions_table(record: CompareRecord) -> Table:
-    table = Table(title=f"compare {record.compare_id}: {record.repeats} repeat(s) a side, "
-                  f"order {record.order}")  # fmt: skip
-    table.add_column("metric")
-    table.add_column("baseline\nmean (each)", justify="right")
-    table.add_column("candidate\nmean (each)", justify="right")
-    table.add_column("change\n(worse +)", justify="right")
-    table.add_column("bounds\n(each 95 %)", justify="right")
-    table.add_column("decision")
-    for d in record.decisions:
-        table.add_row(*_decision_row(d))
-    return table
-
-
-LABELS = {
-    rule.CAPACITY.name: "capacity",
-    rule.P99_AT_RATE.name: "p99 at the fixed rate",
-    rule.CPU_PER_1000.name: "collector CPU per 1,000 records",
-}
-
-
-def _decision_row(d: MetricDecision) -> list[str | Text]:
-    m = d.metric
-    better = "higher is better" if m.better == rule.HIGHER else "lower is better"
-    name = LABELS.get(m.name, m.name)
-    bounds = "—" if d.lower is None else f"{_pct(d.lower)} .. {_pct(d.upper)}"
-    decision = Text(d.decision, style=DECISION_STYLE[d.decision])
-    if d.decision == rule.TOO_NOISY:
-        decision.append(
-            f"\n{d.repeats_needed} repeats a side needed" if d.repeats_needed else
-            f"\nmore than {rule.MAX_REPEATS} repeats a side needed"
-        )  # fmt: skip
-    return [
-        f"{name}\n{m.unit}, {better}, margin {m.margin:.0%}",
-        _side_cell(m, d.baseline_mean, d.baseline),
-        _side_cell(m, d.candidate_mean, d.candidate),
-        _pct(d.change),
-        bounds,
-        decision,
-    ]
-
-
 def print_result(record: CompareRecord, path: Path) -> None:
-    stdout.print(Text(f"baseline:  {record.baseline.name}"), soft_wrap=True)
-    stdout.print(Text(f"candidate: {record.candidate.name}"), soft_wrap=True)
-    stdout.print(decisions_table(record))
-    for d in record.decisions:
-        stdout.print(Text(f"{d.metric.name}: {d.reason}"), soft_wrap=True)
-    for note in record.notes:
-        stdout.print(Text(f"note: {note}", style="yellow"), soft_wrap=True)
-    stdout.print(Text(f"rule: {record.rule}", style="dim"), soft_wrap=True)
-    verdict = record.verdict
-    stdout.print(
-        Text(
-            f"verdict {verdict} (exit {record.exit_code})",
-            style=f"bold {DECISION_STYLE[verdict]}",
-        )
-    )
+    for line in compare_tables.result_lines(record):
+        stdout.print(line, soft_wrap=True)
     stdout.print(Text(f"compare: {path}"), soft_wrap=True)
-
-
-def _run_line(
-    run: ScheduledRun, total: int, outcome: comparing.RepeatOutcome, metrics: Sequence[rule.Metric]
-) -> Text:
-    figures = ", ".join(f"{m.name} {_value(m, outcome.values.get(m.name))}" for m in metrics)
-    line = Text(
-        f"run {run.position + 1}/{total} {run.side} #{run.repeat}"
-        f"{f' ({outcome.ref})' if outcome.ref else ''}: {figures}"
-    )
-    if outcome.verdict:
-        line.append(f", run verdict {outcome.verdict}")
-    if outcome.bottleneck:
-        line.append(f", bottleneck: {outcome.bottleneck}")
-    for note in outcome.notes:
-        line.append(f"\n  note: {note}", style="yellow")
-    return line
 
 
 # ---- the command -----------------------------------------------------------------------------
@@ -342,22 +378,19 @@ def metrics_and_plan(args: argparse.Namespace) -> tuple[tuple[rule.Metric, ...],
 
 
 def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
-    repeats = repeats_of(args.repeats)
+    plan = plan_of(args)
     compare_id = compare_id_of(args)
     spec = spec_of(args, compare_id)
-    metrics, plan = metrics_and_plan(args)
+    saturate = saturate_spec_of(args, spec)
+    fraction, pressure = pressure_of(args)
+    metrics, search_plan = metrics_and_plan(args)
     results_root = paths.results_dir()
-    check_compare_id_free(results_root, compare_id, repeats)
+    check_compare_id_free(results_root, compare_id, plan.max_pairs)
     check_results_dir(results_root, compare_id)
     shared = stack_flags(args)
     baseline = prepare_side(shared, rule.BASELINE, args.baseline, seams.resolve_stack)
     candidate = prepare_side(shared, rule.CANDIDATE, args.candidate, seams.resolve_stack)
-    if comparing.sameness(baseline.what, candidate.what):
-        raise UsageError(
-            f"--baseline ({baseline.settings.label}) and --candidate "
-            f"({candidate.settings.label}) are the same stack ({baseline.name}): "
-            "a comparison needs two stacks that differ"
-        )
+    aa = comparing.sameness(baseline.what, candidate.what)
     parts = {"k6", *local.stack_parts(baseline.what), *local.stack_parts(candidate.what)}
     if seams.build_missing(tuple(sorted(parts)), command="compare") != EXIT_OK:
         return EXIT_BAD_INPUT
@@ -379,16 +412,19 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
             results_root=results_root,
             compare_id=compare_id,
             metrics=metrics,
+            saturate_spec=saturate,
+            pressure_fraction=fraction,
+            pressure=pressure,
             drain_timeout=args.drain_timeout,
             search=seams.run_search,
-            plan=plan,
+            plan=search_plan,
             guard=shielded,
             stack=seams.stack,
             open_target=seams.open_target,
             execute=seams.execute,
         )
-        return _drive(compare_id, baseline, candidate, repeats, args.order, metrics, repeat,
-                      results_root)  # fmt: skip
+        sides = comparing.Sides(baseline, candidate, aa)
+        return _drive(compare_id, sides, plan, args.order, repeat, results_root)
     finally:
         with shielded():
             lock.release()
@@ -419,75 +455,78 @@ def _free_stack_dir(root: Path, ops: StackOps) -> bool:
     return True
 
 
+@dataclass
+class _Live:
+    """What the terminal shows while a comparison runs: each run's progress and figures, the
+    pressure rate once set, and each metric's decision so far after every pair."""
+
+    status: Status
+    metrics: tuple[rule.Metric, ...]
+    total: str  # runs: "6", or "10 at most"
+    what: str = ""
+
+    def on_start(self, run: ScheduledRun, stack: comparing.ComparedStack) -> None:
+        self.what = f"run {run.position + 1}/{self.total} {run.side} #{run.repeat}"
+        self.status.update(escape(self.what))
+        console.rule(Text(f"{self.what}: {stack.name}"))
+
+    def on_phase(self, text: str) -> None:
+        self.status.update(escape(f"{self.what}: {text}"))
+        console.log(Text(text))
+
+    def on_progress(self, p: Progress) -> None:
+        self.status.update(f"{escape(self.what)}: " + progress_line(p))
+
+    def on_done(
+        self,
+        run: ScheduledRun,
+        stack: comparing.ComparedStack,
+        outcome: comparing.RepeatOutcome,
+        record: CompareRecord,
+    ) -> None:
+        line = compare_tables.run_line(run, self.total, outcome, self.metrics)
+        console.print(line, soft_wrap=True)
+        if record.pressure is not None and run.position == 0:
+            console.print(compare_tables.pressure_line(record.pressure), soft_wrap=True)
+
+    def on_pair(self, pairs: int, record: CompareRecord) -> None:
+        console.print(compare_tables.pair_table(record, pairs))
+
+    def on_search_step(self, search: SearchRecord) -> None:
+        line = compare_tables.search_step_line(search)
+        if line is not None:
+            console.print(line, soft_wrap=True)
+
+
 def _drive(
     compare_id: str,
-    baseline: comparing.ComparedStack,
-    candidate: comparing.ComparedStack,
-    repeats: int,
+    sides: comparing.Sides,
+    plan: Plan,
     order: str,
-    metrics: Sequence[rule.Metric],
     repeat: comparing.LocalRepeats,
     results_root: Path,
 ) -> int:
-    total = 2 * repeats
+    metrics = repeat.metrics
     path = comparing.compare_dir(results_root, compare_id) / COMPARE_FILE
-    console.print(Text(f"compare {compare_id}: {total} runs, {order}, metrics "
+    console.print(Text(f"compare {compare_id}: {compare_tables.plan_line(plan, order)}, metrics "
                        + ", ".join(m.name for m in metrics)), soft_wrap=True)  # fmt: skip
-    console.print(Text(f"  baseline:  {baseline.name}"), soft_wrap=True)
-    console.print(Text(f"  candidate: {candidate.name}"), soft_wrap=True)
+    console.print(Text(f"  baseline:  {sides.baseline.name}"), soft_wrap=True)
+    console.print(Text(f"  candidate: {sides.candidate.name}"), soft_wrap=True)
+    if sides.aa:
+        console.print(Text(f"  {compare_tables.AA_NOTE}", style="yellow"), soft_wrap=True)
     started = time.monotonic()
     with console.status("starting") as status:
-        current = {"what": ""}
-
-        def on_start(run: ScheduledRun, stack: comparing.ComparedStack) -> None:
-            current["what"] = f"run {run.position + 1}/{total} {run.side} #{run.repeat}"
-            status.update(escape(current["what"]))
-            console.rule(Text(f"{current['what']}: {stack.name}"))
-
-        def on_phase(text: str) -> None:
-            status.update(escape(f"{current['what']}: {text}"))
-            console.log(Text(text))
-
-        def on_progress(p: Progress) -> None:
-            status.update(f"{escape(current['what'])}: " + progress_line(p))
-
-        def on_done(
-            run: ScheduledRun,
-            stack: comparing.ComparedStack,
-            outcome: comparing.RepeatOutcome,
-            record: CompareRecord,
-        ) -> None:
-            console.print(_run_line(run, total, outcome, metrics), soft_wrap=True)
-
-        def on_search_step(search: SearchRecord) -> None:
-            if search.steps:
-                last = search.steps[-1]
-                p99 = last.outcome.p99_ms
-                console.print(
-                    Text(
-                        f"  search {search.search_id} step {last.step.index}: {last.step.phase} "
-                        f"{last.step.rate:,}/min -> {last.outcome.verdict}"
-                        + (f", p99 {p99:.1f} ms" if p99 is not None else "")
-                    ),
-                    soft_wrap=True,
-                )
-
-        repeat.on_phase = on_phase
-        repeat.on_progress = on_progress
-        repeat.on_search_step = on_search_step
+        total = f"{2 * plan.max_pairs}" + (" at most" if plan.sequential else "")
+        live = _Live(status, metrics, total)
+        repeat.on_phase = live.on_phase
+        repeat.on_progress = live.on_progress
+        repeat.on_search_step = live.on_search_step
         try:
             record = comparing.drive(
-                compare_id,
-                baseline,
-                candidate,
-                repeats=repeats,
-                metrics=metrics,
-                run_one=repeat,
-                results_root=results_root,
-                order=order,
-                on_start=on_start,
-                on_done=on_done,
-            )
+                compare_id, sides.baseline, sides.candidate, plan=plan, metrics=metrics,
+                run_one=repeat, results_root=results_root, order=order, aa=sides.aa,
+                on_start=live.on_start, on_done=live.on_done, on_pair=live.on_pair,
+            )  # fmt: skip
         except comparing.AbortedError as exc:
             error("compare", exc)
             console.print(Text(f"partial record: {path}"), soft_wrap=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..capacity import search_driver
-from ..capacity.compare_driver import SearchFn
+from ..capacity.compare_repeat import SearchFn
 from ..runner import run as runner
 from ..stack import local
 from ..stack.choice import StackFlags, StackRequest

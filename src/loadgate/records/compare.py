@@ -1,5 +1,7 @@
 """The comparison record, `results/<compare_id>/compare.json`: both sides, the schedule's runs
-with the values they measured, a decision per metric and the rule.
+with the values they measured, a decision per metric and the rule; the plan (a fixed number of
+repeats, or pairs added until decided) and why it stopped; the pressure rate and where it came
+from; whether it was an A/A comparison (the same stack on both sides).
 
 `to_dict`/`from_dict` (and JSON text); `from_dict` checks every field and raises
 `fields.RecordError` naming the first bad one. The sides' descriptions are opaque objects the
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from loadgate.capacity.compare_rule import (
@@ -25,6 +27,7 @@ from loadgate.capacity.compare_rule import (
     exit_code,
     overall,
 )
+from loadgate.capacity.compare_sequential import Plan, decide_sequential
 from loadgate.records import fields as f
 
 COMPARE_FORMAT = "loadgate-compare/1"
@@ -47,6 +50,39 @@ class Side:
 
 
 @dataclass(frozen=True)
+class Pressure:
+    """The rate of the pressure runs (p99 and CPU per 1,000 records under pressure): a fraction
+    of the baseline's saturation throughput, set once per comparison."""
+
+    fraction: float | None  # of the baseline's saturation throughput (None: a rate was given)
+    rate_per_min: int
+    saturation_per_min: float | None  # the saturation it was set from (None: given by a flag)
+    set_by: str  # the saturation run it was set from, or the flag that gave it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fraction": f.real(self.fraction),
+            "rate_per_min": self.rate_per_min,
+            "saturation_per_min": f.real(self.saturation_per_min),
+            "set_by": self.set_by,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "pressure") -> Pressure:
+        return f.read(cls, data, where)
+
+    @property
+    def summary(self) -> str:
+        """The rate and where it came from, in a line."""
+        if self.fraction is None or self.saturation_per_min is None:
+            return f"pressure rate {self.rate_per_min:,}/min (given by {self.set_by})"
+        return (
+            f"pressure rate {self.rate_per_min:,}/min: {self.fraction:g} x the baseline's "
+            f"saturation {self.saturation_per_min:,.0f}/min ({self.set_by})"
+        )
+
+
+@dataclass(frozen=True)
 class RepeatRecord:
     """One run of the schedule: its side and repeat, the metric values it measured (None: not
     measured), and the search or run behind it."""
@@ -55,7 +91,11 @@ class RepeatRecord:
     side: str = field(metadata=f.one_of((BASELINE, CANDIDATE), f"{BASELINE} or {CANDIDATE}"))
     repeat: int
     values: dict[str, float | None]
-    ref: str | None = None  # search_id or run_id
+    ref: str | None = None  # search_id or run_id (the first of `refs`)
+    refs: tuple[str, ...] = ()  # every run and search of this repeat
+    # Metric name -> where its value came from, for a metric measured more than one way (the
+    # collector's CPU: "kernel" or "prometheus").
+    sources: dict[str, str] = field(default_factory=dict[str, str])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +104,8 @@ class RepeatRecord:
             "repeat": self.repeat,
             "values": {name: f.real(v) for name, v in self.values.items()},
             "ref": self.ref,
+            "refs": list(self.refs),
+            "sources": dict(self.sources),
         }
 
     @classmethod
@@ -96,6 +138,10 @@ class CompareRecord:
     started_at: float | None = None
     ended_at: float | None = None
     notes: tuple[str, ...] = ()
+    plan: Plan | None = None  # None: a fixed number of repeats (records before issue 17)
+    stopped: str | None = None  # compare_sequential.STOPS; None: running or cut short
+    pressure: Pressure | None = None
+    aa: bool = False  # both sides run the same stack (a calibration of the noise)
 
     @property
     def verdict(self) -> str:
@@ -104,6 +150,19 @@ class CompareRecord:
     @property
     def exit_code(self) -> int:
         return exit_code(self.decisions)
+
+    @property
+    def plan_summary(self) -> str:
+        """How many pairs ran, under which plan, why it stopped, the order; A/A when it was."""
+        plan = self.plan
+        if plan is None or not plan.sequential:
+            text = f"{self.repeats} repeat(s) a side"
+        else:
+            budget = f", budget {plan.budget_s / 60:g} min" if plan.budget_s else ""
+            text = f"{self.repeats} pair(s) of {plan.min_pairs}-{plan.max_pairs}{budget}"
+        if self.stopped:
+            text += f", stopped: {self.stopped}"
+        return text + f", order {self.order}" + (", A/A" if self.aa else "")
 
     @classmethod
     def build(
@@ -119,20 +178,25 @@ class CompareRecord:
         started_at: float | None = None,
         ended_at: float | None = None,
         notes: Sequence[str] = (),
+        plan: Plan | None = None,
+        stopped: str | None = None,
+        pressure: Pressure | None = None,
+        aa: bool = False,
     ) -> CompareRecord:
-        """Decide every metric from the runs' values (in repeat order) and record it all."""
+        """Decide every metric from the runs' values (in repeat order) and record it all:
+        under `plan` (compare_sequential), or, without one, in one look at `confidence`."""
         if order not in ORDERS:
             raise ValueError(f"order: must be one of {', '.join(ORDERS)}; got {order!r}")
         repeats = max((r.repeat for r in runs), default=0)
-        decisions = tuple(
-            decide(
-                metric,
-                side_values(runs, BASELINE, metric.name),
-                side_values(runs, CANDIDATE, metric.name),
-                confidence,
-            )
-            for metric in metrics
-        )
+
+        def decision(metric: Metric) -> MetricDecision:
+            a = side_values(runs, BASELINE, metric.name)
+            b = side_values(runs, CANDIDATE, metric.name)
+            if plan is not None:
+                return decide_sequential(metric, a, b, plan)
+            return replace(decide(metric, a, b, confidence), pairs=repeats, looks=1)
+
+        decisions = tuple(decision(metric) for metric in metrics)
         return cls(
             compare_id,
             baseline,
@@ -145,6 +209,10 @@ class CompareRecord:
             started_at=started_at,
             ended_at=ended_at,
             notes=tuple(notes),
+            plan=plan,
+            stopped=stopped,
+            pressure=pressure,
+            aa=aa,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -164,6 +232,10 @@ class CompareRecord:
             "started_at": f.real(self.started_at),
             "ended_at": f.real(self.ended_at),
             "notes": list(self.notes),
+            "plan": self.plan.to_dict() if self.plan is not None else None,
+            "stopped": self.stopped,
+            "pressure": self.pressure.to_dict() if self.pressure is not None else None,
+            "aa": self.aa,
         }
 
     @classmethod

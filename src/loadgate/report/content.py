@@ -4,8 +4,9 @@ rows per revision and scenario, the capacities, the knee curves and picks each r
 
 How each figure is made: loadgate.report.naming (revision, settings, scenario),
 loadgate.report.runs (a run's figures), loadgate.report.rows (aggregation, capacity per row),
-loadgate.report.capacity (searches). The page is loadgate.report.page, the plots
-loadgate.report.plots and the command loadgate.cli.report.
+loadgate.report.capacity (searches), loadgate.report.saturation (saturation beside capacity).
+The page is loadgate.report.page, the plots loadgate.report.plots and the command
+loadgate.cli.report.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from loadgate.report import naming
 from loadgate.report.capacity import Capacity, KneeCurve, capacity_of, knee_curve
 from loadgate.report.rows import Row, rows_of, search_step_runs
 from loadgate.report.runs import Run, run_of
+from loadgate.report.saturation import SaturationRow, saturation_rows
 
 
 class ReportError(ValueError):
@@ -89,6 +91,8 @@ class Report:
     step_runs: frozenset[str]
     # Run id -> its series, for the latest run of each row that has one.
     series: dict[str, ts.RunSeries]
+    # Saturation throughput beside capacity, per revision and scenario.
+    saturation: tuple[SaturationRow, ...] = ()
 
 
 def build(records: Records) -> Report:
@@ -104,4 +108,5 @@ def build(records: Records) -> Report:
             if run_id in records.series:
                 chosen[run_id] = records.series[run_id]
                 break
-    return Report(records, rows, capacities, curves, frozenset(steps), chosen)
+    saturation = tuple(saturation_rows(records.runs, capacities, frozenset(steps)))
+    return Report(records, rows, capacities, curves, frozenset(steps), chosen, saturation)

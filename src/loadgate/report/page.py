@@ -13,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loadgate.capacity.compare_rule import MetricDecision
+from loadgate.capacity.compare_rule import TOO_NOISY, MetricDecision
 from loadgate.measure import timeseries as ts
 from loadgate.records.compare import CompareRecord
 from loadgate.report.content import Report
 from loadgate.report.naming import UNKNOWN
 from loadgate.report.rows import Figure, Row
 from loadgate.report.runs import Run
+from loadgate.report.saturation import SaturationRow
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ ROW_COLUMNS = (
 
 COMPARE_COLUMNS = (
     "metric", "baseline values", "candidate values", "baseline mean", "candidate mean",
-    "candidate worse by", "90% bounds", "margin", "decision",
+    "candidate worse by", "bounds (one-sided, each)", "margin", "decision",
 )  # fmt: skip
 
 HOW = (
@@ -138,7 +139,12 @@ def decision_cells(d: MetricDecision) -> tuple[str, ...]:
         "-"
         if d.lower is None or d.upper is None
         else f"[{d.lower * 100:+.1f}%, {d.upper * 100:+.1f}%]"
+        + (f" at {d.confidence:.2%}" if d.confidence is not None else "")
     )
+    if d.decision == TOO_NOISY:
+        more = f" (needs about {d.repeats_needed} pairs)" if d.repeats_needed else ""
+    else:
+        more = f" (at {d.pairs} pairs)" if d.pairs is not None else ""
     return (
         f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better)",
         _values(d.baseline),
@@ -148,20 +154,31 @@ def decision_cells(d: MetricDecision) -> tuple[str, ...]:
         "-" if d.change is None else f"{d.change * 100:+.1f}%",
         bounds,
         f"{d.metric.margin * 100:.0f}%",
-        d.decision + (f" (needs {d.repeats_needed} repeats a side)" if d.repeats_needed else ""),
+        d.decision + more,
     )
+
+
+def _comparison_para(c: CompareRecord) -> Para:
+    """A comparison's verdict, plan, sides, pressure rate, and whether it was A/A."""
+    text = (
+        f"Overall **{c.verdict}** (exit {c.exit_code}); {c.plan_summary}, "
+        f"{_when(c.started_at)}. Baseline: {_describe(c.baseline.description)}. "
+        f"Candidate: {_describe(c.candidate.description)}. Sources, commits and workload "
+        "versions of each side: its name, and in full in compare.json."
+    )
+    if c.pressure is not None:
+        text += f" The pressure runs: {c.pressure.summary}."
+    if c.aa:
+        text += " **A/A**: both sides ran the same stack (a calibration of the noise)."
+    return Para(text)
 
 
 def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
     blocks: list[Block] = [
         Heading(f"{c.compare_id}: {c.baseline.name} vs {c.candidate.name}: {c.verdict}", 3),
-        Para(
-            f"Overall **{c.verdict}** (exit {c.exit_code}); {c.repeats} repeats a side, order "
-            f"{c.order}, {_when(c.started_at)}. Baseline: {_describe(c.baseline.description)}. "
-            f"Candidate: {_describe(c.candidate.description)}. Sources, commits and workload "
-            "versions of each side: its name, and in full in compare.json."
-        ),
+        _comparison_para(c),
         Table(COMPARE_COLUMNS, tuple(decision_cells(d) for d in c.decisions)),
+        Bullets(tuple(f"{d.metric.name}: {d.reason}" for d in c.decisions)),
     ]
     if image:
         blocks.append(Image(image, f"comparison {c.compare_id}"))
@@ -214,6 +231,46 @@ def _capacity_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     if "capacity" in images:
         blocks.append(Image(images["capacity"], "capacity per revision"))
     return blocks
+
+
+SATURATION_COLUMNS = (
+    "revision", "scenario", "saturation/min (median)", "spread", "n", "capacity (searches)",
+)  # fmt: skip
+
+SATURATION_HOW = (
+    "**saturation/min**: the collector's accepted records per minute over the steady window of "
+    "each run whose queue filled (`loadgate run --saturate`, `loadgate compare`'s saturation "
+    "runs): the pipeline's throughput at its limit; the **median** of the saturated runs, their "
+    "**spread** (lowest - highest, the range relative to the median, and the coefficient of "
+    "variation) and **n**. A run that did not fill the queue gives only a lower bound and is not "
+    "counted. **capacity**: the highest offered rate at which every gate passed, from the "
+    "searches, as in the rows above."
+)
+
+
+def saturation_cells(row: SaturationRow) -> tuple[str, ...]:
+    return (
+        row.revision,
+        row.scenario,
+        row.median_text,
+        row.spread_text,
+        str(row.n),
+        row.capacity_text,
+    )
+
+
+def _saturation_section(report: Report) -> list[Block]:
+    blocks: list[Block] = [Heading("Saturation throughput and capacity per revision")]
+    if not any(row.n for row in report.saturation):
+        blocks.append(
+            Para(
+                "No saturated runs recorded: saturation not measured (`loadgate run --saturate`, "
+                "`loadgate compare`)."
+            )
+        )
+        return blocks
+    cells = tuple(saturation_cells(row) for row in report.saturation)
+    return [*blocks, Table(SATURATION_COLUMNS, cells), Para(SATURATION_HOW)]
 
 
 def _knee_section(images: Mapping[str, str]) -> list[Block]:
@@ -301,6 +358,7 @@ def document(report: Report, images: Mapping[str, str]) -> list[Block]:
         *_intro(report),
         *_rows_section(report),
         *_capacity_section(report, images),
+        *_saturation_section(report),
         *_knee_section(images),
         *_series_section(report, images),
         *_comparisons_section(report, images),

@@ -69,27 +69,30 @@ class Row:
 
     @property
     def capacity_text(self) -> str:
-        """The searches' capacity: converged searches only (a search that ran out of budget or
-        is in progress has a bracket, not a knee), the median of several; else the one search's
-        own text, or unknown."""
-        caps = self.capacity
-        if not caps:
-            return "no search"
-        done = [c for c in caps if c.converged]
-        rest = len(caps) - len(done)
-        note = f" (+{rest} not converged)" if rest and done else ""
-        if len(done) == 1:
-            return done[0].text + note
-        if not done:
-            return caps[0].text if len(caps) == 1 else f"{UNKNOWN} ({len(caps)} not converged)"
-        values = [c.capacity_per_min for c in done if c.capacity_per_min is not None]
-        if not values:
-            return f"{UNKNOWN} (n={len(done)})" + note
-        precisions = [c.precision for c in done if c.precision is not None]
-        text = f"{statistics.median(values):,.0f}"
-        if precisions:
-            text += f" ±{max(precisions) * 100:.1f}%"
-        return text + f" (median, n={len(values)}/{len(done)})" + note
+        return capacity_text(self.capacity)
+
+
+def capacity_text(caps: Sequence[Capacity]) -> str:
+    """The searches' capacity: converged searches only (a search that ran out of budget or is
+    in progress has a bracket, not a knee), the median of several; else the one search's own
+    text, or unknown."""
+    if not caps:
+        return "no search"
+    done = [c for c in caps if c.converged]
+    rest = len(caps) - len(done)
+    note = f" (+{rest} not converged)" if rest and done else ""
+    if len(done) == 1:
+        return done[0].text + note
+    if not done:
+        return caps[0].text if len(caps) == 1 else f"{UNKNOWN} ({len(caps)} not converged)"
+    values = [c.capacity_per_min for c in done if c.capacity_per_min is not None]
+    if not values:
+        return f"{UNKNOWN} (n={len(done)})" + note
+    precisions = [c.precision for c in done if c.precision is not None]
+    text = f"{statistics.median(values):,.0f}"
+    if precisions:
+        text += f" ±{max(precisions) * 100:.1f}%"
+    return text + f" (median, n={len(values)}/{len(done)})" + note
 
 
 def verdict_of(verdicts: Sequence[str]) -> str:

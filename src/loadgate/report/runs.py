@@ -8,6 +8,9 @@ from its RunResult (None: not measured, never 0).
   compare`).
 - **RSS MiB / 1,000 rec/min**: the collector's peak RSS over the load / (accepted per minute /
   1,000): memory per unit of throughput.
+- **saturation per minute**: the collector's accepted records per minute over the steady window
+  of a run whose queue filled (`saturation` of result.json, measure.saturation): the pipeline's
+  throughput at its limit; None when the run did not saturate it or did not measure it.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Run:
     rss_mib_per_1000_per_min: float | None
     verdict: str
     labels: dict[str, str] = field(default_factory=dict[str, str])
+    saturation_per_min: float | None = None  # a saturated run's steady-window throughput
 
 
 def per_min(count: int | None, duration_s: float | None) -> float | None:
@@ -80,4 +84,13 @@ def run_of(result: RunResult, presets: naming.Presets | None = None) -> Run:
         ),
         verdict=result.verdict,
         labels=dict(spec.labels),
+        saturation_per_min=saturation_of(result),
     )
+
+
+def saturation_of(result: RunResult) -> float | None:
+    """A saturated run's throughput over its steady window (None: not saturated, unknown)."""
+    sat = result.saturation
+    if sat is None or sat.saturated is not True:
+        return None
+    return sat.accepted_per_min

@@ -20,7 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, METRICS, capacity_metric
+from loadgate.capacity.compare_rule import (
+    BASELINE,
+    CANDIDATE,
+    CPU_PER_1000,
+    P99_AT_RATE,
+    capacity_metric,
+)
 from loadgate.capacity.search_rule import SearchPlan, Step, StepOutcome, run_search
 from loadgate.judge.attribution import BottleneckFigures, attribute
 from loadgate.measure import timeseries as ts
@@ -214,7 +220,7 @@ def main() -> int:
                 "cpu_s_per_1000_records": cpu[k][i],
             }
             runs.append(RepeatRecord(len(runs), side, i + 1, values, ref=f"run-{side}-{i + 1}"))
-    metrics = (capacity_metric(0.05), *METRICS[1:])
+    metrics = (capacity_metric(0.05), P99_AT_RATE, CPU_PER_1000)
     record = CompareRecord.build(
         "compare-queue",
         Side("rev221 queue_size=1000", {"source": "rev221", "options": {"queue_size": 1000}}),

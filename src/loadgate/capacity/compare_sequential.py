@@ -1,0 +1,199 @@
+"""Sequential comparison: pairs (A B, fresh stacks) are added until every metric is decided, the
+most pairs are run or the time budget is spent; the rule looks after every pair.
+
+Looking after every pair and stopping at the first decision gives each error as many chances
+as there are looks: at 95 % per look, identical stacks called a regression at any of 5 looks
+happen far more often than 5 % of the time. The plan therefore sets each look's confidence:
+
+- A metric's looks are at pairs `first`..`max_pairs`, with `first` the largest of the plan's
+  minimum pairs, the metric's own (`Metric.min_pairs`, compare_rule's table) and 2 (a look with
+  fewer than two values a side cannot decide, so it is not counted). K = max_pairs - first + 1.
+- **Bonferroni over the looks**: every look's bounds are one-sided at 1 - alpha/K (alpha = 5 %).
+  The chance that some look calls identical stacks a regression is at most the sum of the
+  looks' chances, K x alpha/K = alpha, whatever the correlation of the looks and wherever the
+  comparison stops (stopping early only means fewer looks); the same holds for calling a
+  worsening of at least the margin "no regression" (its U <= m at some look).
+- The first look that decides a metric is final: pairs run afterwards (for another metric) do
+  not change it. Deciding at the first look that decides is what the bound above covers.
+- `stop_reason`: decided (every metric, from `min_pairs` on), `max_pairs` reached, or the budget
+  spent: a pair is started only when the time so far plus the longest pair so far fits in it
+  (the plan's minimum pairs run whatever the budget). What is undecided then is "too noisy",
+  saying by how much: the bounds against the margin, and the pairs that would decide at the
+  spread seen (at this plan's per-look confidence).
+
+Why Bonferroni: it is valid for any number of looks and any stopping rule, needs no model of
+how the looks are correlated (group-sequential boundaries such as Pocock's or O'Brien-Fleming's
+assume a known final sample size, which a time budget does not give), and is one line to check.
+It is conservative: the looks share their pairs, so the true error rate is below alpha (the
+simulations in tests/unit/test_compare_sequential.py measure it). The price is wider bounds at
+each look; keeping `max_pairs` near what the budget allows keeps K, and the price, small.
+
+A fixed number of repeats (`Plan.fixed(n)`, `--repeats N`) is one look at n pairs with 95 %
+bounds: the first rule, unchanged. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from loadgate.capacity.compare_rule import (
+    CONFIDENCE,
+    MAX_REPEATS,
+    TOO_NOISY,
+    Metric,
+    MetricDecision,
+    decide,
+)
+from loadgate.records import fields as f
+
+# The sequential defaults (`loadgate compare` without --repeats): TO BE CALIBRATED with the
+# metrics' margins (compare_rule.METRICS). 15 minutes fit about 3 pairs of the default metrics
+# (two runs on each side's fresh stack); 5 pairs at most keep K, the looks, at 4 or fewer.
+DEFAULT_MIN_PAIRS = 2
+DEFAULT_MAX_PAIRS = 5
+DEFAULT_BUDGET_S = 15 * 60.0
+MAX_PAIRS = 100
+ALPHA = 1 - CONFIDENCE  # each error kind, per metric, over all looks
+
+# Why a comparison stopped.
+DECIDED = "decided"
+MAX_PAIRS_RUN = "max-pairs"
+BUDGET_SPENT = "budget"
+REPEATS_RUN = "repeats"
+STOPS = (DECIDED, MAX_PAIRS_RUN, BUDGET_SPENT, REPEATS_RUN)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many pairs a comparison runs and at which confidence each look decides."""
+
+    min_pairs: int
+    max_pairs: int
+    sequential: bool = True
+    budget_s: float | None = None  # wall seconds (sequential); None: no budget
+
+    @classmethod
+    def fixed(cls, repeats: int) -> Plan:
+        """`--repeats N`: N pairs, one look at the end."""
+        return cls(repeats, repeats, sequential=False)
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(flag, what is wrong) for every bad setting; empty when the plan is sound."""
+        out: list[tuple[str, str]] = []
+        if not 1 <= self.min_pairs <= MAX_PAIRS:
+            out.append(("--min-pairs", f"must be between 1 and {MAX_PAIRS}; got {self.min_pairs}"))
+        if not 1 <= self.max_pairs <= MAX_PAIRS:
+            out.append(("--max-pairs", f"must be between 1 and {MAX_PAIRS}; got {self.max_pairs}"))
+        elif self.max_pairs < self.min_pairs:
+            out.append(
+                ("--max-pairs", f"must be at least --min-pairs ({self.min_pairs}); got "
+                 f"{self.max_pairs}")
+            )  # fmt: skip
+        if self.budget_s is not None and not self.budget_s > 0:
+            out.append(("--budget", f"must be more than 0 s; got {self.budget_s:g}"))
+        return out
+
+    def first_look(self, metric: Metric) -> int:
+        """The pairs at which this metric is first decided (a fixed plan: its only look)."""
+        if not self.sequential:
+            return self.max_pairs
+        return min(self.max_pairs, max(self.min_pairs, metric.min_pairs, 2))
+
+    def looks(self, metric: Metric) -> int:
+        """K: the looks the plan may take at this metric."""
+        return self.max_pairs - self.first_look(metric) + 1 if self.sequential else 1
+
+    def confidence(self, metric: Metric) -> float:
+        """Each bound's one-sided confidence at every look: 1 - alpha/K."""
+        return 1 - ALPHA / self.looks(metric)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "min_pairs": self.min_pairs,
+            "max_pairs": self.max_pairs,
+            "sequential": self.sequential,
+            "budget_s": f.real(self.budget_s),
+            "method": "bonferroni over the looks" if self.sequential else "one look",
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "plan") -> Plan:
+        return f.read(cls, data, where)
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f} %"
+
+
+def _undecided(d: MetricDecision, pairs: int, first: int, looks: int) -> str:
+    """Why a metric is still too noisy, and by how much."""
+    m = d.metric
+    if pairs < first:
+        return f"{pairs} pair(s) run; {m.name} is decided from {first} pairs on"
+    if d.lower is None or d.upper is None or d.change is None:
+        return d.reason
+    text = (
+        f"after {pairs} pairs, {_pct(d.change)} worse (bounds {_pct(d.lower)} .. "
+        f"{_pct(d.upper)}, each at {d.confidence or CONFIDENCE:.2%} for {looks} look(s)): the "
+        f"upper bound is {(d.upper - m.margin) * 100:.1f} points above the {m.margin:.0%} margin"
+    )
+    if d.change >= m.margin and d.lower <= 0:
+        text += f" and the lower bound is not above 0 ({_pct(d.lower)})"
+    needed = d.repeats_needed
+    if needed is None:
+        return text + f"; more than {MAX_REPEATS} pairs would be needed at this spread"
+    return text + f"; about {needed} pairs would decide at this spread"
+
+
+def decide_sequential(
+    metric: Metric,
+    baseline: Sequence[float | None],
+    candidate: Sequence[float | None],
+    plan: Plan,
+) -> MetricDecision:
+    """The metric's decision under `plan`, from its values in pair order (None: not measured).
+    Fixed: one look at all the values. Sequential: the first look (from `first_look`, at each
+    complete pair) that decides, at the plan's per-look confidence; else too noisy at the last
+    complete pair, saying by how much."""
+    confidence = plan.confidence(metric)
+    if not plan.sequential:
+        d = decide(metric, baseline, candidate, confidence)
+        return replace(d, pairs=max(len(baseline), len(candidate)), looks=1)
+    pairs = min(len(baseline), len(candidate))
+    first, looks = plan.first_look(metric), plan.looks(metric)
+    for n in range(first, pairs + 1):
+        d = decide(metric, baseline[:n], candidate[:n], confidence)
+        if d.decision != TOO_NOISY:
+            where = f"at {n} pairs (look {n - first + 1} of {looks}, bounds at {confidence:.2%})"
+            return replace(d, reason=f"{where}: {d.reason}", pairs=n, looks=looks)
+    d = decide(metric, baseline[:pairs], candidate[:pairs], confidence)
+    return replace(
+        d,
+        decision=TOO_NOISY,
+        reason=_undecided(d, pairs, first, looks),
+        pairs=pairs,
+        looks=looks,
+        repeats_needed=d.repeats_needed if pairs >= first else first,
+    )
+
+
+def stop_reason(
+    plan: Plan,
+    decisions: Sequence[MetricDecision],
+    pairs: int,
+    elapsed_s: float,
+    longest_pair_s: float,
+) -> str | None:
+    """Why the comparison stops after `pairs` complete pairs, or None to run another."""
+    decided = bool(decisions) and all(d.decision != TOO_NOISY for d in decisions)
+    if plan.sequential and pairs >= plan.min_pairs and decided:
+        return DECIDED
+    if pairs >= plan.max_pairs:
+        return MAX_PAIRS_RUN if plan.sequential else REPEATS_RUN
+    if pairs < plan.min_pairs:
+        return None
+    if plan.budget_s is not None and elapsed_s + longest_pair_s > plan.budget_s:
+        return BUDGET_SPENT
+    return None

@@ -1,0 +1,164 @@
+"""What a comparison's runs contribute: the metrics `--metrics` names, and each metric's value
+read from a run's result (None: not measured, never 0; with a note saying why).
+
+- `saturation`: the collector's accepted records per minute over a `--saturate` run's steady
+  window (measure.saturation: the queue full, its fill transient left out). Only a saturated
+  run gives a value: a pipeline that took all that was offered has a lower bound, not a limit.
+- `pressure-p99`, `pressure-cpu`: k6's p99 and the collector's CPU seconds per 1,000 records of a
+  fixed-rate run at the pressure rate (a fraction of the baseline's saturation throughput). The
+  CPU is the kernel's marginal figure (`cpu.per_1000_records["otelcol"]`: the load window's CPU
+  less the idle rate, measure.cpu) where the target sees its processes, else Prometheus's
+  (mean cores over the load x its seconds / records, as the `cpu` metric); `sources` says which.
+- `p99`, `cpu`: the same two of a run at the fixed `--rate` (CPU from Prometheus), the first
+  comparison's metrics; `capacity`: a capacity search's knee.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from loadgate.capacity import compare_rule as rule
+from loadgate.capacity.compare_rule import Metric
+from loadgate.capacity.compare_sides import SideError
+from loadgate.capacity.search_rule import FOUND
+from loadgate.judge.attribution import Attribution
+from loadgate.records import result as results
+from loadgate.records.fields import RecordError
+from loadgate.records.search import SearchRecord
+
+# `--metrics` keys, in the order a comparison lists them.
+METRIC_KEYS: dict[str, Metric] = {
+    "capacity": rule.CAPACITY,
+    "saturation": rule.SATURATION,
+    "pressure-p99": rule.PRESSURE_P99,
+    "pressure-cpu": rule.PRESSURE_CPU,
+    "p99": rule.P99_AT_RATE,
+    "cpu": rule.CPU_PER_1000,
+}
+DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu")
+PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name)
+FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
+
+# Where a CPU per 1,000 records came from.
+CPU_KERNEL = "kernel"  # marginal: /proc at the load window's edges, less the idle rate
+CPU_PROMETHEUS = "prometheus"  # the collector's mean cores over the load x its seconds
+
+
+def parse_metrics(value: str, search_precision: float = 0.05) -> tuple[Metric, ...]:
+    """`saturation,pressure-p99,...` (any of METRIC_KEYS, in that order in the result). Raises
+    SideError naming the flag."""
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise SideError(f"--metrics: empty; allowed: {', '.join(METRIC_KEYS)}")
+    unknown = [n for n in names if n not in METRIC_KEYS]
+    if unknown:
+        raise SideError(
+            f"--metrics: unknown {', '.join(repr(n) for n in unknown)}; allowed: "
+            + ", ".join(METRIC_KEYS)
+        )
+    out: list[Metric] = []
+    for key in METRIC_KEYS:
+        if key in names:
+            metric = METRIC_KEYS[key]
+            if key == "capacity":
+                metric = rule.capacity_metric(search_precision)
+            out.append(metric)
+    return tuple(out)
+
+
+def prometheus_cpu_per_1000(result: results.RunResult) -> float | None:
+    """The collector's mean CPU (Prometheus) x the load window / records k6 had accepted."""
+    cpu_mean = result.pipeline.collector_cpu_mean if result.pipeline is not None else None
+    window = result.ended_at - result.started_at
+    return rule.cpu_per_1000(
+        cpu_mean, window if window > 0 else None, result.client.records_accepted
+    )
+
+
+def fixed_rate_values(result: results.RunResult) -> dict[str, float | None]:
+    """p99 (k6's) and collector CPU-seconds per 1,000 accepted records over the load window,
+    from a fixed-rate run; None where the run did not measure it."""
+    return {
+        rule.P99_AT_RATE.name: result.client.p99_ms,
+        rule.CPU_PER_1000.name: prometheus_cpu_per_1000(result),
+    }
+
+
+def collector_cpu_per_1000(result: results.RunResult) -> tuple[float | None, str | None]:
+    """The collector's CPU seconds per 1,000 records and where it came from: the kernel's
+    marginal figure when the run read its processes (a `cpu` block), else Prometheus's (a
+    target that cannot see them: Juju). A `cpu` block without the collector's (it restarted)
+    is unknown: the other figure is another quantity, not a stand-in."""
+    if result.cpu is not None:
+        value = result.cpu.per_1000_records.get("otelcol")
+        return (value, CPU_KERNEL) if value is not None else (None, None)
+    value = prometheus_cpu_per_1000(result)
+    return (value, CPU_PROMETHEUS) if value is not None else (None, None)
+
+
+def pressure_values(
+    result: results.RunResult,
+) -> tuple[dict[str, float | None], dict[str, str]]:
+    """p99 and CPU per 1,000 records of a pressure run, and the CPU's source."""
+    cpu, source = collector_cpu_per_1000(result)
+    values = {rule.PRESSURE_P99.name: result.client.p99_ms, rule.PRESSURE_CPU.name: cpu}
+    return values, ({rule.PRESSURE_CPU.name: source} if source else {})
+
+
+def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]]:
+    """A saturation run's throughput (the collector's accepted records per minute over the
+    steady window), or None and why."""
+    sat, run_id = result.saturation, result.run_id
+    if sat is None:
+        return None, [f"saturation not measured by {run_id}"]
+    if sat.saturated is None:
+        return None, [f"saturation unknown in {run_id}: {sat.reason}"]
+    if not sat.saturated:
+        offered = "" if sat.offered_per_min is None else f" {sat.offered_per_min:,.0f}/min"
+        took = (
+            "" if sat.accepted_per_min is None else f" (at least {sat.accepted_per_min:,.0f}/min)"
+        )
+        return None, [
+            f"not saturated in {run_id}: the pipeline took all{offered} offered{took}, a lower "
+            "bound, not its limit; offer more (--saturate-rate)"
+        ]
+    if sat.accepted_per_min is None:
+        return None, [f"saturation throughput unknown in {run_id}: the accepted count was unread"]
+    return sat.accepted_per_min, []
+
+
+def machine_note(result: results.RunResult) -> list[str]:
+    """A note when the kernel saw the machine busy with other work during the run."""
+    cpu = result.cpu
+    if cpu is None or cpu.quiet is not False:
+        return []
+    return [
+        f"the machine was not quiet during {result.run_id}: {cpu.busy_elsewhere_cores:g} cores "
+        "busy elsewhere; its figures are noisier"
+    ]
+
+
+def bottleneck_summary(block: Mapping[str, Any] | None) -> str | None:
+    """The attribution's one-line summary from a run's `bottleneck` block (None: none recorded
+    or unreadable)."""
+    if not block:
+        return None
+    try:
+        return Attribution.from_dict(block.get("attribution")).summary
+    except RecordError:
+        return None
+
+
+def capacity_value(record: SearchRecord) -> tuple[float | None, list[str]]:
+    """A search's capacity as a metric value: only a knee found within the precision counts;
+    "at least the maximum", "below the minimum" or a search cut short are bounds, not values."""
+    result = record.result
+    capacity = result.capacity_per_min
+    if result.status == FOUND and capacity is not None and capacity > 0:
+        return float(capacity), []
+    return None, [
+        f"capacity unknown: search {record.search_id} ended {result.status}"
+        + (f" ({result.summary})" if result.summary else "")
+        + ": not a knee within the precision"
+    ]

@@ -1,0 +1,192 @@
+"""Rich tables of a comparison on the terminal: the decisions at the end (`decisions_table`) and
+the state after each pair (`pair_table`: each metric's decision so far and its bounds).
+
+Every cell is a `Text`, so nothing a user typed (settings, ids) is read as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from loadgate.capacity import compare_rule as rule
+from loadgate.capacity.compare_repeat import RepeatOutcome
+from loadgate.capacity.compare_rule import MetricDecision, ScheduledRun
+from loadgate.capacity.compare_sequential import Plan
+from loadgate.records.compare import CompareRecord, Pressure
+from loadgate.records.search import SearchRecord
+
+DECISION_STYLE = {rule.REGRESSION: "red", rule.NO_REGRESSION: "green", rule.TOO_NOISY: "yellow"}
+
+LABELS = {
+    rule.SATURATION.name: "saturation throughput",
+    rule.PRESSURE_P99.name: "p99 at the pressure rate",
+    rule.PRESSURE_CPU.name: "collector CPU per 1,000 records at the pressure rate",
+    rule.CAPACITY.name: "capacity",
+    rule.P99_AT_RATE.name: "p99 at the fixed rate",
+    rule.CPU_PER_1000.name: "collector CPU per 1,000 records",
+}
+WHOLE = (rule.CAPACITY.name, rule.SATURATION.name)
+CPU = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name)
+
+
+def value_text(metric: rule.Metric, value: float | None) -> str:
+    """A metric's value as the tables show it (unknown: not measured, never 0)."""
+    if value is None:
+        return "unknown"
+    if metric.name in WHOLE:
+        return f"{value:,.0f}"
+    if metric.name in CPU:
+        return f"{value:.4f}"
+    return f"{value:.1f}"
+
+
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:+.1f}%"
+
+
+def bounds_text(d: MetricDecision) -> str:
+    if d.lower is None or d.upper is None:
+        return "—"
+    text = f"{pct(d.lower)} .. {pct(d.upper)}"
+    return text + (f"\n(each {d.confidence:.2%})" if d.confidence is not None else "")
+
+
+def plan_line(plan: Plan, order: str) -> str:
+    """A comparison's plan before it starts."""
+    if not plan.sequential:
+        return f"{plan.max_pairs} pair(s), {order}"
+    budget = f", budget {plan.budget_s / 60:g} min" if plan.budget_s else ""
+    return f"pairs until decided ({plan.min_pairs} to {plan.max_pairs}{budget}), {order}"
+
+
+def _side_cell(metric: rule.Metric, mean: float | None, values: Sequence[float | None]) -> str:
+    each = ", ".join(value_text(metric, v) for v in values)
+    return f"{value_text(metric, mean)}\n({each})" if values else "—"
+
+
+def _decision_text(d: MetricDecision) -> Text:
+    text = Text(d.decision, style=DECISION_STYLE[d.decision])
+    if d.decision != rule.TOO_NOISY:
+        if d.pairs is not None:
+            text.append(f"\nat {d.pairs} pair(s)")
+        return text
+    if d.repeats_needed:
+        text.append(f"\nabout {d.repeats_needed} pairs needed")
+    else:
+        text.append(f"\nmore than {rule.MAX_REPEATS} pairs needed")
+    return text
+
+
+def _metric_cell(m: rule.Metric) -> str:
+    better = "higher is better" if m.better == rule.HIGHER else "lower is better"
+    return f"{LABELS.get(m.name, m.name)}\n{m.unit}, {better}, margin {m.margin:.0%}"
+
+
+def decisions_table(record: CompareRecord) -> Table:
+    """The comparison's result: each metric's sides, change, bounds and decision."""
+    table = Table(title=f"compare {record.compare_id}: {record.plan_summary}")
+    table.add_column("metric")
+    table.add_column("baseline\nmean (each)", justify="right")
+    table.add_column("candidate\nmean (each)", justify="right")
+    table.add_column("change\n(worse +)", justify="right")
+    table.add_column("bounds\n(one-sided)", justify="right")
+    table.add_column("decision")
+    for d in record.decisions:
+        m = d.metric
+        table.add_row(
+            Text(_metric_cell(m)),
+            Text(_side_cell(m, d.baseline_mean, d.baseline)),
+            Text(_side_cell(m, d.candidate_mean, d.candidate)),
+            Text(pct(d.change)),
+            Text(bounds_text(d)),
+            _decision_text(d),
+        )
+    return table
+
+
+def pair_table(record: CompareRecord, pairs: int) -> Table:
+    """After a pair: each metric's decision so far (final once made) and its bounds."""
+    table = Table(title=f"after {pairs} pair(s): {record.verdict}")
+    table.add_column("metric")
+    table.add_column("baseline / candidate mean", justify="right")
+    table.add_column("change (worse +)", justify="right")
+    table.add_column("bounds", justify="right")
+    table.add_column("margin", justify="right")
+    table.add_column("decision")
+    for d in record.decisions:
+        m = d.metric
+        means = f"{value_text(m, d.baseline_mean)} / {value_text(m, d.candidate_mean)}"
+        table.add_row(
+            Text(LABELS.get(m.name, m.name)),
+            Text(means),
+            Text(pct(d.change)),
+            Text(bounds_text(d)),
+            Text(f"{m.margin:.0%}"),
+            _decision_text(d),
+        )
+    return table
+
+
+AA_NOTE = (
+    "A/A comparison: both sides run the same stack, a calibration of the noise (a regression "
+    "here is a false alarm; the spread sets the margins and pairs)"
+)
+
+
+def pressure_line(pressure: Pressure) -> Text:
+    return Text(pressure.summary)
+
+
+def result_lines(record: CompareRecord) -> list[RenderableType]:
+    """What a finished comparison prints: sides, A/A, pressure rate, the table, each decision's
+    reason, notes, the rule and the verdict."""
+    lines: list[RenderableType] = [
+        Text(f"baseline:  {record.baseline.name}"),
+        Text(f"candidate: {record.candidate.name}"),
+    ]
+    if record.aa:
+        lines.append(Text(AA_NOTE, style="yellow"))
+    if record.pressure is not None:
+        lines.append(pressure_line(record.pressure))
+    lines.append(decisions_table(record))
+    lines += [Text(f"{d.metric.name}: {d.reason}") for d in record.decisions]
+    lines += [Text(f"note: {note}", style="yellow") for note in record.notes]
+    lines.append(Text(f"rule: {record.rule}", style="dim"))
+    style = DECISION_STYLE[record.verdict]
+    lines.append(Text(f"verdict {record.verdict} (exit {record.exit_code})", style=f"bold {style}"))
+    return lines
+
+
+def run_line(
+    run: ScheduledRun, total: str, outcome: RepeatOutcome, metrics: Sequence[rule.Metric]
+) -> Text:
+    """A run as it lands: its figures, verdicts, bottleneck and notes."""
+    figures = ", ".join(f"{m.name} {value_text(m, outcome.values.get(m.name))}" for m in metrics)
+    line = Text(
+        f"run {run.position + 1}/{total} {run.side} #{run.repeat}"
+        f"{f' ({outcome.ref})' if outcome.ref else ''}: {figures}"
+    )
+    if outcome.verdict:
+        line.append(f", run verdict {outcome.verdict}")
+    if outcome.bottleneck:
+        line.append(f", bottleneck: {outcome.bottleneck}")
+    for note in outcome.notes:
+        line.append(f"\n  note: {note}", style="yellow")
+    return line
+
+
+def search_step_line(search: SearchRecord) -> Text | None:
+    """A capacity search's last step, as it lands."""
+    if not search.steps:
+        return None
+    last = search.steps[-1]
+    p99 = last.outcome.p99_ms
+    return Text(
+        f"  search {search.search_id} step {last.step.index}: {last.step.phase} "
+        f"{last.step.rate:,}/min -> {last.outcome.verdict}"
+        + (f", p99 {p99:.1f} ms" if p99 is not None else "")
+    )

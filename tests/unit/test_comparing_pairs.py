@@ -1,0 +1,439 @@
+"""`loadgate compare` in pairs (issue 17), with fake runs and a fake stack (no processes): pairs
+added until every metric is decided, the budget or the most pairs; the saturation and pressure
+runs of a repeat and the pressure rate set once from the first baseline saturation; the CPU's
+source; A/A comparisons; the command line's new flags."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runresults import run_result
+
+from loadgate import cli
+from loadgate.capacity import compare_driver as comparing
+from loadgate.capacity import compare_rule as rule
+from loadgate.capacity import compare_sequential as seq
+from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, ScheduledRun
+from loadgate.capacity.compare_sequential import Plan
+from loadgate.cli.seams import Seams
+from loadgate.contract.spec import RunSpec
+from loadgate.measure.cpu import CpuFigures
+from loadgate.measure.saturation import SaturationFigures
+from loadgate.records.compare import CompareRecord, Pressure
+from loadgate.records.result import RunResult
+from loadgate.stack import profile
+from loadgate.stack.ops import StackOps
+from loadgate.stack.ports import Ports
+
+SAT, P99, CPU = rule.SATURATION.name, rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name
+METRICS = (rule.SATURATION, rule.PRESSURE_P99, rule.PRESSURE_CPU)
+
+
+def stack_of(role: str, queue: int | None) -> comparing.ComparedStack:
+    items = (("profile", "hand-nop"),) + ((("queue-size", str(queue)),) if queue else ())
+    return comparing.ComparedStack(comparing.SideSettings(role, items), profile.get("nop", queue))
+
+
+A = stack_of(BASELINE, None)
+B = stack_of(CANDIDATE, 5000)
+
+
+# ---- the driver, with fake runs ----------------------------------------------------------------
+
+
+@dataclass
+class Pairs:
+    """A run function with a value per side and repeat for each metric; every run takes
+    `run_s` on the fake clock."""
+
+    values: dict[str, dict[str, list[float | None]]]  # side -> metric -> by repeat
+    sources: dict[str, str] = field(default_factory=dict[str, str])
+    run_s: float = 150.0
+    now: float = 0.0
+    seen: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
+
+    def __call__(
+        self, run: ScheduledRun, stack: comparing.ComparedStack
+    ) -> comparing.RepeatOutcome:
+        self.seen.append((run.side, run.repeat))
+        self.now += self.run_s
+        by_metric = self.values[run.side]
+        values = {name: series[run.repeat - 1] for name, series in by_metric.items()}
+        pressure = Pressure(0.7, 140_000, 200_000.0, "cmp-b1-sat")
+        return comparing.RepeatOutcome(
+            values, ref=f"{run.side}{run.repeat}", sources=dict(self.sources), pressure=pressure
+        )
+
+    def clock(self) -> float:
+        return self.now
+
+
+def steady(value: float, n: int = 10, wobble: float = 0.002) -> list[float | None]:
+    return [value * (1 + wobble * (-1) ** i) for i in range(n)]
+
+
+def noisy(value: float, n: int = 10) -> list[float | None]:
+    return [value * f for f in (1.0, 1.3, 0.75, 1.2, 0.8, 1.25, 0.7, 1.3, 0.9, 1.1)[:n]]
+
+
+def drive(tmp_path: Path, runs: Pairs, plan: Plan, **kw: Any) -> CompareRecord:
+    return comparing.drive(
+        "cmp", A, B, plan=plan, metrics=METRICS, run_one=runs, results_root=tmp_path,
+        monotonic=runs.clock, **kw,
+    )  # fmt: skip
+
+
+def same(sat: float, p99: float, cpu: float) -> dict[str, list[float | None]]:
+    return {SAT: steady(sat), P99: steady(p99), CPU: steady(cpu)}
+
+
+def test_pairs_are_added_until_every_metric_is_decided(tmp_path: Path) -> None:
+    runs = Pairs({BASELINE: same(200_000, 12.0, 0.3), CANDIDATE: same(200_000, 12.0, 0.3)})
+    seen: list[tuple[int, list[str]]] = []
+    record = drive(
+        tmp_path, runs, Plan(2, 6, budget_s=3600.0),
+        on_pair=lambda n, r: seen.append((n, [d.decision for d in r.decisions])),  # pyright: ignore[reportUnknownLambdaType]
+    )  # fmt: skip
+    # p99's first look is at 3 pairs (its minimum in the table): 3 pairs, then stop.
+    assert [n for n, _ in seen] == [1, 2, 3]
+    assert seen[1][1] == [rule.NO_REGRESSION, rule.TOO_NOISY, rule.NO_REGRESSION]
+    assert record.stopped == seq.DECIDED
+    assert record.verdict == rule.NO_REGRESSION
+    assert record.repeats == 3
+    assert runs.seen == [(BASELINE, 1), (CANDIDATE, 1), (BASELINE, 2), (CANDIDATE, 2),
+                         (BASELINE, 3), (CANDIDATE, 3)]  # fmt: skip
+    stored = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert stored["plan"] == {
+        "min_pairs": 2, "max_pairs": 6, "sequential": True, "budget_s": 3600.0,
+        "method": "bonferroni over the looks",
+    }  # fmt: skip
+    assert stored["stopped"] == "decided"
+    assert stored["pressure"] == {
+        "fraction": 0.7, "rate_per_min": 140000, "saturation_per_min": 200000.0,
+        "set_by": "cmp-b1-sat",
+    }  # fmt: skip
+    sat = stored["decisions"][0]
+    assert (sat["pairs"], sat["looks"], sat["confidence"]) == (2, 5, 0.99)
+
+
+def test_a_regression_stops_the_comparison_once_the_other_metrics_are_decided(
+    tmp_path: Path,
+) -> None:
+    worse = {SAT: steady(170_000), P99: steady(12.0), CPU: steady(0.3)}
+    runs = Pairs({BASELINE: same(200_000, 12.0, 0.3), CANDIDATE: worse})
+    record = drive(tmp_path, runs, Plan(2, 6, budget_s=3600.0))
+    by_name = {d.metric.name: d for d in record.decisions}
+    assert by_name[SAT].decision == rule.REGRESSION
+    assert by_name[SAT].pairs == 2
+    assert record.exit_code == 1
+    assert record.stopped == seq.DECIDED
+
+
+def test_the_most_pairs_end_a_noisy_comparison_too_noisy_saying_by_how_much(
+    tmp_path: Path,
+) -> None:
+    wide = {SAT: noisy(200_000), P99: steady(12.0), CPU: steady(0.3)}
+    runs = Pairs({BASELINE: same(200_000, 12.0, 0.3), CANDIDATE: wide})
+    record = drive(tmp_path, runs, Plan(2, 4, budget_s=3600.0))
+    assert record.stopped == seq.MAX_PAIRS_RUN
+    assert record.repeats == 4
+    sat = record.decisions[0]
+    assert sat.decision == rule.TOO_NOISY
+    assert "points above the 5% margin" in sat.reason
+    assert "pairs would decide at this spread" in sat.reason
+    assert record.exit_code == 2
+
+
+def test_no_pair_starts_past_the_budget(tmp_path: Path) -> None:
+    runs = Pairs({BASELINE: same(200_000, 12.0, 0.3),
+                  CANDIDATE: {SAT: noisy(200_000), P99: steady(12.0), CPU: steady(0.3)}},
+                 run_s=150.0)  # fmt: skip
+    # 300 s a pair: after 3 pairs (900 s), another would end at 1,200 s > 1,000 s.
+    record = drive(tmp_path, runs, Plan(2, 10, budget_s=1000.0))
+    assert record.repeats == 3
+    assert record.stopped == seq.BUDGET_SPENT
+    assert record.decisions[0].decision == rule.TOO_NOISY
+
+
+def test_repeats_alone_run_that_many_pairs_and_look_once(tmp_path: Path) -> None:
+    runs = Pairs({BASELINE: same(200_000, 12.0, 0.3), CANDIDATE: same(200_000, 12.0, 0.3)})
+    record = comparing.drive(
+        "fixed", A, B, repeats=4, metrics=METRICS, run_one=runs, results_root=tmp_path,
+        monotonic=runs.clock,
+    )  # fmt: skip
+    assert record.repeats == 4
+    assert record.stopped == seq.REPEATS_RUN
+    assert all(d.looks == 1 and d.confidence == 0.95 for d in record.decisions)
+
+
+def test_a_value_of_another_source_is_left_out(tmp_path: Path) -> None:
+    class Switching(Pairs):
+        def __call__(
+            self, run: ScheduledRun, stack: comparing.ComparedStack
+        ) -> comparing.RepeatOutcome:
+            self.sources = {CPU: "prometheus" if run.position == 3 else "kernel"}
+            return super().__call__(run, stack)
+
+    runs = Switching({BASELINE: same(200_000, 12.0, 0.3), CANDIDATE: same(200_000, 12.0, 0.3)})
+    record = drive(tmp_path, runs, Plan(2, 2))
+    assert [r.values[CPU] is None for r in record.runs] == [False, False, False, True]
+    assert record.runs[0].sources == {CPU: "kernel"}
+    assert any("came from prometheus where earlier runs had kernel" in n for n in record.notes)
+
+
+def test_an_interrupted_sequential_comparison_says_how_far_it_got(tmp_path: Path) -> None:
+    class Cut(Pairs):
+        def __call__(
+            self, run: ScheduledRun, stack: comparing.ComparedStack
+        ) -> comparing.RepeatOutcome:
+            if run.position == 3:
+                raise KeyboardInterrupt
+            return super().__call__(run, stack)
+
+    runs = Cut({BASELINE: same(200_000, 12.0, 0.3), CANDIDATE: same(200_000, 12.0, 0.3)})
+    with pytest.raises(KeyboardInterrupt):
+        drive(tmp_path, runs, Plan(2, 5))
+    record = CompareRecord.from_json((tmp_path / "cmp" / "compare.json").read_text())
+    assert "partial: interrupted after 3 of at most 10 runs" in record.notes[-1]
+    assert record.stopped is None
+    assert record.exit_code == 2
+
+
+# ---- one repeat: saturation and pressure runs on a fresh stack ----------------------------------
+
+
+def saturation(accepted: float | None, saturated: bool | None = True) -> SaturationFigures:
+    return SaturationFigures(
+        offered_per_min=300_000.0, saturated=saturated, window_start=1010.0, window_end=1030.0,
+        window_s=20.0, fill_s=6.0, accepted_per_min=accepted, exported_per_min=accepted,
+        stored_per_min=accepted, refused_per_min=90_000.0, queue_capacity=1000.0,
+        reason="" if saturated is not None else "fewer than two scrapes",
+    )  # fmt: skip
+
+
+def cpu_block(per_1000: float | None, quiet: bool = True) -> CpuFigures:
+    return CpuFigures(
+        window_s=30.0, idle_s=5.0, records=70_000, idle_cores={"otelcol": 0.01},
+        used_s={"otelcol": 9.0}, marginal_s={"otelcol": 8.7},
+        per_1000_records={"otelcol": per_1000}, busy_elsewhere_cores=0.05 if quiet else 0.9,
+        quiet=quiet,
+    )  # fmt: skip
+
+
+@dataclass
+class SatStack:
+    """A stack whose runs give a saturation per side (in repeat order) and a p99 and kernel CPU
+    at any pressure; it records every stack up, run (id, rate, VUs) and stack down."""
+
+    sat: dict[str, list[float | None]]
+    p99: float = 12.0
+    cpu: float | None = 0.12
+    kernel: bool = True
+    quiet: bool = True
+    events: list[str] = field(default_factory=list[str])
+
+    def up(self, what: Any, ports: Ports, **kw: Any) -> Any:
+        self.events.append(f"up {kw['owner'].run_id}")
+        return "info"
+
+    def down(self, root: Path | None = None, timeout: float = 20.0) -> list[str]:
+        self.events.append("down")
+        return []
+
+    def open_target(self, info: Any) -> Any:
+        class Target:
+            def close(self) -> None:
+                pass
+
+        return Target()
+
+    def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
+        self.events.append(f"run {spec.run_id} {spec.rate} vus={spec.vus}")
+        result = run_result(spec, p99_ms=self.p99)
+        if spec.run_id.endswith("-sat"):
+            side, repeat = spec.labels["side"], int(spec.labels["repeat"])
+            value = self.sat[side][repeat - 1]
+            return replace(result, saturation=saturation(value, value is not None))
+        cpu = cpu_block(self.cpu, self.quiet) if self.kernel else None
+        return replace(result, cpu=cpu)
+
+    def seams(self) -> Seams:
+        return Seams(
+            build_missing=lambda *a, **kw: cli.EXIT_OK,  # pyright: ignore[reportUnknownLambdaType]
+            stack=StackOps(up=self.up, down=self.down),
+            open_target=self.open_target,
+            execute=self.execute,
+        )
+
+
+def local_repeats(
+    tmp_path: Path, fake: SatStack, metrics: str = "saturation,pressure-p99,pressure-cpu", **kw: Any
+) -> comparing.LocalRepeats:
+    return comparing.LocalRepeats(
+        root=tmp_path / "stack", ports=Ports.from_base(None),
+        spec=RunSpec(rate=60_000, duration="30s"), results_root=tmp_path / "results",
+        compare_id="cmp", metrics=comparing.parse_metrics(metrics), stack=StackOps(
+            up=fake.up, down=fake.down), open_target=fake.open_target, execute=fake.execute, **kw,
+    )  # fmt: skip
+
+
+def runs_of(repeat: comparing.LocalRepeats, pairs: int) -> Iterator[comparing.RepeatOutcome]:
+    for run in rule.schedule(pairs):
+        yield repeat(run, A if run.side == BASELINE else B)
+
+
+def test_a_repeat_saturates_then_runs_at_the_pressure_rate_on_one_fresh_stack(
+    tmp_path: Path,
+) -> None:
+    fake = SatStack({BASELINE: [200_000.0, 190_000.0], CANDIDATE: [150_000.0, 160_000.0]})
+    outcomes = list(runs_of(local_repeats(tmp_path, fake), 2))
+    assert fake.events[:4] == [
+        "up cmp-b1", "run cmp-b1-sat 300000 vus=300", "run cmp-b1-pr 140000 vus=300", "down",
+    ]  # fmt: skip
+    # The rate is set once, from the first baseline saturation: both sides, every pair.
+    pressure_runs = [e for e in fake.events if "-pr " in e]
+    assert pressure_runs == [
+        f"run cmp-{s}-pr 140000 vus=300" for s in ("b1", "c1", "b2", "c2")
+    ]  # fmt: skip
+    first = outcomes[0]
+    assert first.values == {SAT: 200_000.0, P99: 12.0, CPU: 0.12}
+    assert first.sources == {CPU: "kernel"}
+    assert first.refs == ("cmp-b1-sat", "cmp-b1-pr")
+    assert first.pressure == Pressure(0.7, 140_000, 200_000.0, "cmp-b1-sat")
+    assert first.verdict == "saturation PASS, pressure PASS"
+    assert outcomes[1].values[SAT] == 150_000.0
+
+
+def test_pressure_metrics_alone_saturate_only_the_first_baseline(tmp_path: Path) -> None:
+    fake = SatStack({BASELINE: [200_000.0, 1.0], CANDIDATE: [1.0, 1.0]})
+    repeat = local_repeats(tmp_path, fake, "pressure-p99,pressure-cpu")
+    list(runs_of(repeat, 2))
+    assert [e for e in fake.events if e.startswith("run")] == [
+        "run cmp-b1-sat 300000 vus=300", "run cmp-b1-pr 140000 vus=300",
+        "run cmp-c1-pr 140000 vus=300", "run cmp-b2-pr 140000 vus=300",
+        "run cmp-c2-pr 140000 vus=300",
+    ]  # fmt: skip
+
+
+def test_a_given_pressure_rate_needs_no_saturation_run(tmp_path: Path) -> None:
+    fake = SatStack({BASELINE: [None], CANDIDATE: [None]})
+    given = Pressure(None, 100_000, None, "--pressure-rate")
+    repeat = local_repeats(tmp_path, fake, "pressure-p99", pressure=given)
+    outcome = repeat(ScheduledRun(0, BASELINE, 1), A)
+    assert [e for e in fake.events if e.startswith("run")] == ["run cmp-b1-pr 100000 vus=300"]
+    assert outcome.pressure == given
+
+
+def test_an_unsaturated_baseline_leaves_the_pressure_rate_unset(tmp_path: Path) -> None:
+    fake = SatStack({BASELINE: [None, 200_000.0], CANDIDATE: [150_000.0, 150_000.0]})
+    outcomes = list(runs_of(local_repeats(tmp_path, fake), 2))
+    assert outcomes[0].values == {SAT: None, P99: None, CPU: None}
+    assert any("not saturated in cmp-b1-sat" in n for n in outcomes[0].notes)
+    assert any("the pressure rate is not set yet" in n for n in outcomes[1].notes)
+    # The second baseline's saturation sets it (and the candidate's never does).
+    assert outcomes[2].pressure == Pressure(0.7, 140_000, 200_000.0, "cmp-b2-sat")
+    assert outcomes[3].values[P99] == 12.0
+
+
+def test_without_the_kernels_figures_the_cpu_comes_from_prometheus(tmp_path: Path) -> None:
+    fake = SatStack({BASELINE: [200_000.0], CANDIDATE: [200_000.0]}, kernel=False)
+    outcome = local_repeats(tmp_path, fake)(ScheduledRun(0, BASELINE, 1), A)
+    assert outcome.sources == {CPU: "prometheus"}
+    # runresults' pipeline: 0.2 cores over the run's 30 s, per 1,000 of its records.
+    assert outcome.values[CPU] == pytest.approx(0.2 * 30 / (140_000 * 30 / 60) * 1000)
+
+
+def test_a_busy_machine_is_noted_and_a_lost_collector_cpu_is_unknown(tmp_path: Path) -> None:
+    fake = SatStack({BASELINE: [200_000.0], CANDIDATE: [200_000.0]}, cpu=None, quiet=False)
+    outcome = local_repeats(tmp_path, fake)(ScheduledRun(0, BASELINE, 1), A)
+    assert outcome.values[CPU] is None  # the kernel lost it: not swapped for Prometheus's
+    assert outcome.sources == {}
+    assert any("the machine was not quiet during cmp-b1-pr: 0.9 cores" in n for n in outcome.notes)
+
+
+# ---- the command line --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
+    results = tmp_path / "results"
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    return results
+
+
+NOP = ["--baseline", "profile=hand-nop"]
+NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--repeats", "3", "--budget", "10m"], "--repeats: a fixed number of pairs; --budget"),
+        (["--budget", "soon"], "--budget: must be a duration like 15m, 900s or 1h"),
+        (["--budget", "25h"], "--budget: must be a duration like 15m"),
+        (["--min-pairs", "0"], "--min-pairs: must be an integer between 1 and 100; got '0'"),
+        (["--max-pairs", ""], "--max-pairs: must be an integer between 1 and 100; got ''"),
+        (["--min-pairs", "4", "--max-pairs", "3"], "--max-pairs: must be at least --min-pairs"),
+        (["--pressure-fraction", "1.5"], "--pressure-fraction: must be a number more than 0"),
+        (["--pressure-rate", "fast"], "--pressure-rate: must be an integer between 1 and"),
+        (["--saturate-rate", "0"], "--saturate-rate: must be an integer between 1 and"),
+        (["--metrics", "saturation,speed"], "--metrics: unknown 'speed'; allowed: capacity, "
+         "saturation, pressure-p99, pressure-cpu, p99, cpu"),
+    ],
+)  # fmt: skip
+def test_bad_plan_flags_are_refused_with_exit_2_and_nothing_starts(
+    cli_env: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    fake = SatStack({})
+    assert cli.main(["compare", *NOP, *NOP_5000, *argv], seams=fake.seams()) == 2
+    assert message in " ".join(capsys.readouterr().err.split())
+    assert fake.events == []
+    assert not cli_env.exists()
+
+
+def test_the_default_compare_adds_pairs_until_decided_and_shows_each_pair(
+    cli_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = SatStack({BASELINE: steady(200_000), CANDIDATE: steady(150_000)})
+    code = cli.main(["compare", *NOP, *NOP_5000, "--compare-id", "seq"], seams=fake.seams())
+    out = capsys.readouterr()
+    record = CompareRecord.from_json((cli_env / "seq" / "compare.json").read_text())
+    assert code == record.exit_code == 1
+    assert [d.metric.name for d in record.decisions] == [SAT, P99, CPU]
+    assert record.decisions[0].decision == rule.REGRESSION
+    assert record.plan == Plan(2, 5, budget_s=900.0)
+    assert record.stopped == seq.DECIDED
+    assert record.repeats == 3  # p99 decides at its first look, 3 pairs
+    assert record.pressure == Pressure(0.7, 140_280, 200_400.0, "seq-b1-sat")
+    err = " ".join(out.err.split())
+    assert "pairs until decided (2 to 5, budget 15 min)" in err
+    assert "after 1 pair(s): too-noisy" in err
+    assert "after 3 pair(s): regression" in err
+    assert "pressure rate 140,280/min: 0.7 x the baseline's saturation 200,400/min" in err
+    assert "run 1/10 at most baseline #1 (seq-b1-sat): saturation_per_min 200,400" in err
+    text = " ".join(out.out.split())
+    assert "verdict regression (exit 1)" in text
+    assert "3 pair(s) of 2-5, budget 15 min, stopped: decided" in text
+
+
+def test_the_same_stack_on_both_sides_is_an_a_a_comparison(
+    cli_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = SatStack({BASELINE: steady(200_000), CANDIDATE: steady(200_000)})
+    argv = ["compare", *NOP, "--candidate", "profile=hand-nop", "--compare-id", "aa",
+            "--metrics", "saturation", "--max-pairs", "3"]  # fmt: skip
+    assert cli.main(argv, seams=fake.seams()) == 0
+    out = capsys.readouterr()
+    record = CompareRecord.from_json((cli_env / "aa" / "compare.json").read_text())
+    assert record.aa
+    assert record.verdict == rule.NO_REGRESSION
+    assert "A/A comparison: both sides run the same stack" in " ".join(out.out.split())
+    assert "A/A comparison" in " ".join(out.err.split())
+    # The pressure rate was not needed: saturation runs only.
+    assert all(e.endswith("-sat 300000 vus=300") for e in fake.events if e.startswith("run"))
