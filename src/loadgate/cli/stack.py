@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import paths
-from ..stack import choice, local, runlock
+from ..stack import cgroups, choice, local, runlock
 from ..stack.choice import StackFlags, StackRequest
 from ..stack.ops import Down, Up
 from ..stack.ports import Ports
@@ -105,14 +105,25 @@ def start_stack(
 
 
 def stack_notes(info: local.StackInfo) -> list[str]:
-    """What people must know about a charm stack: components its collector build lacks."""
+    """What people must know about a charm stack: components its collector build lacks, its
+    resource limits (enforced or NOT), its backend fault proxy."""
+    notes: list[str] = []
     missing = (info.charms or {}).get("missing_components") or []
-    if not missing:
-        return []
-    return [
-        "the local collector build lacks components the charm rendered, removed: "
-        + ", ".join(missing)
-    ]
+    if missing:
+        notes.append(
+            "the local collector build lacks components the charm rendered, removed: "
+            + ", ".join(missing)
+        )
+    if info.limits is not None:
+        notes += cgroups.describe(info.limits)
+    fault = info.backend_fault
+    if fault is not None:
+        notes.append(
+            f"backend fault proxy before Loki: {fault.plan.spec}, from each run's load start "
+            f"(the collector pushes to 127.0.0.1:{fault.port}; counts at "
+            f"{fault.control_url}/counts)"
+        )
+    return notes
 
 
 def _status_table(st: local.StackStatus) -> Table:

@@ -16,6 +16,7 @@ from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
 from loadgate.records import fields as f
 from loadgate.records import files
+from loadgate.records.resources import ResourceFigures
 
 RESULT_FORMAT = "loadgate-result/1"
 RESULT_FILE = "result.json"
@@ -85,6 +86,8 @@ class RunResult:
     generator: dict[str, Any] = field(default_factory=dict[str, Any])
     # Bottleneck attribution: {"figures": ..., "attribution": ...} (judge.run_figures).
     bottleneck: dict[str, Any] | None = None
+    # What the stack's resource limits and backend faults did (runs that had them).
+    resources: ResourceFigures | None = None
 
     @property
     def complete(self) -> bool:
@@ -111,6 +114,8 @@ class RunResult:
             "problems": list(self.problems),
             "generator": dict(self.generator),
             "bottleneck": self.bottleneck,
+            # Only on runs whose stack had limits or faults: others keep their shape.
+            **({"resources": self.resources.to_dict()} if self.resources else {}),
         }
 
     @classmethod

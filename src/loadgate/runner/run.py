@@ -33,6 +33,7 @@ from loadgate.runner.target import (
     Target,
     generator_figures,
     quiet_seconds,
+    resource_figures,
     service_states,
 )
 from loadgate.runner.waits import wait_fresh_scrape, wait_quiet
@@ -239,6 +240,7 @@ class RunSteps:
             environment=self._environment(), notes=self.notes,
             restarts=restarts_block(self.tracker, service_states(self.target), self.started),
             problems=self.problems, generator=self.generator,
+            resources=resource_figures(self.target),
         )  # fmt: skip
         return replace(result, bottleneck=run_figures.bottleneck_block(result))
 

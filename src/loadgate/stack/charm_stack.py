@@ -23,7 +23,10 @@ from loadgate.build import binaries
 
 from ..charms import localize, options, render, sources
 from ..charms.sources import CharmSource, SourceSpec
+from . import limits
+from .faults import FaultPlan
 from .layout import Layout
+from .limits import Limits
 from .ports import Ports
 
 OTELCOL_CONFIG = "/etc/otelcol/config.yaml"
@@ -44,6 +47,7 @@ class CharmChoice:
     loki_pairs: tuple[str, ...] = ()  # --loki-config K=V
     server_cert: bool = False
     preset: str = "charm-default"  # the --profile the options started from
+    backend_fault: FaultPlan | None = None  # --backend-fault: a proxy before Loki
 
     @classmethod
     def from_flags(
@@ -88,8 +92,21 @@ class PreparedCharms:
     loki_part: binaries.Part
     server_cert: bool = False
     preset: str = "charm-default"
+    # The containers' resource limits (the `cpu` and `memory` options, as Kubernetes has them).
+    otelcol_limits: Limits = field(default_factory=Limits)
+    loki_limits: Limits = field(default_factory=Limits)
+    backend_fault: FaultPlan | None = None
+
+    def limits_by_role(self) -> dict[str, Limits]:
+        return {"otelcol": self.otelcol_limits, "loki": self.loki_limits}
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._charms_dict()
+        if self.backend_fault is not None:  # stacks without one keep their shape
+            out["backend_fault"] = self.backend_fault.spec
+        return out
+
+    def _charms_dict(self) -> dict[str, Any]:
         return {
             "preset": self.preset,
             "otelcol": {
@@ -119,13 +136,29 @@ def prepare(choice: CharmChoice) -> PreparedCharms:
         loki_opts = options.parse(
             (lok.path / "charmcraft.yaml").read_text(), choice.loki_pairs, "--loki-config", lok.name
         )
+        otel_limits = limits.from_options(otel_opts, "--charm-config", _requests(otel))
+        loki_limits = limits.from_options(loki_opts, "--loki-config", _requests(lok))
         otel_part = binaries.workload_part("otelcol", otel.workload_tag, f"otelcol {otel.label}")
         loki_part = binaries.workload_part("loki", lok.workload_tag, f"Loki {lok.label}")
-    except (sources.SourceError, options.OptionError, binaries.WorkloadBuildError) as exc:
+    except (
+        sources.SourceError,
+        options.OptionError,
+        limits.LimitError,
+        binaries.WorkloadBuildError,
+    ) as exc:
         raise CharmStackError(str(exc)) from None
     return PreparedCharms(
-        otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert, choice.preset
-    )
+        otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert, choice.preset,
+        otel_limits, loki_limits, choice.backend_fault,
+    )  # fmt: skip
+
+
+def _requests(source: CharmSource) -> limits.Requests | None:
+    """The requests the charm's own code gives its container (the floor of its limits)."""
+    try:
+        return limits.charm_requests((source.path / "src" / "charm.py").read_text())
+    except OSError:
+        return None
 
 
 @cache
@@ -164,6 +197,7 @@ class CharmStackFiles:
     checks: dict[str, Any]
     loki_server_name: str
     report: dict[str, Any] = field(default_factory=dict[str, Any])
+    roles: dict[str, str] = field(default_factory=dict[str, str])  # service -> its charm
 
 
 def _local_files(charm: render.RenderedCharm, folder: Path) -> dict[str, Path]:
@@ -187,9 +221,11 @@ def build(
     ca_cert: str,
     ca_key: str,
     on_step: Callable[[str], None] | None = None,
+    loki_via: int | None = None,
 ) -> CharmStackFiles:
     """Render both charms for this stack (with its CA) and localize what they wrote.
-    `on_step` hears each step (venvs, renders) as it starts."""
+    `on_step` hears each step (venvs, renders) as it starts; `loki_via`: the port the
+    collector's Loki exporter pushes to instead of Loki's (the backend fault proxy)."""
     otel_bin = binaries.binary_path(prepared.otelcol_part.name, bin_dir)
     loki_bin = binaries.binary_path(prepared.loki_part.name, bin_dir)
     try:
@@ -228,6 +264,7 @@ def build(
                 ca_file=ca_file,
                 files=otel_files,
                 available=components(otel_bin),
+                loki_via=loki_via,
             ),
         )
         loki_local = localize.loki(
@@ -249,6 +286,8 @@ def build(
     except localize.LocalizeError as exc:
         raise CharmStackError(f"localizing the rendered configs: {exc}") from None
     services = {**otel_plan["services"], **loki_plan["services"]}
+    roles = {name: "otelcol" for name in otel_plan["services"]}
+    roles.update({name: "loki" for name in loki_plan["services"]})
     checks = {**otel_plan["checks"], **loki_plan["checks"]}
     report = {
         **prepared.to_dict(),
@@ -266,6 +305,7 @@ def build(
         checks=checks,
         loki_server_name=_loki_name(pipeline),
         report=report,
+        roles=roles,
     )
 
 

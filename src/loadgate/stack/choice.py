@@ -11,20 +11,20 @@ one `StackFlags`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..yamlfile import load_mapping
-from . import charm_stack
+from . import charm_stack, faults
 from . import profile as profiles
 from .charm_stack import CharmChoice, CharmStackError, PreparedCharms
 from .profile import Profile
 
 DEFAULT_PRESET = "charm-default"
 HAND_PROFILES: dict[str, str] = {"hand-nop": "nop"}  # CLI name -> profile.py name
-CHARM_FLAGS = ("otelcol_charm", "loki_charm", "charm_config", "loki_config")
+CHARM_FLAGS = ("otelcol_charm", "loki_charm", "charm_config", "loki_config", "backend_fault")
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class StackFlags:
     charm_config: tuple[str, ...] = ()  # otelcol charm options, K=V
     loki_config: tuple[str, ...] = ()  # Loki charm options, K=V
     base_port: int | None = None  # None: the standard ports
+    backend_fault: str | None = None  # faults between the collector and Loki (faults.py)
 
     def given_charm_flags(self) -> list[str]:
         """The charm flags given, as typed (`--otelcol-charm`, ...)."""
@@ -124,6 +125,10 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
         except ValueError as exc:
             raise ChoiceError(f"--{exc}") from None
         return StackRequest(name, None, hand)
+    try:
+        plan = faults.parse(flags.backend_fault) if flags.backend_fault is not None else None
+    except faults.FaultError as exc:
+        raise ChoiceError(str(exc)) from None
     pairs = preset_pairs(name, overlays) + list(flags.charm_config)
     if flags.queue_size is not None:
         pairs.append(f"queue_size={flags.queue_size}")
@@ -133,7 +138,7 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
         )
     except CharmStackError as exc:
         raise ChoiceError(str(exc)) from None
-    return StackRequest(name, charms, None)
+    return StackRequest(name, replace(charms, backend_fault=plan), None)
 
 
 def differences(prepared: PreparedCharms | Profile, running: Mapping[str, Any] | None,
@@ -156,4 +161,7 @@ def differences(prepared: PreparedCharms | Profile, running: Mapping[str, Any] |
             out.append(f"{role} charm: running {commit_have}, asked {commit_want}")
         if have.get("options") != want["options"]:
             out.append(f"{role} options: running {have.get('options')}, asked {want['options']}")
+    if running.get("backend_fault") != asked.get("backend_fault"):
+        have_fault, want_fault = running.get("backend_fault"), asked.get("backend_fault")
+        out.append(f"--backend-fault: running {have_fault or 'none'}, asked {want_fault or 'none'}")
     return out

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,10 @@ from loadgate import paths
 from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
-from . import charm_stack, pebble_daemon, procs, render
+from . import cgroups, charm_stack, fault_service, orphans, pebble_daemon, procs, render
+from .cgroups import StackGroups
 from .charm_stack import CharmStackError, PreparedCharms
+from .fault_service import FaultService
 from .layout import Layout
 from .ports import Ports, busy_ports
 from .procs import ProcessId
@@ -87,6 +90,19 @@ class StackInfo:
     # A charm-rendered stack: the sources, options, workloads and what localizing changed.
     charms: dict[str, Any] | None = None
     loki_server_name: str = render.LOKI_TLS_SERVER_NAME  # the name Loki's certificate holds
+    limits: StackGroups | None = None  # the charms' resource limits: groups, what is enforced
+    backend_fault: FaultService | None = None  # the fault proxy before Loki (--backend-fault)
+
+    @property
+    def service_names(self) -> tuple[str, ...]:
+        """The Pebble services of the stack."""
+        return SERVICES + ((fault_service.SERVICE,) if self.backend_fault else ())
+
+    def health_urls(self) -> dict[str, str]:
+        urls = render.health_urls(self.ports)
+        if self.backend_fault is not None:
+            urls[fault_service.SERVICE] = self.backend_fault.ready_url
+        return urls
 
     @property
     def name(self) -> str:
@@ -150,6 +166,9 @@ class StackInfo:
             "started_at": self.started_at,
             "pebble_start_ticks": self.pebble_start_ticks,
             "owner": self.owner.to_dict() if self.owner else None,
+            # Only on stacks that have them: others keep their shape.
+            **({"limits": self.limits.to_dict()} if self.limits else {}),
+            **({"backend_fault": self.backend_fault.to_dict()} if self.backend_fault else {}),
         }
 
     @classmethod
@@ -165,6 +184,10 @@ class StackInfo:
             started_at=float(d["started_at"]),
             pebble_start_ticks=int(d.get("pebble_start_ticks") or 0),
             owner=Owner.from_dict(d.get("owner")),
+            limits=StackGroups.from_dict(d["limits"]) if d.get("limits") else None,
+            backend_fault=(
+                FaultService.from_dict(d["backend_fault"]) if d.get("backend_fault") else None
+            ),
         )
 
 
@@ -328,6 +351,8 @@ class Written:
 
     loki_server_name: str = render.LOKI_TLS_SERVER_NAME
     charms: dict[str, Any] | None = None
+    groups: StackGroups | None = None
+    fault: FaultService | None = None
 
 
 def write_configs(
@@ -352,6 +377,7 @@ def write_configs(
         }
         layer = render.pebble_layer(bin_dir, ports, layout)
     else:
+        fault = fault_service.allocate(what.backend_fault) if what.backend_fault else None
         try:
             files = charm_stack.build(
                 what,
@@ -361,6 +387,7 @@ def write_configs(
                 material.ca_cert_pem.decode(),
                 material.ca_key_pem.decode(),
                 on_step=on_step,
+                loki_via=fault.port if fault else None,
             )
         except CharmStackError as exc:
             raise StackError(str(exc)) from None
@@ -368,17 +395,51 @@ def write_configs(
             layout.collector_config: files.collector_config,
             layout.loki_config: files.loki_config,
         }
-        layer = render.charm_layer(files.services, files.checks, bin_dir, ports, layout)
-        written = Written(files.loki_server_name, files.report)
+        services = {name: dict(svc) for name, svc in files.services.items()}
+        checks = dict(files.checks)
+        if fault is not None:
+            fault = replace(fault, server_name=files.loki_server_name)
+            fault_service.write(fault, layout, ports)
+            services[fault_service.SERVICE] = fault_service.pebble_service(layout)
+            checks[f"{fault_service.SERVICE}-ready"] = fault_service.pebble_check(fault)
+        groups = _limit(layout, what, services, files.roles)
+        layer = render.charm_layer(services, checks, bin_dir, ports, layout)
+        written = Written(files.loki_server_name, files.report, groups, fault)
     configs[layout.prometheus_config] = render.prometheus_config(
         ports, layout, written.loki_server_name
     )
+    if written.fault is not None:
+        configs[layout.prometheus_config]["scrape_configs"].append(
+            fault_service.scrape_job(written.fault)
+        )
     for path, cfg in configs.items():
         path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     layers = layout.pebble / "layers"
     layers.mkdir(parents=True, exist_ok=True)
     (layers / "001-loadgate.yaml").write_text(yaml.safe_dump(layer, sort_keys=False))
     return written
+
+
+def _limit(
+    layout: Layout, what: PreparedCharms, services: dict[str, Any], roles: dict[str, str]
+) -> StackGroups | None:
+    """The charms' resource limits: a control group per charm container (recorded before any
+    service starts), each of its services started inside it (cgexec.py). None: no limits."""
+    wanted = {role: lim for role, lim in what.limits_by_role().items() if lim.any}
+    if not wanted:
+        return None
+    placed = cgroups.place(layout.root, wanted)
+    members = {role: sorted(n for n, r in roles.items() if r == role) for role in wanted}
+    groups = replace(
+        placed,
+        placements={r: replace(p, services=members[r]) for r, p in placed.placements.items()},
+    )
+    cgroups.save(groups, layout.cgroups_file)
+    for name, service in services.items():
+        prefix = cgroups.wrapper_argv(groups.placements.get(roles.get(name, "")))
+        if prefix:
+            service["command"] = shlex.join([*prefix, *shlex.split(service["command"])])
+    return groups
 
 
 def _service_log_tail(layout: Layout, service: str, lines: int = 5) -> list[str]:
@@ -432,7 +493,12 @@ def up(
             "--base-port"
         )
 
-    written = write_configs(layout, what, ports, bdir, on_step)
+    _remove_stale_groups(layout, on_step)
+    try:
+        written = write_configs(layout, what, ports, bdir, on_step)
+    except BaseException:
+        cgroups.release(layout.cgroups_file)
+        raise
     proc = pebble_daemon.spawn(
         bdir / "pebble",
         layout.pebble,
@@ -454,6 +520,8 @@ def up(
         owner=owner,
         charms=written.charms,
         loki_server_name=written.loki_server_name,
+        limits=written.groups,
+        backend_fault=written.fault,
     )
     layout.state_file.write_text(json.dumps(info.to_dict(), indent=2))
     try:
@@ -470,7 +538,7 @@ def _wait_healthy(
     timeout: float,
     on_wait: Callable[[dict[str, bool], float], None] | None,
 ) -> None:
-    urls = render.health_urls(info.ports)
+    urls = info.health_urls()
     start = time.monotonic()
     healthy = dict.fromkeys(urls, False)
     with _Prober(info, timeout=1.0) as probe:
@@ -513,11 +581,11 @@ def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
     stopped: list[str] = []
     info = read_info(layout.root)
     if info is None:
-        return stopped
+        return stopped + _release_groups(layout)
     if info.pebble_alive():
         try:
-            pebble_client(info).stop_services(list(SERVICES), timeout=timeout)
-            stopped.append("services " + ", ".join(SERVICES))
+            pebble_client(info).stop_services(list(info.service_names), timeout=timeout)
+            stopped.append("services " + ", ".join(info.service_names))
         except (ops.pebble.Error, OSError, TimeoutError):
             pass  # pebble may be starting or gone; the signals below still stop everything
         procs.terminate(info.pebble, timeout)
@@ -526,8 +594,28 @@ def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
         proc = ProcessId.of(pid)
         if proc is not None and procs.terminate(proc, 5.0):
             stopped.append(f"leftover {name} (pid {pid})")
+    stopped += _release_groups(layout)
     layout.state_file.unlink(missing_ok=True)
     return stopped
+
+
+def _release_groups(layout: Layout) -> list[str]:
+    """Remove the stack's control groups; what was removed, or why one is left."""
+    gone, left = cgroups.release(layout.cgroups_file)
+    stacks = sorted({Path(g).name for g in gone if Path(g).name.startswith(cgroups.STACK_PREFIX)})
+    lines = [f"control groups {', '.join(stacks)} ({len(gone)} folders)"] if gone else []
+    return lines + [f"control group NOT removed: {why}" for why in left]
+
+
+def _remove_stale_groups(layout: Layout, on_step: Callable[[str], None] | None) -> None:
+    found, left = orphans.remove_stale_groups(layout.root)
+    if found and on_step:
+        on_step(f"found: {found}")
+    if left:
+        raise StackError(
+            f"control groups of an earlier stack at {layout.root} cannot be removed: "
+            + "; ".join(left)
+        )
 
 
 def status(root: Path | None = None) -> StackStatus:
@@ -543,10 +631,12 @@ def status(root: Path | None = None) -> StackStatus:
         "loki": info.ports.loki_http,
         "prometheus": info.ports.prometheus,
     }
+    if info.backend_fault is not None:
+        port_of[fault_service.SERVICE] = info.backend_fault.port
     pebble_state: dict[str, str] = {}
     if alive:
         try:
-            for svc in pebble_client(info).get_services(list(SERVICES)):
+            for svc in pebble_client(info).get_services(list(info.service_names)):
                 current = svc.current
                 state = current.value if isinstance(current, ops.pebble.ServiceStatus) else current
                 pebble_state[svc.name] = str(state)
@@ -555,7 +645,7 @@ def status(root: Path | None = None) -> StackStatus:
     fallback = "unknown" if alive else "pebble gone"
     out: list[ServiceStatus] = []
     with _Prober(info) as probe:
-        for name, url in render.health_urls(info.ports).items():
+        for name, url in info.health_urls().items():
             ok, detail = probe(name, url)
             out.append(
                 ServiceStatus(name, port_of[name], pebble_state.get(name, fallback), ok, detail)

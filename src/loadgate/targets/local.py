@@ -20,10 +20,12 @@ from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.runner.target import Progress, RunError
 from loadgate.stack.tls import client_context, verified_client
 
+from ..records.resources import ResourceFigures
 from ..stack import local as stack_local
 from ..stack import orphans, procs
 from ..stack.local import StackInfo
 from ..stack.procs import ProcessId
+from ..stack.resource_use import ResourceWatch
 
 SUMMARY_FILE = "k6-summary.json"
 K6_LOG = "k6.log"
@@ -72,6 +74,7 @@ class LocalTarget:
         self._k6_cpu_total: float | None = None  # user + sys, from the kernel when reaped
         self._k6_cpu_at_load: float | None = None  # k6's CPU when its first record was sent
         self._vus_max: int | None = None  # most VUs k6's API reported in use (every second)
+        self._resources: ResourceWatch | None = None  # the stack's limits and faults, per run
 
     def prometheus(self) -> PrometheusAPI:
         return PrometheusAPI(self.stack.prometheus_url, self._http)
@@ -102,6 +105,7 @@ class LocalTarget:
         self._k6_cpu_at_load = None
         self._vus_max = None
         (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
+        self._resources = ResourceWatch.begin(self.stack)
         log = (out_dir / K6_LOG).open("wb")
         self._started = time.monotonic()
         # k6 dies with loadgate (even after a SIGKILL of loadgate), and runs in its own process
@@ -215,6 +219,11 @@ class LocalTarget:
             "from /proc, polled every second) to its exit, without its start-up; VUs: k6's "
             "REST API `vus` gauge, sampled every second",
         }
+
+    def resource_figures(self) -> ResourceFigures | None:
+        """What the stack's resource limits and backend faults did from the load's start
+        (runner.RESOURCE_FIGURES); None on a stack with neither."""
+        return self._resources.figures() if self._resources is not None else None
 
     def service_states(self) -> dict[str, dict[str, Any]]:
         """Each service as the stack's Pebble daemon sees it (optional Target method)."""
