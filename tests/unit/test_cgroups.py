@@ -4,6 +4,9 @@ kernel's), what is NOT enforced and why, the wrapper's arguments, and the figure
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -248,3 +251,48 @@ def test_the_figures_of_a_run_are_increases_and_unknown_stays_unknown() -> None:
     none = resource_use.figures(nothing, resource_use.Reading(), resource_use.Reading(), [], 0)
     assert (none.cgroup, none.memory_limit_bytes, none.cpu_limit_millis) == ("none", None, None)
     assert none.not_enforced == {"memory": "no hierarchy", "cpu": "no hierarchy"}
+
+
+def test_the_services_of_a_limited_container_start_in_its_group(tmp_path: Path) -> None:
+    services = {
+        "otelcol": {"command": "/bin/otelcol --config=/x/otelcol.yaml"},
+        "loki": {"command": "/bin/loki -config.file=/x/loki.yaml"},
+        "prometheus": {"command": "/bin/prometheus"},
+    }
+    roles = {"otelcol": "otelcol", "loki": "loki"}
+    wanted = {"otelcol": LIMITS, "loki": Limits()}
+    record = tmp_path / "cgroups.json"
+    groups = cgroups.enter(services, roles, wanted, tmp_path / "s", record, fake_v1(tmp_path))
+    assert groups is not None
+    assert list(groups.placements) == ["otelcol"]
+    assert groups.placements["otelcol"].services == ["otelcol"]
+    argv = shlex.split(services["otelcol"]["command"])
+    assert argv[:3] == [sys.executable, "-I", cgexec.__file__]
+    assert argv[-2:] == ["/bin/otelcol", "--config=/x/otelcol.yaml"]
+    assert services["loki"]["command"] == "/bin/loki -config.file=/x/loki.yaml"
+    assert services["prometheus"]["command"] == "/bin/prometheus"
+    assert cgroups.StackGroups.from_dict(json.loads(record.read_text())) == groups
+    untouched = {"otelcol": {"command": "/bin/otelcol"}}
+    assert cgroups.enter(untouched, roles, {"otelcol": Limits()}, tmp_path, record) is None
+    assert untouched == {"otelcol": {"command": "/bin/otelcol"}}
+
+
+def test_a_v2_group_with_processes_of_its_own_gets_the_stacks_group_beside_it(
+    tmp_path: Path,
+) -> None:
+    parent = tmp_path / "unified" / "app.slice"
+    own = parent / "session.scope"
+    own.mkdir(parents=True)
+    (parent / "cgroup.controllers").write_text("cpu memory pids\n")
+    (parent / "cgroup.subtree_control").write_text("cpu memory\n")
+    (own / "cgroup.subtree_control").mkdir()  # stands for a write the kernel refuses (EBUSY)
+    found = {c: Hierarchy(c, 2, str(own)) for c in ("memory", "cpu")}
+    placed = cgroups.place(tmp_path / "stack", {"otelcol": LIMITS}, found)
+    group = parent / cgroups.stack_group_name(tmp_path / "stack") / "otelcol"
+    assert placed.placements["otelcol"].not_enforced == {}
+    assert placed.placements["otelcol"].procs_files == [str(group / "cgroup.procs")]
+    assert (group / "memory.max").read_text() == str(200 * MI)
+    # A parent that does not hand the controller down: NOT enforced, with the kernel's answer.
+    (parent / "cgroup.subtree_control").write_text("pids\n")
+    again = cgroups.place(tmp_path / "other", {"otelcol": LIMITS}, found)
+    assert "cannot write" in again.placements["otelcol"].not_enforced["memory"]

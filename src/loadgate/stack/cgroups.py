@@ -15,10 +15,11 @@ import errno
 import hashlib
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -221,10 +222,25 @@ def _enable(folder: Path, controller: str) -> None:
         _write(control, f"+{controller}")
 
 
+def _v2_base(h: Hierarchy) -> Path:
+    """v2: where the stack's group goes. Under this process's group when it can delegate the
+    controller; else beside it, under its parent (a group holding processes, such as a desktop
+    session's scope, delegates nothing, while its parent already hands it the controller)."""
+    own = Path(h.path)
+    try:
+        _enable(own, h.controller)
+    except OSError:
+        parent = own.parent
+        if parent == own or not (parent / "cgroup.controllers").exists():
+            raise
+        if h.controller not in _read_words(parent / "cgroup.subtree_control"):
+            raise
+        return parent
+    return own
+
+
 def _make_group(h: Hierarchy, stack: str, role: str, made: list[str]) -> Path:
-    base = Path(h.path)
-    if h.version == 2:
-        _enable(base, h.controller)
+    base = _v2_base(h) if h.version == 2 else Path(h.path)
     _mkdir(base / stack, made)
     if h.version == 2:
         _enable(base / stack, h.controller)
@@ -273,6 +289,33 @@ def _why(exc: OSError, h: Hierarchy) -> str:
     if h.version == 2 and exc.errno == errno.EBUSY:
         text += " (v2 lets a group with processes of its own delegate no controller)"
     return text
+
+
+def enter(
+    services: dict[str, dict[str, Any]],
+    roles: Mapping[str, str],
+    wanted: Mapping[str, Limits],
+    root: Path,
+    record: Path,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> StackGroups | None:
+    """Place each charm container with limits (`roles`: service -> its charm) and start each
+    of its Pebble services inside (their commands rewritten in place); the groups are recorded
+    in `record` before any service starts. None: no limits."""
+    limited = {role: lim for role, lim in wanted.items() if lim.any}
+    if not limited:
+        return None
+    placed = place(root, limited, hierarchies)
+    inside = {role: sorted(n for n, r in roles.items() if r == role) for role in limited}
+    groups = StackGroups(
+        {r: replace(p, services=inside[r]) for r, p in placed.placements.items()}, placed.made
+    )
+    save(groups, record)
+    for name, service in services.items():
+        prefix = wrapper_argv(groups.placements.get(roles.get(name, "")))
+        if prefix:
+            service["command"] = shlex.join([*prefix, *shlex.split(service["command"])])
+    return groups
 
 
 def wrapper_argv(placement: Placement | None) -> list[str]:

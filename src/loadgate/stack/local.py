@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import time
@@ -402,7 +401,9 @@ def write_configs(
             fault_service.write(fault, layout, ports)
             services[fault_service.SERVICE] = fault_service.pebble_service(layout)
             checks[f"{fault_service.SERVICE}-ready"] = fault_service.pebble_check(fault)
-        groups = _limit(layout, what, services, files.roles)
+        groups = cgroups.enter(
+            services, files.roles, what.limits_by_role(), layout.root, layout.cgroups_file
+        )
         layer = render.charm_layer(services, checks, bin_dir, ports, layout)
         written = Written(files.loki_server_name, files.report, groups, fault)
     configs[layout.prometheus_config] = render.prometheus_config(
@@ -418,28 +419,6 @@ def write_configs(
     layers.mkdir(parents=True, exist_ok=True)
     (layers / "001-loadgate.yaml").write_text(yaml.safe_dump(layer, sort_keys=False))
     return written
-
-
-def _limit(
-    layout: Layout, what: PreparedCharms, services: dict[str, Any], roles: dict[str, str]
-) -> StackGroups | None:
-    """The charms' resource limits: a control group per charm container (recorded before any
-    service starts), each of its services started inside it (cgexec.py). None: no limits."""
-    wanted = {role: lim for role, lim in what.limits_by_role().items() if lim.any}
-    if not wanted:
-        return None
-    placed = cgroups.place(layout.root, wanted)
-    members = {role: sorted(n for n, r in roles.items() if r == role) for role in wanted}
-    groups = replace(
-        placed,
-        placements={r: replace(p, services=members[r]) for r, p in placed.placements.items()},
-    )
-    cgroups.save(groups, layout.cgroups_file)
-    for name, service in services.items():
-        prefix = cgroups.wrapper_argv(groups.placements.get(roles.get(name, "")))
-        if prefix:
-            service["command"] = shlex.join([*prefix, *shlex.split(service["command"])])
-    return groups
 
 
 def _service_log_tail(layout: Layout, service: str, lines: int = 5) -> list[str]:
