@@ -54,7 +54,7 @@ def test_a_collector_over_its_memory_limit_is_oom_killed_and_restarted(
     hold.write_text(HOLD_EVERYTHING)
     code = cli.main([
         "run", "--charm-config", "memory=200Mi", "--charm-config", f"processors=@{hold}",
-        "--base-port", "25510", "--duration", "25s", "--rate", "120000",
+        "--base-port", "25510", "--duration", "30s", "--rate", "120000",
         "--body-min", "8192", "--body-max", "8192", "--drain-timeout", "20",
     ])  # fmt: skip
     out = capsys.readouterr().out
@@ -70,11 +70,14 @@ def test_a_collector_over_its_memory_limit_is_oom_killed_and_restarted(
     assert used["exits"]
     assert {e["code"] for e in used["exits"]} == {137}
     assert len(used["exits"]) == used["oom_kills"]
-    assert used["restarts"] == len(used["exits"])
+    # Pebble restarted it after each kill (the last restart may still wait out its back-off).
+    assert used["restarts"] >= 1
+    assert len(used["exits"]) - 1 <= used["restarts"] <= len(used["exits"])
     if used["memory_peak_bytes"] is not None:  # v2 kernels without memory.peak: unknown
         assert 190 * MI <= used["memory_peak_bytes"] <= 200 * MI
-    # Prometheus saw the same restarts from the collector's own uptime.
-    assert result["restarts"]["otelcol"]["count"] == used["restarts"]
+    # Prometheus saw restarts too, from the collector's own uptime (a start it never scraped
+    # it cannot see).
+    assert 1 <= result["restarts"]["otelcol"]["count"] <= used["restarts"]
     assert "otelcol limits (cgroup" in out
     assert "OOM kill(s)" in out
     assert stack_groups_left(env / "stack") == []  # the run stopped its stack: groups gone

@@ -114,8 +114,12 @@ def stack_notes(info: local.StackInfo) -> list[str]:
             "the local collector build lacks components the charm rendered, removed: "
             + ", ".join(missing)
         )
-    if info.limits is not None:
-        notes += cgroups.describe(info.limits)
+    return notes + limit_notes(info)
+
+
+def limit_notes(info: local.StackInfo) -> list[str]:
+    """The stack's resource limits (enforced or NOT) and its backend fault proxy."""
+    notes = cgroups.describe(info.limits) if info.limits is not None else []
     fault = info.backend_fault
     if fault is not None:
         notes.append(
@@ -200,6 +204,8 @@ def _stack_status(root: Path, status: Callable[[Path], local.StackStatus]) -> in
             Text(f"run dir {st.info.root}  stack {st.info.name}  CA {st.info.ca_file}"),
             soft_wrap=True,
         )
+        for line in limit_notes(st.info):
+            stdout.print(Text(line), soft_wrap=True)
     holder = runlock.read_holder(root)  # cleared on release: a live process here holds it
     if holder is not None and holder.process.alive():
         stdout.print(Text(f"in use by {holder.describe()}"), soft_wrap=True)
