@@ -45,6 +45,7 @@ BAD: dict[str, list[str]] = {
     "--charm-config": ["queue_size", "=5", "processors=@/no/such/file"],
     "--loki-config": ["nokey", "=1"],
     "--signals": ["", "profiles", "metrics,traces", "logs,logs", "logs;metrics"],
+    "--backend-fault": ["503=2", "", "drop=0.5", "delay=1x", "seed=1", "503=0.5,503=0.1"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
 

@@ -178,6 +178,8 @@ class OtelcolLocal:
     ca_file: Path
     files: Mapping[str, Path]  # container path -> the local copy of a file the charm wrote
     available: frozenset[str] | None = None  # component types of the local build
+    # Where the Loki exporter pushes, when not Loki itself: the backend fault proxy's port.
+    loki_via: int | None = None
 
 
 def otelcol(config: Mapping[str, Any], where: OtelcolLocal) -> Localized:
@@ -191,9 +193,11 @@ def otelcol(config: Mapping[str, Any], where: OtelcolLocal) -> Localized:
         parts = urlsplit(endpoint)
         if not parts.hostname:
             raise LocalizeError(f"exporters.{name}.endpoint: no host in {endpoint!r}")
-        local = urlunsplit(parts._replace(netloc=f"{HOST}:{where.ports.loki_http}"))
+        port = where.loki_via or where.ports.loki_http
+        local = urlunsplit(parts._replace(netloc=f"{HOST}:{port}"))
         exporter["endpoint"] = local
-        changes.append(Change(f"exporters.{name}.endpoint", endpoint, local, "the local Loki"))
+        why = "the backend fault proxy before the local Loki" if where.loki_via else "the local Loki"
+        changes.append(Change(f"exporters.{name}.endpoint", endpoint, local, why))
         if parts.scheme == "https":
             tls = exporter.setdefault("tls", {})
             if "server_name_override" not in tls:

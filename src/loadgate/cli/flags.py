@@ -87,6 +87,12 @@ def add_stack_flags(p: argparse.ArgumentParser) -> None:
         type=base_port,
         help="move every port of the stack to base, base+1, ... (default: standard ports)",
     )
+    p.add_argument(
+        "--backend-fault",
+        metavar="FAULTS",
+        help="a proxy between the collector and Loki that injects faults, e.g. "
+        "503=0.7,delay=1s@0.5,outage=20s+15s,until=60s,seed=1 (default: none)",
+    )
 
 
 def stack_flags(args: argparse.Namespace) -> StackFlags:
@@ -100,4 +106,5 @@ def stack_flags(args: argparse.Namespace) -> StackFlags:
         loki_config=tuple(args.loki_config),
         base_port=args.base_port,
         signals=tuple(args.signals),
+        backend_fault=args.backend_fault,
     )

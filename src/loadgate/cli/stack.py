@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import paths
-from ..stack import choice, local, runlock
+from ..stack import cgroups, choice, local, runlock
 from ..stack.backends import STANDIN_SERVICE
 from ..stack.choice import StackFlags, StackRequest
 from ..stack.ops import Down, Up
@@ -106,7 +106,8 @@ def start_stack(
 
 
 def stack_notes(info: local.StackInfo) -> list[str]:
-    """What people must know about a charm stack: components its collector build lacks."""
+    """What people must know about a charm stack: components its collector build lacks, its
+    traces backend, its resource limits (enforced or NOT), its backend fault proxy."""
     notes: list[str] = []
     missing = (info.charms or {}).get("missing_components") or []
     if missing:
@@ -117,6 +118,19 @@ def stack_notes(info: local.StackInfo) -> list[str]:
     backend = (info.charms or {}).get("traces_backend")
     if backend:
         notes.append(f"traces go to a {backend}, service {STANDIN_SERVICE}")
+    return notes + limit_notes(info)
+
+
+def limit_notes(info: local.StackInfo) -> list[str]:
+    """The stack's resource limits (enforced or NOT) and its backend fault proxy."""
+    notes = cgroups.describe(info.limits) if info.limits is not None else []
+    fault = info.backend_fault
+    if fault is not None:
+        notes.append(
+            f"backend fault proxy before Loki: {fault.plan.spec}, from each run's load start "
+            f"(the collector pushes to 127.0.0.1:{fault.port}; counts at "
+            f"{fault.control_url}/counts)"
+        )
     return notes
 
 
@@ -194,6 +208,8 @@ def _stack_status(root: Path, status: Callable[[Path], local.StackStatus]) -> in
             Text(f"run dir {st.info.root}  stack {st.info.name}  CA {st.info.ca_file}"),
             soft_wrap=True,
         )
+        for line in limit_notes(st.info):
+            stdout.print(Text(line), soft_wrap=True)
     holder = runlock.read_holder(root)  # cleared on release: a live process here holds it
     if holder is not None and holder.process.alive():
         stdout.print(Text(f"in use by {holder.describe()}"), soft_wrap=True)

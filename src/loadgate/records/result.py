@@ -18,6 +18,7 @@ from loadgate.measure.pipeline import PipelineFigures
 from loadgate.measure.saturation import SaturationFigures
 from loadgate.records import fields as f
 from loadgate.records import files
+from loadgate.records.resources import ResourceFigures
 
 RESULT_FORMAT = "loadgate-result/1"
 RESULT_FILE = "result.json"
@@ -93,6 +94,8 @@ class RunResult:
     load_window: dict[str, Any] | None = None
     # The pipeline's throughput over its steady window (measure.saturation).
     saturation: SaturationFigures | None = None
+    # What the stack's resource limits and backend faults did (runs that had them).
+    resources: ResourceFigures | None = None
 
     @property
     def complete(self) -> bool:
@@ -131,6 +134,8 @@ class RunResult:
             out["load_window"] = dict(self.load_window)
         if self.saturation is not None:
             out["saturation"] = asdict(self.saturation)
+        if self.resources is not None:  # only on runs whose stack had limits or faults
+            out["resources"] = self.resources.to_dict()
         return out
 
     @classmethod

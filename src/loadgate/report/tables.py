@@ -16,6 +16,7 @@ from loadgate.judge.ledger import Ledger
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.saturation import SaturationFigures
+from loadgate.records.resources import BackendFaultCounts, ServiceResources
 from loadgate.records.result import RunResult
 
 UNITS = {"error_rate": "%", "p99_ms": "ms"}
@@ -159,6 +160,12 @@ def figures_table(result: RunResult) -> Table:
             since = seen.get("since")
             when = time.strftime("%H:%M:%S", time.localtime(since)) if since else "?"
             row(f"{service} state change", f"{seen.get('current')} since {when}", "Pebble")
+    if result.resources is not None:
+        for role, used in sorted(result.resources.services.items()):
+            row(f"{role} limits (cgroup {used.cgroup})", limits_text(used), "kernel, Pebble")
+        fault = result.resources.backend_fault
+        if fault is not None:
+            row(f"backend faults ({fault.spec})", fault_text(fault), "fault proxy")
     if result.delivered is not None:
         d = result.delivered
         if p is not None and (d.own_stored or p.collector_own_filtered):
@@ -191,3 +198,42 @@ def _cpu_rows(fig: CpuFigures, row: Callable[[str, str, str], None]) -> None:
             f"{fig.busy_elsewhere_cores:.2f} cores ({state})",
             "kernel (/proc/stat) less the run's processes",
         )
+
+
+def _known(value: float | None, shown: str) -> str:
+    return "unknown" if value is None else shown
+
+
+def limits_text(used: ServiceResources) -> str:
+    """`memory 200 MiB: peak 200 MiB, 1 OOM kill; cpu 250m: throttled 40/120 periods (3.1 s);
+    1 restart (exit 137)`, with NOT enforced where a limit could not be written."""
+    parts: list[str] = []
+    if used.memory_limit_bytes is not None:
+        peak = used.memory_peak_bytes
+        parts.append(
+            f"memory {used.memory_limit_bytes / 2**20:,.0f} MiB: peak "
+            + _known(peak, f"{(peak or 0) / 2**20:,.0f} MiB")
+            + ", "
+            + _known(used.oom_kills, f"{used.oom_kills} OOM kill(s)")
+        )
+    if used.cpu_limit_millis is not None:
+        thr, periods, secs = used.cpu_throttled_periods, used.cpu_periods, used.cpu_throttled_s
+        parts.append(
+            f"cpu {used.cpu_limit_millis}m: throttled "
+            + _known(thr, f"{thr}/{periods} periods ({secs or 0:.1f} s)")
+        )
+    parts += [f"{resource} NOT enforced" for resource in used.not_enforced]
+    codes = ", ".join(str(e.code) for e in used.exits)
+    restarts = _known(used.restarts, f"{used.restarts} restart(s)")
+    parts.append(restarts + (f" (exit {codes})" if codes else ""))
+    return "; ".join(parts)
+
+
+def fault_text(fault: BackendFaultCounts) -> str:
+    if fault.requests is None:
+        return "unknown (the proxy did not answer)"
+    return (
+        f"{fault.requests:,} requests: {fault.passed:,} passed, {fault.failed:,} failed "
+        f"({fault.outage:,} in the outage), {fault.delayed:,} delayed, "
+        f"{fault.upstream_errors:,} Loki unreachable"
+    )

@@ -39,6 +39,7 @@ from loadgate.runner.target import (
     load_window,
     poll_interval,
     quiet_seconds,
+    resource_figures,
     service_states,
 )
 from loadgate.runner.waits import wait_fresh_scrape, wait_quiet
@@ -257,7 +258,7 @@ class RunSteps:
             restarts=restarts_block(self.tracker, service_states(self.target), self.started),
             problems=self.problems, generator=self.generator, cpu=self._cpu_figures(client),
             load_window=self.window.to_dict() if self.window else None,
-            saturation=self._saturation(),
+            saturation=self._saturation(), resources=resource_figures(self.target),
         )  # fmt: skip
         return replace(result, bottleneck=run_figures.bottleneck_block(result))
 

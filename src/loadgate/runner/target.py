@@ -11,6 +11,7 @@ from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.measure.cpu import CpuReading
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
+from loadgate.records.resources import ResourceFigures
 
 # Optional on a target: `service_states() -> dict[str, dict[str, Any]]`, each service's state
 # as its supervisor sees it ({"current": "active", "since": <epoch seconds>}).
@@ -30,6 +31,9 @@ POLL_INTERVAL = "poll_interval"
 LOAD_WINDOW = "load_window"
 # Optional on a target: `cpu_reading() -> CpuReading`, every process's CPU now.
 CPU_READING = "cpu_reading"
+# Optional on a target: `resource_figures() -> ResourceFigures | None`, what the stack's
+# enforced resource limits and backend faults did over the run (OOM kills, throttling, ...).
+RESOURCE_FIGURES = "resource_figures"
 
 
 class RunError(RuntimeError):
@@ -130,3 +134,10 @@ def generator_figures(target: Target, spec: RunSpec) -> dict[str, Any]:
     if isinstance(answer, dict):
         out.update({str(k): v for k, v in answer.items()})  # pyright: ignore[reportUnknownVariableType]
     return out
+
+
+def resource_figures(target: Target) -> ResourceFigures | None:
+    """`resources` of result.json (None: the target has no limits or faults to report)."""
+    measure = getattr(target, RESOURCE_FIGURES, None)
+    answer = measure() if callable(measure) else None
+    return answer if isinstance(answer, ResourceFigures) else None

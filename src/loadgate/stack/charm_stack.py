@@ -24,8 +24,10 @@ from loadgate.build import binaries
 from ..charms import localize, localize_signals, options, render, sources
 from ..charms import signals as signal_relations
 from ..charms.sources import CharmSource, SourceSpec
-from . import backends
+from . import backends, limits
+from .faults import FaultPlan
 from .layout import Layout
+from .limits import Limits
 from .ports import HOST, Ports
 
 OTELCOL_CONFIG = "/etc/otelcol/config.yaml"
@@ -47,6 +49,7 @@ class CharmChoice:
     server_cert: bool = False
     preset: str = "charm-default"  # the --profile the options started from
     signals: tuple[str, ...] = signal_relations.DEFAULT  # --signals
+    backend_fault: FaultPlan | None = None  # --backend-fault: a proxy before Loki
 
     @classmethod
     def from_flags(
@@ -101,12 +104,25 @@ class PreparedCharms:
     signals: tuple[str, ...] = signal_relations.DEFAULT
     # The Prometheus charm, whose lib/ writes the metric and trace relations (None: logs only).
     providers: CharmSource | None = None
+    # The containers' resource limits (the `cpu` and `memory` options, as Kubernetes has them).
+    otelcol_limits: Limits = field(default_factory=Limits)
+    loki_limits: Limits = field(default_factory=Limits)
+    backend_fault: FaultPlan | None = None
 
     @property
     def traces(self) -> bool:
         return signal_relations.TRACES in self.signals
 
+    def limits_by_role(self) -> dict[str, Limits]:
+        return {"otelcol": self.otelcol_limits, "loki": self.loki_limits}
+
     def to_dict(self) -> dict[str, Any]:
+        out = self._charms_dict()
+        if self.backend_fault is not None:  # stacks without one keep their shape
+            out["backend_fault"] = self.backend_fault.spec
+        return out
+
+    def _charms_dict(self) -> dict[str, Any]:
         return {
             **self._signals_dict(),
             "preset": self.preset,
@@ -148,18 +164,33 @@ def prepare(choice: CharmChoice) -> PreparedCharms:
         loki_opts = options.parse(
             (lok.path / "charmcraft.yaml").read_text(), choice.loki_pairs, "--loki-config", lok.name
         )
+        otel_limits = limits.from_options(otel_opts, "--charm-config", _requests(otel))
+        loki_limits = limits.from_options(loki_opts, "--loki-config", _requests(lok))
         otel_part = binaries.workload_part("otelcol", otel.workload_tag, f"otelcol {otel.label}")
         loki_part = binaries.workload_part("loki", lok.workload_tag, f"Loki {lok.label}")
         providers = None
         if not signal_relations.is_default(choice.signals):
             folder = sources.sources_dir()
             providers = sources.resolve(sources.default_spec("prometheus", folder))
-    except (sources.SourceError, options.OptionError, binaries.WorkloadBuildError) as exc:
+    except (
+        sources.SourceError,
+        options.OptionError,
+        limits.LimitError,
+        binaries.WorkloadBuildError,
+    ) as exc:
         raise CharmStackError(str(exc)) from None
     return PreparedCharms(
         otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert, choice.preset,
-        choice.signals, providers,
+        choice.signals, providers, otel_limits, loki_limits, choice.backend_fault,
     )  # fmt: skip
+
+
+def _requests(source: CharmSource) -> limits.Requests | None:
+    """The requests the charm's own code gives its container (the floor of its limits)."""
+    try:
+        return limits.charm_requests((source.path / "src" / "charm.py").read_text())
+    except OSError:
+        return None
 
 
 @cache
@@ -199,6 +230,7 @@ class CharmStackFiles:
     loki_server_name: str
     report: dict[str, Any] = field(default_factory=dict[str, Any])
     traces_server_name: str | None = None  # the traces backend's name (its certificate's)
+    roles: dict[str, str] = field(default_factory=dict[str, str])  # service -> its charm
 
 
 def _local_files(charm: render.RenderedCharm, folder: Path) -> dict[str, Path]:
@@ -222,9 +254,11 @@ def build(
     ca_cert: str,
     ca_key: str,
     on_step: Callable[[str], None] | None = None,
+    loki_via: int | None = None,
 ) -> CharmStackFiles:
     """Render both charms for this stack (with its CA) and localize what they wrote.
-    `on_step` hears each step (venvs, renders) as it starts."""
+    `on_step` hears each step (venvs, renders) as it starts; `loki_via`: the port the
+    collector's Loki exporter pushes to instead of Loki's (the backend fault proxy)."""
     otel_bin = binaries.binary_path(prepared.otelcol_part.name, bin_dir)
     loki_bin = binaries.binary_path(prepared.loki_part.name, bin_dir)
     try:
@@ -265,6 +299,7 @@ def build(
                 ca_file=ca_file,
                 files=otel_files,
                 available=components(otel_bin),
+                loki_via=loki_via,
             ),
         )
         otel_local = localize_signals.exporters(
@@ -289,6 +324,8 @@ def build(
     except localize.LocalizeError as exc:
         raise CharmStackError(f"localizing the rendered configs: {exc}") from None
     services = {**otel_plan["services"], **loki_plan["services"]}
+    roles = {name: "otelcol" for name in otel_plan["services"]}
+    roles.update({name: "loki" for name in loki_plan["services"]})
     checks = {**otel_plan["checks"], **loki_plan["checks"]}
     report = {
         **prepared.to_dict(),
@@ -311,6 +348,7 @@ def build(
             if prepared.traces
             else None
         ),
+        roles=roles,
     )
 
 

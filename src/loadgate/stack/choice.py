@@ -11,21 +11,21 @@ one `StackFlags`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..charms import signals as signal_relations
 from ..yamlfile import load_mapping
-from . import charm_stack
+from . import charm_stack, faults
 from . import profile as profiles
 from .charm_stack import CharmChoice, CharmStackError, PreparedCharms
 from .profile import Profile
 
 DEFAULT_PRESET = "charm-default"
 HAND_PROFILES: dict[str, str] = {"hand-nop": "nop"}  # CLI name -> profile.py name
-CHARM_FLAGS = ("otelcol_charm", "loki_charm", "charm_config", "loki_config")
+CHARM_FLAGS = ("otelcol_charm", "loki_charm", "charm_config", "loki_config", "backend_fault")
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class StackFlags:
     loki_config: tuple[str, ...] = ()  # Loki charm options, K=V
     base_port: int | None = None  # None: the standard ports
     signals: tuple[str, ...] = signal_relations.DEFAULT  # --signals, parsed
+    backend_fault: str | None = None  # faults between the collector and Loki (faults.py)
 
     def given_charm_flags(self) -> list[str]:
         """The charm flags given, as typed (`--otelcol-charm`, ...)."""
@@ -129,6 +130,10 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
         except ValueError as exc:
             raise ChoiceError(f"--{exc}") from None
         return StackRequest(name, None, hand)
+    try:
+        plan = faults.parse(flags.backend_fault) if flags.backend_fault is not None else None
+    except faults.FaultError as exc:
+        raise ChoiceError(str(exc)) from None
     pairs = preset_pairs(name, overlays) + list(flags.charm_config)
     if flags.queue_size is not None:
         pairs.append(f"queue_size={flags.queue_size}")
@@ -143,7 +148,7 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
         )
     except CharmStackError as exc:
         raise ChoiceError(str(exc)) from None
-    return StackRequest(name, charms, None)
+    return StackRequest(name, replace(charms, backend_fault=plan), None)
 
 
 def differences(prepared: PreparedCharms | Profile, running: Mapping[str, Any] | None,
@@ -170,4 +175,7 @@ def differences(prepared: PreparedCharms | Profile, running: Mapping[str, Any] |
     if have_signals != prepared.signals:
         have_text, want_text = map(signal_relations.text, (have_signals, prepared.signals))
         out.append(f"signals: running {have_text}, asked {want_text}")
+    if running.get("backend_fault") != asked.get("backend_fault"):
+        have_fault, want_fault = running.get("backend_fault"), asked.get("backend_fault")
+        out.append(f"--backend-fault: running {have_fault or 'none'}, asked {want_fault or 'none'}")
     return out

@@ -51,6 +51,12 @@ class Layout:
         return self.root / "k6.json"
 
     @property
+    def cgroups_file(self) -> Path:
+        """The control groups the stack made (cgroups.py), written before its services start:
+        `down` and the next `up` remove them even when stack.json was never written."""
+        return self.root / "cgroups.json"
+
+    @property
     def collector_config(self) -> Path:
         return self.config / "otelcol.yaml"
 

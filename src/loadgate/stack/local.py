@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,10 @@ from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
-from . import backends, charm_stack, pebble_daemon, procs, render
+from . import backends, cgroups, charm_stack, fault_service, orphans, pebble_daemon, procs, render
+from .cgroups import StackGroups
 from .charm_stack import CharmStackError, PreparedCharms
+from .fault_service import FaultService
 from .layout import Layout
 from .ports import Ports, busy_ports, port_in_use
 from .procs import ProcessId
@@ -93,6 +95,8 @@ class StackInfo:
     charms: dict[str, Any] | None = None
     loki_server_name: str = render.LOKI_TLS_SERVER_NAME  # the name Loki's certificate holds
     signals: tuple[str, ...] = signal_relations.DEFAULT
+    limits: StackGroups | None = None  # the charms' resource limits: groups, what is enforced
+    backend_fault: FaultService | None = None  # the fault proxy before Loki (--backend-fault)
 
     @property
     def traces(self) -> bool:
@@ -105,12 +109,18 @@ class StackInfo:
 
     @property
     def services(self) -> tuple[str, ...]:
-        return (*SERVICES, backends.STANDIN_SERVICE) if self.traces else SERVICES
+        """The Pebble services of the stack."""
+        extra = (backends.STANDIN_SERVICE,) if self.traces else ()
+        if self.backend_fault is not None:
+            extra += (fault_service.SERVICE,)
+        return (*SERVICES, *extra)
 
     def health_urls(self) -> dict[str, str]:
         urls = render.health_urls(self.ports)
         if self.backend_ports is not None:
             urls[backends.STANDIN_SERVICE] = backends.health_url(self.backend_ports)
+        if self.backend_fault is not None:
+            urls[fault_service.SERVICE] = self.backend_fault.ready_url
         return urls
 
     def service_ports(self) -> dict[str, int]:
@@ -121,6 +131,8 @@ class StackInfo:
         }
         if self.backend_ports is not None:
             out[backends.STANDIN_SERVICE] = self.backend_ports.traces_otlp_http
+        if self.backend_fault is not None:
+            out[fault_service.SERVICE] = self.backend_fault.port
         return out
 
     @property
@@ -188,6 +200,9 @@ class StackInfo:
             **(
                 {} if signal_relations.is_default(self.signals) else {"signals": list(self.signals)}
             ),
+            # Only on stacks that have them: others keep their shape.
+            **({"limits": self.limits.to_dict()} if self.limits else {}),
+            **({"backend_fault": self.backend_fault.to_dict()} if self.backend_fault else {}),
         }
 
     @classmethod
@@ -204,6 +219,10 @@ class StackInfo:
             pebble_start_ticks=int(d.get("pebble_start_ticks") or 0),
             owner=Owner.from_dict(d.get("owner")),
             signals=tuple(d.get("signals") or signal_relations.DEFAULT),
+            limits=StackGroups.from_dict(d["limits"]) if d.get("limits") else None,
+            backend_fault=(
+                FaultService.from_dict(d["backend_fault"]) if d.get("backend_fault") else None
+            ),
         )
 
 
@@ -368,6 +387,8 @@ class Written:
     loki_server_name: str = render.LOKI_TLS_SERVER_NAME
     charms: dict[str, Any] | None = None
     traces_server_name: str | None = None
+    groups: StackGroups | None = None
+    fault: FaultService | None = None
 
 
 def write_configs(
@@ -392,6 +413,7 @@ def write_configs(
         }
         layer = render.pebble_layer(bin_dir, ports, layout)
     else:
+        fault = fault_service.allocate(what.backend_fault) if what.backend_fault else None
         try:
             files = charm_stack.build(
                 what,
@@ -401,6 +423,7 @@ def write_configs(
                 material.ca_cert_pem.decode(),
                 material.ca_key_pem.decode(),
                 on_step=on_step,
+                loki_via=fault.port if fault else None,
             )
         except CharmStackError as exc:
             raise StackError(str(exc)) from None
@@ -408,8 +431,20 @@ def write_configs(
             layout.collector_config: files.collector_config,
             layout.loki_config: files.loki_config,
         }
-        layer = render.charm_layer(files.services, files.checks, bin_dir, ports, layout)
-        written = Written(files.loki_server_name, files.report, files.traces_server_name)
+        services = {name: dict(svc) for name, svc in files.services.items()}
+        checks = dict(files.checks)
+        if fault is not None:
+            fault = replace(fault, server_name=files.loki_server_name)
+            fault_service.write(fault, layout, ports)
+            services[fault_service.SERVICE] = fault_service.pebble_service(layout)
+            checks[f"{fault_service.SERVICE}-ready"] = fault_service.pebble_check(fault)
+        groups = cgroups.enter(
+            services, files.roles, what.limits_by_role(), layout.root, layout.cgroups_file
+        )
+        layer = render.charm_layer(services, checks, bin_dir, ports, layout)
+        written = Written(
+            files.loki_server_name, files.report, files.traces_server_name, groups, fault
+        )
     configs[layout.prometheus_config] = render.prometheus_config(
         ports, layout, written.loki_server_name
     )
@@ -417,6 +452,10 @@ def write_configs(
         binary = binaries.binary_path(what.otelcol_part.name, bin_dir)
         _add_traces_standin(layout, ports, material, written.traces_server_name, binary, configs,
                             layer)  # fmt: skip
+    if written.fault is not None:
+        configs[layout.prometheus_config]["scrape_configs"].append(
+            fault_service.scrape_job(written.fault)
+        )
     for path, cfg in configs.items():
         path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     layers = layout.pebble / "layers"
@@ -507,7 +546,12 @@ def up(
             "--base-port"
         )
 
-    written = write_configs(layout, what, ports, bdir, on_step)
+    _remove_stale_groups(layout, on_step)
+    try:
+        written = write_configs(layout, what, ports, bdir, on_step)
+    except BaseException:
+        cgroups.release(layout.cgroups_file)
+        raise
     proc = pebble_daemon.spawn(
         bdir / "pebble",
         layout.pebble,
@@ -530,6 +574,8 @@ def up(
         charms=written.charms,
         loki_server_name=written.loki_server_name,
         signals=signals_of(what),
+        limits=written.groups,
+        backend_fault=written.fault,
     )
     layout.state_file.write_text(json.dumps(info.to_dict(), indent=2))
     try:
@@ -589,9 +635,11 @@ def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
     stopped: list[str] = []
     info = read_info(layout.root)
     if info is None:
-        return stopped
+        return stopped + _release_groups(layout)
     if info.pebble_alive():
         try:
+            pebble_client(info).stop_services(list(info.services), timeout=timeout)
+            stopped.append("services " + ", ".join(info.services))
             pebble_client(info).stop_services(list(info.services), timeout=timeout)
             stopped.append("services " + ", ".join(info.services))
         except (ops.pebble.Error, OSError, TimeoutError):
@@ -602,8 +650,28 @@ def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
         proc = ProcessId.of(pid)
         if proc is not None and procs.terminate(proc, 5.0):
             stopped.append(f"leftover {name} (pid {pid})")
+    stopped += _release_groups(layout)
     layout.state_file.unlink(missing_ok=True)
     return stopped
+
+
+def _release_groups(layout: Layout) -> list[str]:
+    """Remove the stack's control groups; what was removed, or why one is left."""
+    gone, left = cgroups.release(layout.cgroups_file)
+    stacks = sorted({Path(g).name for g in gone if Path(g).name.startswith(cgroups.STACK_PREFIX)})
+    lines = [f"control groups {', '.join(stacks)} ({len(gone)} folders)"] if gone else []
+    return lines + [f"control group NOT removed: {why}" for why in left]
+
+
+def _remove_stale_groups(layout: Layout, on_step: Callable[[str], None] | None) -> None:
+    found, left = orphans.remove_stale_groups(layout.root)
+    if found and on_step:
+        on_step(f"found: {found}")
+    if left:
+        raise StackError(
+            f"control groups of an earlier stack at {layout.root} cannot be removed: "
+            + "; ".join(left)
+        )
 
 
 def status(root: Path | None = None) -> StackStatus:

@@ -3,7 +3,8 @@ by the next run that takes the stack's lock: its k6 process and the stack it sta
 
 k6 is tied to loadgate by a parent-death signal, so it should not survive; the record of which
 k6 a run started (k6.json in the stack's run directory, with PID and start time) is the check
-that it did not.
+that it did not. The control groups a dead stack made (cgroups.json) are removed before a new
+stack starts in its run directory.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import procs
+from . import cgroups, procs
 from .layout import Layout
 from .procs import ProcessId
 
@@ -77,3 +78,11 @@ def stop_orphan_k6(root: Path) -> str | None:
         f"k6 (pid {record.process.pid}) of run {record.run_id} was still sending load after "
         f"its loadgate process (pid {record.owner.pid}) died: stopped it"
     )
+
+
+def remove_stale_groups(root: Path) -> tuple[str | None, list[str]]:
+    """Remove the control groups a stack that is gone left (its services are gone too: `up`
+    refuses while any runs): (what was found, the groups that could not be removed)."""
+    gone, left = cgroups.release(Layout(root).cgroups_file)
+    found = f"control groups of a stack that is gone, removed: {', '.join(gone)}" if gone else None
+    return found, left

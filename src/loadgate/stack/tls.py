@@ -146,6 +146,41 @@ def issue_server_cert(
     return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
 
 
+def issue(
+    ca_cert_pem: bytes,
+    ca_key_pem: bytes,
+    hostnames: tuple[str, ...],
+    ips: tuple[str, ...] = DEFAULT_IPS,
+    days: int = 30,
+) -> tuple[bytes, bytes]:
+    """A server certificate (and its key), PEM, that an existing CA signs for the names."""
+    ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
+    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
+    if not isinstance(ca_key, rsa.RSAPrivateKey):
+        raise ValueError("the stack's CA key is not an RSA key")
+    start = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    key = _new_key()
+    sans: list[x509.GeneralName] = [x509.DNSName(h) for h in hostnames]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name(hostnames[0] if hostnames else ips[0]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(start + dt.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+
+
 def _new_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 

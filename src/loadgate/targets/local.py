@@ -21,10 +21,12 @@ from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.runner.target import LoadWindow, Progress, RunError
 from loadgate.stack.tls import client_context, verified_client
 
+from ..records.resources import ResourceFigures
 from ..stack import local as stack_local
 from ..stack import orphans, procs
 from ..stack.local import StackInfo
 from ..stack.procs import ProcessId
+from ..stack.resource_use import ResourceWatch
 
 SUMMARY_FILE = "k6-summary.json"
 K6_LOG = "k6.log"
@@ -78,6 +80,7 @@ class LocalTarget:
         self._last_at: float | None = None
         self._k6_started_at = 0.0
         self._cpu_edges: list[cpu.CpuReading] = []
+        self._resources: ResourceWatch | None = None  # the stack's limits and faults, per run
 
     def prometheus(self) -> PrometheusAPI:
         return PrometheusAPI(self.stack.prometheus_url, self._http)
@@ -108,6 +111,7 @@ class LocalTarget:
         self._k6_cpu_at_load = None
         self._vus_max = None
         (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
+        self._resources = ResourceWatch.begin(self.stack)
         log = (out_dir / K6_LOG).open("wb")
         self._started = time.monotonic()
         self._first_at = self._last_at = None
@@ -285,6 +289,11 @@ class LocalTarget:
             source="k6's REST API polled every 0.1 s at the edges: its first record sent, "
             "and the scenario's duration after it (or k6's exit, if sooner)",
         )
+
+    def resource_figures(self) -> ResourceFigures | None:
+        """What the stack's resource limits and backend faults did from the load's start
+        (runner.RESOURCE_FIGURES); None on a stack with neither."""
+        return self._resources.figures() if self._resources is not None else None
 
     def service_states(self) -> dict[str, dict[str, Any]]:
         """Each service as the stack's Pebble daemon sees it (optional Target method)."""

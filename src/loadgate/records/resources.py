@@ -1,0 +1,111 @@
+"""`resources` of result.json: what the stack's enforced limits did to each limited charm
+container over the run (OOM kills, restarts, peak memory against the limit, CPU throttling),
+and what the backend fault proxy did to the collector's pushes. A figure that could not be
+read is None (unknown), never 0. Absent from runs without limits and faults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadgate.records import fields as f
+
+
+@dataclass(frozen=True)
+class Exit:
+    """A service exit its supervisor saw during the run (Pebble: `stopped unexpectedly`)."""
+
+    service: str
+    code: int  # 128 + N for a signal N: 137 is SIGKILL (the OOM killer's)
+    at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"service": self.service, "code": self.code, "at": self.at}
+
+
+@dataclass(frozen=True)
+class ServiceResources:
+    """One charm container's limits and what they did over the run."""
+
+    cgroup: str  # "v1", "v2", "v1+v2" or "none" (nothing enforced)
+    memory_limit: str | None  # the charm option as given
+    memory_limit_bytes: int | None  # enforced (None: no limit, or not enforced)
+    cpu_limit: str | None
+    cpu_limit_millis: int | None
+    not_enforced: dict[str, str] = field(default_factory=dict[str, str])  # resource -> why
+    oom_kills: int | None = None
+    memory_failcnt: int | None = None  # v1: times usage hit the limit (reclaim), not kills
+    memory_peak_bytes: int | None = None
+    memory_peak_source: str = ""
+    cpu_periods: int | None = None
+    cpu_throttled_periods: int | None = None
+    cpu_throttled_s: float | None = None
+    restarts: int | None = None  # starts after an exit during the run (Pebble's log)
+    exits: list[Exit] = field(default_factory=list[Exit])
+    notes: list[str] = field(default_factory=list[str])
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cgroup": self.cgroup,
+            "memory_limit": self.memory_limit,
+            "memory_limit_bytes": self.memory_limit_bytes,
+            "cpu_limit": self.cpu_limit,
+            "cpu_limit_millis": self.cpu_limit_millis,
+            "not_enforced": dict(self.not_enforced),
+            "oom_kills": self.oom_kills,
+            "memory_failcnt": self.memory_failcnt,
+            "memory_peak_bytes": self.memory_peak_bytes,
+            "memory_peak_source": self.memory_peak_source,
+            "cpu_periods": self.cpu_periods,
+            "cpu_throttled_periods": self.cpu_throttled_periods,
+            "cpu_throttled_s": f.real(self.cpu_throttled_s),
+            "restarts": self.restarts,
+            "exits": [e.to_dict() for e in self.exits],
+            "notes": list(self.notes),
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class BackendFaultCounts:
+    """What the fault proxy between the collector and Loki did over the run."""
+
+    spec: str  # the --backend-fault value
+    requests: int | None
+    passed: int | None  # forwarded to Loki, Loki's answer returned
+    failed: int | None  # answered by the proxy with an injected status (outage included)
+    outage: int | None  # of `failed`, inside the outage window
+    delayed: int | None  # forwarded after an added delay
+    upstream_errors: int | None  # Loki could not be reached: answered 502
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "requests": self.requests,
+            "passed": self.passed,
+            "failed": self.failed,
+            "outage": self.outage,
+            "delayed": self.delayed,
+            "upstream_errors": self.upstream_errors,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class ResourceFigures:
+    """Per limited charm container (`otelcol`, `loki`) and the backend fault proxy's counts."""
+
+    services: dict[str, ServiceResources] = field(default_factory=dict[str, ServiceResources])
+    backend_fault: BackendFaultCounts | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "services": {k: v.to_dict() for k, v in self.services.items()},
+            "backend_fault": self.backend_fault.to_dict() if self.backend_fault else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "resources") -> ResourceFigures:
+        return f.read(cls, data, where)
