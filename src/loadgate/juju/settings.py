@@ -20,6 +20,7 @@ gates.yaml::
       p99-ms: 200
     revisions:
       "201": {p99-ms: 250}     # per-revision overrides, merged over the defaults
+    saturation: {...}          # the saturation gate: see saturation_settings.py
 """
 
 from __future__ import annotations
