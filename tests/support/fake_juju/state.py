@@ -12,11 +12,8 @@ calls and a test can hold it in memory (inprocess.py):
     leaders      app -> leader unit number (else its first unit)
     heads        charm -> channel -> revision: what the fake Charmhub resolves
     ca_pem       what the `ca` application's get-ca-certificate answers
-    pipeline     a timed world's pipeline (world.Timed): "origin" (when its time starts),
-                 "capacity_per_min", "queue_records", "other_app", "other_job",
-                 "other_per_min". Its k6 runs then take their duration and the pipeline's
-                 figures follow pipeline.py; without it a run ends at once, every record
-                 delivered.
+    pipeline     a timed world's pipeline (world.Timed.pipeline): its k6 runs take their
+                 duration (timed.py); without it a run ends at once, every record delivered.
 
 An App is {"charm", "origin" ("charmhub" or "local"), "rev", "channel", "units": [numbers],
 "next_unit"}. Only the standard library and PyYAML: the `juju` program imports this module on
