@@ -498,7 +498,10 @@ def test_target_follows_the_run_to_its_end(tmp_path: Path) -> None:
     juju = cos_model([running, FINISHED])
     target = make_target(juju, tmp_path)
     assert target.scope == Scope(
-        exporter="loki/send-loki-logs/1", loki={"juju_application": "loki"}, rate_window="3m"
+        exporter="loki/send-loki-logs/1",
+        loki={"juju_application": "loki"},
+        rate_window="3m",
+        scrape_interval_s=60.0,
     )
     assert target.prometheus().base_url == "https://10.0.0.3:9090"
     assert target.loki().base_url == "https://10.0.0.1:3100"

@@ -92,7 +92,10 @@ def test_target_follows_the_leaders_copy(tmp_path: Path) -> None:
     # COLLECTOR_CONFIG pushes to loki-1 through loki/send-loki-logs/0.
     assert "loki/send-loki-logs/0" in COLLECTOR_CONFIG
     assert target.scope == Scope(
-        exporter="loki/send-loki-logs/0", loki={"juju_application": "loki"}, rate_window="3m"
+        exporter="loki/send-loki-logs/0",
+        loki={"juju_application": "loki"},
+        rate_window="3m",
+        scrape_interval_s=60.0,
     )
     assert target.loki().base_url == "https://10.0.0.2:3100"
     env = target.environment()

@@ -243,3 +243,16 @@ def test_saturate_offers_more_with_gates_that_expect_refusals_and_given_flags_wi
     given = parser.parse_args(["run", "--saturate", "--rate", "400000", "--p99-ms", "50"])
     spec = run_cli.spec_from_args(given, loopback_only=True)
     assert (spec.rate, spec.p99_ms, spec.max_error_rate) == (400_000, 50.0, 1.0)
+
+
+def test_saturate_on_juju_runs_long_enough_for_a_steady_window_at_a_one_minute_scrape() -> None:
+    parser = cli.build_parser()
+    local = run_cli.spec_from_args(parser.parse_args(["run", "--saturate"]), loopback_only=True)
+    juju_args = ["run", "--target", "juju", "--model", "m", "--saturate"]
+    juju = run_cli.spec_from_args(parser.parse_args(juju_args), loopback_only=False)
+    assert juju.duration == "8m" != local.duration
+    assert (juju.rate, juju.vus, juju.max_error_rate) == (300_000, 300, 1.0)
+    given = parser.parse_args([*juju_args, "--duration", "12m"])
+    assert run_cli.spec_from_args(given, loopback_only=False).duration == "12m"
+    plain = parser.parse_args(["run", "--target", "juju", "--model", "m"])
+    assert run_cli.spec_from_args(plain, loopback_only=False).duration == local.duration

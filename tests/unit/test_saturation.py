@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import httpx
 import pytest
+from support.fakeprom import FakeProm
 
+from loadgate.measure import queries as q
 from loadgate.measure import saturation as sat
-from loadgate.measure.queries import Series
+from loadgate.measure.pipeline import Scope
+from loadgate.measure.queries import LokiAPI, Series
 
 LOAD = (1000.0, 1060.0)
 
@@ -82,3 +86,85 @@ def test_per_minute_and_a_gauge_summed_over_series() -> None:
         [Series({"e": "a"}, [(1.0, 2.0), (3.0, 4.0)]), Series({"e": "b"}, [(1.0, 5.0)])]
     )
     assert summed == [(1.0, 7.0), (3.0, 4.0)]
+
+
+# ---- at COS's one-minute scrape (the Juju target: Scope.scrape_interval_s = 60) ----------
+
+COS_LOAD = (10_000.0, 10_480.0)  # an 8-minute run, as the Juju gate's saturation run
+
+
+def minutely(values: Sequence[float], start: float = 10_030.0) -> list[tuple[float, float]]:
+    return scrapes(values, start=start, every=60.0)
+
+
+def test_at_a_one_minute_scrape_the_window_settles_one_scrape_and_spans_three() -> None:
+    assert sat.min_window_s(2.0) == sat.MIN_WINDOW_S == 10.0  # the local stack: unchanged
+    assert sat.min_window_s(60.0) == 180.0
+    # Scrapes at 10030, 10090, ...: the queue is first seen full at 10090.
+    queue = minutely([300, 1000, 1000, 1000, 1000, 1000, 1000, 1000])
+    window = sat.steady_window(queue, 1000, COS_LOAD, 60.0)
+    assert isinstance(window, sat.SteadyWindow)
+    assert window.filled_at == 10_090.0
+    assert window.start == 10_150.0  # the next scrape: 4 s after the fill is a minute on
+    assert window.end == 10_450.0
+    assert window.seconds == 300.0
+
+
+def test_a_scrape_after_the_loads_true_end_is_left_out() -> None:
+    """The Juju target learns of the load's end by polling the k6 charm, seconds late: a scrape
+    in between finds the queue draining and the collector taking nothing, so the window ends
+    at the last scrape that finds it full."""
+    queue = minutely([1000, 1000, 1000, 1000, 1000, 1000, 1000, 0], start=10_010.0)
+    late_end = (COS_LOAD[0], COS_LOAD[1] + 15)  # the last scrape, 10430 + 60, is inside it
+    window = sat.steady_window(queue, 1000, late_end, 60.0)
+    assert isinstance(window, sat.SteadyWindow)
+    assert window.end == 10_370.0
+    assert (window.start, window.seconds) == (10_070.0, 300.0)
+
+
+def test_at_a_one_minute_scrape_a_short_run_has_no_window_and_says_why() -> None:
+    # A 5-minute run: seen full at 10090, settled at 10150, last scrape 10270: two minutes.
+    queue = minutely([300, 1000, 1000, 1000, 1000])
+    answer = sat.steady_window(queue, 1000, (10_000.0, 10_300.0), 60.0)
+    assert answer == (
+        "the steady window after the queue filled is 120s, shorter than 180s: run the load longer"
+    )
+    # The same samples pass the local stack's 10 s minimum: the interval is what changed.
+    assert isinstance(sat.steady_window(queue, 1000, (10_000.0, 10_300.0)), sat.SteadyWindow)
+
+
+def test_measure_reads_the_window_at_the_scopes_scrape_interval() -> None:
+    """measure() over a collector scraped once a minute: a window of two minutes is refused on
+    the Juju target's scope, and the same samples give figures on the local stack's."""
+    prom = FakeProm()
+    exp = {"exporter": "loki/send-loki-logs/0"}
+    for i, t in enumerate(range(10_030, 10_300, 60)):  # 10030 ... 10270
+        full = 300.0 if i == 0 else 1000.0
+        prom.add(q.COLLECTOR_QUEUE_SIZE, exp, t, full)
+        prom.add(q.COLLECTOR_QUEUE_CAPACITY, exp, t, 1000.0)
+        prom.add(q.COLLECTOR_ACCEPTED, {"receiver": "otlp"}, t, 3000.0 * (t - 10_000))
+        prom.add(q.COLLECTOR_EXPORTED, exp, t, 3000.0 * (t - 10_000))
+        prom.add(q.COLLECTOR_REFUSED, {"receiver": "otlp"}, t, 2000.0 * (t - 10_000))
+    loki = LokiAPI("http://loki", httpx.Client(transport=httpx.MockTransport(_loki_counts)))
+    load = (10_000.0, 10_300.0)
+    juju = Scope(exporter="loki/send-loki-logs/0", scrape_interval_s=60.0)
+    on_juju = sat.measure(prom.api(), loki, juju, "r1", load, 300_000.0)
+    assert on_juju.saturated is None
+    assert "shorter than 180s" in on_juju.reason
+    local = sat.measure(prom.api(), loki, Scope(exporter="loki/send-loki-logs/0"), "r1", load, 3e5)
+    assert local.saturated is True
+    assert (local.window_start, local.window_end) == (10_150.0, 10_270.0)
+    assert local.accepted_per_min == local.exported_per_min == 180_000.0
+    assert local.refused_per_min == 120_000.0
+    assert local.stored_per_min == 180_000.0
+
+
+def _loki_counts(request: httpx.Request) -> httpx.Response:
+    """The run's records stamped in the window (3,000/s); nothing else in Loki."""
+    query = request.url.params["query"]
+    value = 0.0
+    if "run=r1 " in query and "|=" in query:
+        value = 3000.0 * int(query.rsplit("[", 1)[1].removesuffix("ms]))")) / 1000
+    result = [{"metric": {}, "value": [0, str(value)]}]
+    body = {"status": "success", "data": {"resultType": "vector", "result": result}}
+    return httpx.Response(200, json=body)

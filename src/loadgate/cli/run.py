@@ -21,7 +21,7 @@ from loadgate.contract.spec import RunSpec, SpecError
 from loadgate.judge.attribution import COMPONENTS, Attribution, Claim
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
-from loadgate.measure.saturation import SATURATE_PARAMS
+from loadgate.measure.saturation import SATURATE_COS_PARAMS, SATURATE_PARAMS
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
 from loadgate.records.result import RunResult
@@ -77,7 +77,9 @@ def register(sub: Subparsers) -> None:
         help="offer more than the pipeline takes and measure its saturation throughput over "
         "the steady window (defaults: "
         + ", ".join(f"--{k} {v}" for k, v in SATURATE_PARAMS.items())
-        + "; flags given win)",
+        + "; with --target juju also "
+        + ", ".join(f"--{k} {v}" for k, v in SATURATE_COS_PARAMS.items())
+        + ", as COS scrapes once a minute; flags given win)",
     )
     add_keep_stack(p, "run")
     add_drain_timeout(p, "to wait for the queue to drain")
@@ -89,7 +91,8 @@ def spec_from_args(args: argparse.Namespace, *, loopback_only: bool) -> RunSpec:
     """Validate the run flags; a bad flag raises UsageError naming each flag and what is allowed."""
     params = load_params(args, RUN_PARAMS)
     if getattr(args, "saturate", False):
-        params = {**SATURATE_PARAMS, **params}
+        on_juju = SATURATE_COS_PARAMS if getattr(args, "target", "local") == "juju" else {}
+        params = {**SATURATE_PARAMS, **on_juju, **params}
     try:
         return RunSpec.from_params(params, loopback_only=loopback_only)
     except SpecError as exc:

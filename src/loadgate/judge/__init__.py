@@ -1,1 +1,1 @@
-"""Judging a run: the loss ledger and the bottleneck attribution."""
+"""Judging a run: the loss ledger, the bottleneck attribution and the saturation floor."""

@@ -36,7 +36,7 @@ from loadgate.contract.spec import RunSpec
 
 from .. import paths
 from ..targets.juju import JujuTarget
-from . import deploy, model, reachability, settings, staging
+from . import deploy, model, reachability, saturation_settings, settings, staging
 from . import deployed as deployed_mod
 
 WAIT_TIMEOUT = 30 * 60.0
@@ -369,6 +369,23 @@ def gate_spec(
     otelcol = deployed_charms["otelcol"]
     try:
         return settings.gate_spec(
+            gates_file, None if otelcol.local else otelcol.revision, run_labels
+        )
+    except settings.SettingsError as exc:
+        raise _usage(exc) from None
+
+
+@pytest.fixture(scope="session")
+def saturation_gate(
+    gates_file: Path,
+    deployed_charms: dict[str, deployed_mod.DeployedCharm],
+    run_labels: dict[str, str],
+) -> saturation_settings.SaturationGate:
+    """The saturation run for the revision the model runs and its floor (gates.yaml
+    `saturation`, over loadgate's saturation parameters)."""
+    otelcol = deployed_charms["otelcol"]
+    try:
+        return saturation_settings.saturation_gate(
             gates_file, None if otelcol.local else otelcol.revision, run_labels
         )
     except settings.SettingsError as exc:

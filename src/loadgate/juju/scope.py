@@ -112,7 +112,17 @@ def choose_loki_copy(
     )
 
 
+# The collector charm scrapes its own metrics once a minute (its self-monitoring job's
+# `scrape_interval: 1m`) and remote-writes them to Prometheus, which scrapes Loki as often.
+COS_SCRAPE_INTERVAL_S = 60.0
+
+
 def scope_for(exporter: str, copy: LokiCopy) -> Scope:
     """The pipeline scope of one copy: its exporter, and its Loki unit's counters."""
     # COS Prometheus gets the collector's metrics once a minute: rates over three minutes.
-    return Scope(exporter=exporter, loki=dict(copy.matchers), rate_window="3m")
+    return Scope(
+        exporter=exporter,
+        loki=dict(copy.matchers),
+        rate_window="3m",
+        scrape_interval_s=COS_SCRAPE_INTERVAL_S,
+    )

@@ -20,6 +20,7 @@ gates.yaml::
       p99-ms: 200
     revisions:
       "201": {p99-ms: 250}     # per-revision overrides, merged over the defaults
+    saturation: {...}          # the saturation gate: see saturation_settings.py
 """
 
 from __future__ import annotations
@@ -122,8 +123,9 @@ def resolve_otelcol(
     return OtelcolPin(channel, None, "channel head")
 
 
-def gate_params(gates_file: Path, revision: int | None) -> dict[str, Any]:
-    """Defaults merged with the revision's overrides (not yet validated)."""
+def gate_layers(gates_file: Path, revision: int | None) -> list[tuple[str, dict[str, Any]]]:
+    """(field, parameters) of gates.yaml in the order they apply: `defaults`, then the
+    revision's overrides (not yet validated)."""
     data = _read(gates_file)
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
@@ -131,13 +133,21 @@ def gate_params(gates_file: Path, revision: int | None) -> dict[str, Any]:
     overrides_all = data.get("revisions") or {}
     if not isinstance(overrides_all, dict):
         raise SettingsError(f"{gates_file}: revisions: must map revision numbers to parameters")
-    params: dict[str, Any] = dict(defaults)  # pyright: ignore[reportUnknownArgumentType]
+    layers: list[tuple[str, dict[str, Any]]] = [("defaults", dict(defaults))]  # pyright: ignore[reportUnknownArgumentType]
     if revision is not None:
         override = overrides_all.get(str(revision), overrides_all.get(revision))  # pyright: ignore[reportUnknownMemberType]
         if override is not None:
             if not isinstance(override, dict):
                 raise SettingsError(f"{gates_file}: revisions.{revision}: must be a mapping")
-            params.update(override)  # pyright: ignore[reportUnknownArgumentType]
+            layers.append((f"revisions.{revision}", dict(override)))  # pyright: ignore[reportUnknownArgumentType]
+    return layers
+
+
+def gate_params(gates_file: Path, revision: int | None) -> dict[str, Any]:
+    """Defaults merged with the revision's overrides (not yet validated)."""
+    params: dict[str, Any] = {}
+    for _, layer in gate_layers(gates_file, revision):
+        params.update(layer)
     return params
 
 

@@ -51,6 +51,8 @@ class Scope:
     loki: Mapping[str, str] = field(default_factory=dict[str, str])
     # A rate spans at least two scrapes: the local stack scrapes every 2 s, COS every minute.
     rate_window: str = "10s"
+    # How often the collector is scraped (seconds): the saturation's steady window spans a few.
+    scrape_interval_s: float = 2.0
 
     def counters(self) -> dict[str, str]:
         """Name -> PromQL of a cumulative counter summed over its series (a live reading)."""

@@ -3,9 +3,10 @@
 Offered well above its limit, the collector's sending queue fills, then stays full: from then on
 the receiver accepts only what the exporter sends on, and the rest is refused. The steady window
 is that stretch, from shortly after the queue first filled (the fill transient excluded) to the
-load's end, between two scrapes of the collector. Over it the collector's counters give what it
-accepted and exported per minute (less its own records and other traffic), and a LogQL count of
-the run's records stamped inside it what Loki stored per minute.
+last scrape of the load that still finds it full, between two scrapes of the collector. Over it
+the collector's counters give what it accepted and exported per minute (less its own records and
+other traffic), and a LogQL count of the run's records stamped inside it what Loki stored per
+minute.
 
 A queue that never fills means the pipeline took everything offered: the figures are then over
 the load less its first fifth, and `saturated` is False (the pipeline's limit is at least that).
@@ -27,8 +28,11 @@ from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError, Series,
 FULL_SHARE = 0.9
 # The steady window starts this long after the queue first filled (its fill transient).
 SETTLE_S = 4.0
-# A steady window shorter than this gives no figure (too few scrapes to trust).
+# A steady window shorter than this, or than MIN_WINDOW_SCRAPES scrape intervals of the
+# collector, gives no figure (too few scrapes to trust): 10 s on the local stack (a scrape every
+# 2 s), 3 minutes on Juju (COS scrapes the collector once a minute: Scope.scrape_interval_s).
 MIN_WINDOW_S = 10.0
+MIN_WINDOW_SCRAPES = 3
 # What a saturation run offers unless told otherwise: well above what the default pipeline
 # takes on a 2-core machine (about 210,000 records/min), VUs ready for it, and gates that
 # expect the refusals (only `lost_records` still judges: the ledger stays exact).
@@ -39,6 +43,11 @@ SATURATE_PARAMS: dict[str, object] = {
     "p99-ms": 3_600_000,
     "min-logs-per-minute": 0,
 }
+# On COS, which scrapes the collector once a minute, a saturation run must also last long enough
+# for a steady window: the fill seen at a scrape, one more to settle, MIN_WINDOW_SCRAPES more,
+# and up to a minute from the last scrape to the load's end (`loadgate run --target juju
+# --saturate`, and the Juju gate's saturation run).
+SATURATE_COS_PARAMS: dict[str, object] = {"duration": "8m"}
 # When the queue never fills, the load's first share is left out (the pipeline warming up).
 WARMUP_SHARE = 0.2
 
@@ -57,27 +66,41 @@ class SteadyWindow:
         return self.end - self.start
 
 
+def min_window_s(scrape_interval_s: float) -> float:
+    """The shortest steady window that gives a figure, for a collector scraped this often."""
+    return max(MIN_WINDOW_S, MIN_WINDOW_SCRAPES * scrape_interval_s)
+
+
 def steady_window(
     queue: Sequence[tuple[float, float]],
     capacity: float | None,
     load: tuple[float, float],
+    scrape_interval_s: float = 2.0,
 ) -> SteadyWindow | str:
     """The steady window from the queue's samples (time, size) over the load (start, end), or
-    why there is none. Both edges are sample times, so counters read there are exact."""
+    why there is none. Both edges are sample times, so counters read there are exact.
+
+    A saturated window ends at the last scrape of the load that finds the queue still full:
+    one taken after k6's last request (a target may learn of the load's end late, as the Juju
+    target does by polling the k6 charm) finds it draining, and would count a stretch without
+    load as steady."""
     inside = sorted((t, v) for t, v in queue if load[0] <= t <= load[1])
     if len(inside) < 2:
         return "fewer than two scrapes of the collector's queue during the load"
-    end = inside[-1][0]
-    filled = next((t for t, v in inside if capacity and v >= FULL_SHARE * capacity), None)
+    full = [t for t, v in inside if capacity and v >= FULL_SHARE * capacity]
+    filled = full[0] if full else None
     if filled is not None:
+        end = full[-1]
         start = next((t for t, _ in inside if t >= filled + SETTLE_S), end)
     else:
+        end = inside[-1][0]
         warm = load[0] + WARMUP_SHARE * (load[1] - load[0])
         start = next((t for t, _ in inside if t >= warm), end)
-    if end - start < MIN_WINDOW_S:
+    shortest = min_window_s(scrape_interval_s)
+    if end - start < shortest:
         what = "after the queue filled" if filled is not None else "after the warm-up"
         return (
-            f"the steady window {what} is {end - start:.0f}s, shorter than {MIN_WINDOW_S:g}s: "
+            f"the steady window {what} is {end - start:.0f}s, shorter than {shortest:g}s: "
             "run the load longer"
         )
     return SteadyWindow(start, end, filled is not None, filled)
@@ -130,8 +153,9 @@ class SaturationFigures:
     reason: str = ""
     source: str = (
         "Prometheus: the collector's counters at the scrapes that bound the steady window (its "
-        "queue >= 90% of capacity, from 4 s after it first filled to the load's end), less its "
-        "own records and other traffic; Loki: LogQL count of the run's records in the window"
+        "queue >= 90% of capacity, from 4 s after it first filled to the load's last scrape "
+        "that finds it full), less its own records and other traffic; Loki: LogQL count of "
+        "the run's records in the window"
     )
 
 
@@ -148,7 +172,7 @@ def measure(
     try:
         queue = summed(prom.samples(scope.queue_selector(), lo, hi))
         capacity = prom.instant(scope.queue_capacity(), load[1])
-        window = steady_window(queue, capacity, load)
+        window = steady_window(queue, capacity, load, scope.scrape_interval_s)
         if isinstance(window, str):
             return SaturationFigures(offered_per_min, None, queue_capacity=capacity, reason=window)
         counts = _counts(prom, loki, scope, run_id, window, lo, hi)

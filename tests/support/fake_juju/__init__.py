@@ -9,6 +9,9 @@
 - world.py (with servers.py): the same `juju` as a program on PATH, and the model's Prometheus
   and Loki as HTTPS servers, for dry runs in other processes (tests/tools).
 - charms.py: packed .charm files (metadata only) for deploys and the bundle checker.
+- A timed world (world.Timed): clock.py (a fast clock shared by the world's processes),
+  pipeline.py (a collector whose queue fills, holds and drains), timed.py (the k6 charm's runs
+  and the log streams over it), scrapes.py (COS's Prometheus scraping once a minute, and Loki).
 
 This file imports nothing: the `juju` program imports cli.py on every call and stays light.
 """

@@ -175,19 +175,30 @@ class Telemetry:
                 labels["instance"] = series.labels["instance"]
             self.store.add(series.metric, labels, at, series.value)
 
+    def now(self) -> float:
+        return time.time()
+
+    def over_time(self, kind: str, inner: str, window_s: float, at: float) -> dict[str, Any] | None:
+        """max/avg_over_time of a gauge (None: the gauge's value at `at`, as the fake's gauges
+        are constant over the window)."""
+        return None
+
     def data(self, query: str, at: float | None) -> dict[str, Any]:
         """The `data` of Prometheus's answer to an instant query (at `at`, default now)."""
         self.queries.append(query)
-        now = time.time()
+        now = self.now()
         self.scrape(now)
         when = now if at is None else at
         if query.startswith("histogram_quantile("):
             return _vector_data(0.0425)
         if "rate(" in query and "otelcol_process_cpu_seconds" in query:
             return _vector_data(0.25)
-        over = re.fullmatch(r"(?:max|avg)_over_time\(\((.*)\)\[\d+s:\]\)", query)
+        over = re.fullmatch(r"(max|avg)_over_time\(\((.*)\)\[(\d+)s:\]\)", query)
         if over:
-            query = over.group(1)  # the fake's gauges are constant over the window
+            answer = self.over_time(over.group(1), over.group(2), float(over.group(3)), when)
+            if answer is not None:
+                return answer
+            query = over.group(2)
         counted = re.fullmatch(r"count\((\w*(?:\{.*\})?)\)", query)
         if counted:
             found = [x for x in self.store.select(counted.group(1)) if self.store.last(x, when)]
@@ -197,7 +208,8 @@ class Telemetry:
             raise ValueError(f"the fake Prometheus does not know {query!r}")
         return self.store.answer(query, when)
 
-    def logql(self, unit: str, query: str) -> float | None:
+    def logql(self, unit: str, query: str, at_ns: str | None = None) -> float | None:
+        """A LogQL count (the fake's totals do not depend on the time asked)."""
         self.loki_queries.append((unit, query))
         if 'job="otelcol-internal"' in query:
             return 0.0  # the collector's own logs: none in this fake model
@@ -237,7 +249,8 @@ def make_handler(telemetry: Telemetry, unit: str) -> type[http.server.BaseHTTPRe
                     data = telemetry.data(query, float(at) if at else None)
                     body = {"status": "success", "data": data}
                 elif url.path == "/loki/api/v1/query" and unit.startswith("loki/"):
-                    body = _vector(telemetry.logql(unit, query))
+                    at_ns = parse_qs(url.query).get("time", [None])[0]
+                    body = _vector(telemetry.logql(unit, query, at_ns))
                 else:
                     self._send(404, b"not found", "text/plain")
                     return

@@ -12,6 +12,8 @@ calls and a test can hold it in memory (inprocess.py):
     leaders      app -> leader unit number (else its first unit)
     heads        charm -> channel -> revision: what the fake Charmhub resolves
     ca_pem       what the `ca` application's get-ca-certificate answers
+    pipeline     a timed world's pipeline (world.Timed.pipeline): its k6 runs take their
+                 duration (timed.py); without it a run ends at once, every record delivered.
 
 An App is {"charm", "origin" ("charmhub" or "local"), "rev", "channel", "units": [numbers],
 "next_unit"}. Only the standard library and PyYAML: the `juju` program imports this module on
@@ -22,11 +24,14 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from . import timed
 
 State = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[3]
@@ -43,6 +48,11 @@ HEADS: dict[str, dict[str, int]] = {
     "catalogue-k8s": {"3.0/edge": 90},
     "traefik-k8s": {"latest/stable": 250},
 }
+# The collector's sending queue (its config's sending_queue.queue_size, in requests).
+QUEUE_SIZE = 1000
+# How long after its duration the k6 charm reports a run finished (k6 stops, the charm reads
+# its summary).
+K6_STOP_S = 2.0
 
 
 class RefusedError(Exception):
@@ -273,7 +283,7 @@ def collector_config(model_name: str, loki_units: list[int]) -> str:
         host = f"loki-{n}.loki-endpoints.{model}.svc.cluster.local"
         exporters[f"loki/send-loki-logs/{index}"] = {
             "endpoint": f"https://{host}:3100/loki/api/v1/push",
-            "sending_queue": {"enabled": True, "queue_size": 1000, "storage": "file_storage"},
+            "sending_queue": {"enabled": True, "queue_size": QUEUE_SIZE, "storage": "file_storage"},
             "retry_on_failure": {"max_elapsed_time": "5m"},
         }
     exporters["prometheusremotewrite/0"] = {
@@ -310,24 +320,29 @@ def duration_s(text: str) -> float:
     return int(h or 0) * 3600 + int(mins or 0) * 60 + float(secs or 0)
 
 
-def _start_load(model: dict[str, Any], units: list[int], params: dict[str, Any]) -> dict[str, Any]:
+def _start_load(
+    state: State, model: dict[str, Any], units: list[int], params: dict[str, Any]
+) -> dict[str, Any]:
     seconds = duration_s(str(params.get("duration", "60s")))
     lpr = int(params.get("logs-per-request", 5))
     records = int(int(params.get("rate", 60000)) * seconds / 60)
     run_id = model.get("k6_own_run_id") or params["run-id"]
-    model["runs"].append(
-        {
-            "run_id": run_id,
-            "requests": records // lpr // len(units) * len(units),
-            "lpr": lpr,
-            "duration_s": seconds,
-            "units": [f"k6/{n}" for n in units],
-        }
-    )
+    run: dict[str, Any] = {
+        "run_id": run_id,
+        "requests": records // lpr // len(units) * len(units),
+        "lpr": lpr,
+        "duration_s": seconds,
+        "units": [f"k6/{n}" for n in units],
+    }
+    if state.get("pipeline"):
+        timed.start(run, params, time.time())
+    model["runs"].append(run)
     return {"run-id": run_id}
 
 
-def _get_results(model: dict[str, Any], leader: bool, params: dict[str, Any]) -> dict[str, Any]:
+def _get_results(
+    state: State, model: dict[str, Any], leader: bool, params: dict[str, Any]
+) -> dict[str, Any]:
     if model.get("get_results"):
         return model["get_results"].pop(0)
     runs = model["runs"]
@@ -337,13 +352,20 @@ def _get_results(model: dict[str, Any], leader: bool, params: dict[str, Any]) ->
         raise RefusedError(f"fake juju: no run {wanted!r}", 2)
     units = len(run["units"])
     answer: dict[str, Any] = {"run-id": run["run_id"], "status": "passed", "verdict": "PASS"}
-    if leader:
+    line = timed.timeline(state, model)
+    if line is not None and "start" in run:
+        found = timed.results(line, run, leader, time.time())
+        if found is None:
+            return {"run-id": run["run_id"], "status": "running"}
+        answer.update(found)
+    elif leader:
         answer["client"] = client_results(run["requests"], run["lpr"], run["duration_s"], units)
-        answer["units"] = {u.replace("/", "-"): "passed" for u in run["units"]}
     else:
         answer["client"] = client_results(
             run["requests"] // units, run["lpr"], run["duration_s"], 1
         )
+    if leader:
+        answer["units"] = {u.replace("/", "-"): "passed" for u in run["units"]}
     return answer
 
 
@@ -361,9 +383,9 @@ def action(
     if app_name == "k6" and name == "start-load":
         if not leader:
             raise RefusedError("fake juju: start-load on a non-leader", 2)
-        return _start_load(model, a["units"], params)
+        return _start_load(state, model, a["units"], params)
     if app_name == "k6" and name == "get-results":
-        return _get_results(model, leader, params)
+        return _get_results(state, model, leader, params)
     if app_name == "k6" and name == "stop-load":
         return {}
     raise RefusedError(f'ERROR action "{name}" not defined on unit "{unit}"')
