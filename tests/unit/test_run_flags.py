@@ -45,6 +45,13 @@ BAD: dict[str, list[str]] = {
     "--charm-config": ["queue_size", "=5", "processors=@/no/such/file"],
     "--loki-config": ["nokey", "=1"],
     "--signals": ["", "profiles", "metrics,traces", "logs,logs", "logs;metrics"],
+    # A scenario's own flags: out of bounds, not a number, or given to another scenario.
+    "--series-per-request": ["0", "1001", "x", "10"],
+    "--points-per-series": ["0", "101", "x", "5"],
+    "--histogram-buckets": ["0", "65", "x", "8"],
+    "--streams-per-request": ["0", "1001", "x", "10"],
+    "--lines-per-stream": ["0", "1001", "x", "10"],
+    "--loki-streams": ["0", "100001", "x", "100"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
 

@@ -27,7 +27,9 @@ from remote_write import RemoteWriteRequirer
 from report import RunReport, action_results, run_report, status_message
 from runs import Outcome, RunRecord
 from segments import participants, segment_of
-from targets import NO_TARGET, otlp_http_base
+from loadgate_contract.scenarios import BY_NAME as SCENARIOS
+from loadgate_contract.scenarios import OTLP_LOGS
+from targets import NO_TARGET, default_target, no_target, otlp_http_base
 from workload import K6Workload, WorkloadError, scripts_problem
 
 logger = logging.getLogger(__name__)
@@ -109,15 +111,16 @@ class K6Charm(ops.CharmBase):
             event.fail("the k6 container is not ready yet (Pebble unreachable); try again soon")
             return
         params = dict(event.params)
+        scenario = SCENARIOS.get(str(params.get("scenario") or OTLP_LOGS.name), OTLP_LOGS)
         if not params.get("target"):
-            params["target"] = otlp_http_base(self) or ""
+            params["target"] = default_target(self, scenario)
         try:
             spec = RunSpec.from_params(params)
         except SpecError as exc:
             event.fail("invalid parameters: " + "; ".join(f"{p}: {m}" for p, m in exc.problems))
             return
         if not spec.target:
-            event.fail(NO_TARGET)
+            event.fail(no_target(spec.kind))
             return
         busy = self._run_going_on()
         if busy:

@@ -30,6 +30,10 @@ POLL_INTERVAL = "poll_interval"
 LOAD_WINDOW = "load_window"
 # Optional on a target: `cpu_reading() -> CpuReading`, every process's CPU now.
 CPU_READING = "cpu_reading"
+# Optional on a target: `collector_series() -> dict[str, str]`, label matchers of the
+# collector's own series in its Prometheus when it holds other copies of them (a local stack
+# carrying metrics: the collector also remote-writes its own metrics there).
+COLLECTOR_SERIES = "collector_series"
 
 
 class RunError(RuntimeError):
@@ -113,6 +117,14 @@ def load_window(target: Target) -> LoadWindow | None:
     ask = getattr(target, LOAD_WINDOW, None)
     answer = ask() if callable(ask) else None
     return answer if isinstance(answer, LoadWindow) else None
+
+
+def collector_series(target: Target) -> dict[str, str]:
+    ask = getattr(target, COLLECTOR_SERIES, None)
+    answer = ask() if callable(ask) else None
+    if not isinstance(answer, dict):
+        return {}
+    return {str(k): str(v) for k, v in answer.items()}  # pyright: ignore[reportUnknownVariableType]
 
 
 def cpu_reading(target: Target) -> CpuReading | None:
