@@ -9,7 +9,6 @@ the figures that could not be read are unknown, with the reason.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,12 +29,17 @@ from loadgate.records import result as results
 from loadgate.runner import readback
 from loadgate.runner.clock import SYSTEM, Clock
 from loadgate.runner.drain import DrainOutcome, drain
+from loadgate.runner.run_parts import (
+    judge_gates,
+    restart_notes,
+    restarts_block,
+    with_collector_series,
+)
 from loadgate.runner.target import (
     LoadWindow,
     Progress,
     RunError,
     Target,
-    collector_series,
     cpu_reading,
     generator_figures,
     load_window,
@@ -144,7 +148,9 @@ class RunSteps:
             self.phase(f"baseline: waiting until the collector has been idle for {self.quiet_s:g}s")
             horizon = self._wait_quiet("before the run", 0)
         else:
-            self.phase("baseline: waiting for a fresh Prometheus scrape of the collector and Loki")
+            names = {pipe.OTELCOL: "the collector", pipe.LOKI: "Loki"}
+            scraped = " and ".join(names[svc] for svc in self.scope.anchors())
+            self.phase(f"baseline: waiting for a fresh Prometheus scrape of {scraped}")
             horizon = wait_fresh_scrape(
                 self.prom, o.clock.time(), o.scrape_timeout, self.scope, clock=o.clock
             )
@@ -357,58 +363,3 @@ def execute(
     result = run.judge()
     run.write(result)
     return result
-
-
-def judge_gates(
-    spec: RunSpec, client: ClientFigures, ledger: ledger_mod.Ledger
-) -> list[gates_mod.Gate]:
-    """The client gates and the delivery gate (`lost_records` for otlp-logs; unknown, so
-    failed, when the store could not count)."""
-    judged = gates_mod.judge(spec, client, lost_records=ledger.lost_after_acceptance)
-    if ledger.lost_after_acceptance is None:
-        judged.append(gates_mod.lost_gate(spec, None))
-    return judged
-
-
-def with_collector_series(scope: pipe.Scope, target: Target) -> pipe.Scope:
-    """The scope with the target's matchers of the collector's own series, when it has some
-    (runner.target.COLLECTOR_SERIES) and the scope has none of its own."""
-    matchers = collector_series(target)
-    return replace(scope, collector=matchers) if matchers and not scope.collector else scope
-
-
-def restart_notes(restarts: dict[str, list[float]]) -> list[str]:
-    notes: list[str] = []
-    for svc, times in restarts.items():
-        if times:
-            when = ", ".join(time.strftime("%H:%M:%S", time.localtime(t)) for t in times)
-            notes.append(
-                f"{svc} restarted {len(times)} time(s) during the run (at {when}): its counters "
-                "cannot give exact figures (unknown, with a lower bound)"
-            )
-    return notes
-
-
-def restarts_block(
-    tracker: pipe.Tracker | None, states: dict[str, dict[str, Any]], started: float
-) -> dict[str, dict[str, Any]]:
-    """`restarts` of result.json: per service, the starts Prometheus saw inside the run and,
-    when the target has a supervisor (Pebble), its view."""
-    out: dict[str, dict[str, Any]] = {}
-    seen = tracker.restarts() if tracker is not None else {}
-    for svc in sorted(set(seen) | set(states)):
-        entry: dict[str, Any] = {}
-        if tracker is not None and svc in seen:
-            entry.update(
-                count=len(seen[svc]),
-                at=seen[svc],
-                source="Prometheus: process start times "
-                + ("(otelcol uptime)" if svc == pipe.OTELCOL else "(process_start_time_seconds)"),
-            )
-        if svc in states:
-            state = dict(states[svc])
-            since = state.get("since")
-            state["changed_during_run"] = isinstance(since, float | int) and since > started
-            entry["supervisor"] = state
-        out[svc] = entry
-    return out

@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from .params import (
     ARRIVAL_EXECUTORS,
@@ -37,6 +36,7 @@ from .params import (
 )
 from .scenarios import BY_NAME as SCENARIO_BY_NAME
 from .scenarios import OTLP_LOGS, Scenario, applies, takers
+from .urls import check_target
 
 __all__ = [  # the run's names, also those declared in params.py
     "ARRIVAL_EXECUTORS", "EXECUTORS", "MAX_BODY", "MAX_DURATION_S", "MAX_LOGS_PER_REQUEST",
@@ -339,7 +339,7 @@ def _url(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
     if str(given) == "":
         required = f"is required: an http(s) URL of {options.scenario.target}"
         return None, required if options.require_target else None
-    problem = _check_target(str(given), options.loopback_only, options.scenario)
+    problem = check_target(str(given), options.loopback_only, options.scenario)
     return str(given).rstrip("/"), problem
 
 
@@ -400,57 +400,3 @@ def _combination_problems(
     if executor == "constant-vus" and rate_given:
         problems.append(("rate", "applies to arrival-rate executors, not constant-vus"))
     return problems
-
-
-def _check_target(target: str, loopback_only: bool, kind: Scenario = OTLP_LOGS) -> str | None:
-    shape = f"must be an http:// or https:// URL of {kind.target}; got {target!r}"
-    try:
-        parts = urlsplit(target)
-        hostname = parts.hostname  # raises ValueError on a malformed IPv6 literal
-    except ValueError as exc:
-        return f"{shape} ({exc})"
-    if parts.scheme not in ("http", "https") or not hostname:
-        return shape
-    port_problem = _check_port(parts.netloc, target)
-    if port_problem:
-        return port_problem
-    if parts.username is not None or parts.password is not None:
-        return f"must not carry credentials (user:password@); got {parts.scheme}://…@{hostname}"
-    if parts.query or parts.fragment:
-        return f"must be the receiver's base URL without a query or fragment; got {target!r}"
-    if parts.path not in ("", "/"):
-        return (
-            f"must be the receiver's base URL without a path ({kind.path} is added); got {target!r}"
-        )
-    if loopback_only and not _is_loopback(hostname):
-        return (
-            "local runs send traffic only to loopback (127.0.0.0/8, ::1, localhost); "
-            f"got {hostname!r}"
-        )
-    return None
-
-
-def _check_port(netloc: str, target: str) -> str | None:
-    """The URL's port, if any, must be a number from 1 to 65535."""
-    host_port = netloc.rpartition("@")[2]
-    if host_port.startswith("["):
-        _, bracket, rest = host_port.partition("]")
-        port = rest[1:] if bracket and rest.startswith(":") else None
-    else:
-        port = host_port.partition(":")[2] if ":" in host_port else None
-    if port is None:
-        return None
-    if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
-        return f"port must be a number from 1 to 65535; got {port!r} in {target!r}"
-    return None
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    if host.startswith("127."):
-        return (
-            all(p.isdigit() and 0 <= int(p) <= 255 for p in host.split("."))
-            and host.count(".") == 3
-        )
-    return host in ("::1", "[::1]")
