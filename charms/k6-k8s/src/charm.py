@@ -21,14 +21,14 @@ from ops import pebble
 import runs
 from cluster import Cluster
 from dashboards import DashboardProvider
+from loadgate_contract.scenarios import BY_NAME as SCENARIOS
+from loadgate_contract.scenarios import OTLP_LOGS
 from loadgate_contract.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
 from peers import START_WINDOW_S, RunRequest, UnitReport
 from remote_write import RemoteWriteRequirer
 from report import RunReport, action_results, run_report, status_message
 from runs import Outcome, RunRecord
 from segments import participants, segment_of
-from loadgate_contract.scenarios import BY_NAME as SCENARIOS
-from loadgate_contract.scenarios import OTLP_LOGS
 from targets import NO_TARGET, default_target, no_target, otlp_http_base
 from workload import K6Workload, WorkloadError, scripts_problem
 

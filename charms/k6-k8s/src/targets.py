@@ -3,12 +3,20 @@ scenario whose target is no OTLP receiver (loki-push: Loki's push API) the `targ
 
 from __future__ import annotations
 
+from typing import Literal
+
 import ops
 from charmlibs.interfaces.otlp import OtlpRequirer
 
 from loadgate_contract.scenarios import Scenario
 
 NO_TARGET = "no OTLP target: relate send-otlp or pass target="
+# The telemetries an OTLP endpoint declares, as the otlp library names them.
+TELEMETRIES: dict[str, Literal["logs", "metrics", "traces"]] = {
+    "logs": "logs",
+    "metrics": "metrics",
+    "traces": "traces",
+}
 
 
 def no_target(scenario: Scenario) -> str:
@@ -34,7 +42,9 @@ def otlp_http_base(
     Only http endpoints are asked for (the scenario posts OTLP/JSON); the provider publishes them
     with a scheme, but one without gets `http://` when marked insecure, else `https://`.
     """
-    requirer = OtlpRequirer(charm, relation_name, protocols=["http"], telemetries=[telemetry])
+    requirer = OtlpRequirer(
+        charm, relation_name, protocols=["http"], telemetries=[TELEMETRIES[telemetry]]
+    )
     for _, endpoint in sorted(requirer.endpoints.items()):
         url = endpoint.endpoint.strip().rstrip("/")
         if not url:

@@ -45,7 +45,7 @@ def exported_of_load(pipeline: PipelineFigures, stored: int | None) -> tuple[Cou
     if exported.value is None:
         return exported, ""
     if scraped.value is None:
-        return Count(None, stored, f"its own scrape's points: {scraped.text()}"), ""
+        return Count(None, stored, f"its own scrape's points unknown: {scraped.reason}"), ""
     note = f"{scraped.value:,} points of the collector's own scrape taken out"
     failed = pipeline.count("collector_failed")
     dropped = dropped_after_acceptance(pipeline)
