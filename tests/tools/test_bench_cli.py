@@ -3,6 +3,7 @@ socket each), the benchmark itself a stand-in, each scenario's cost per unit pri
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,8 +32,10 @@ def test_the_command_benches_the_scenario_asked_for(
         assert work.is_dir()
         return FIGURES
 
-    seams = replace(Seams(), build_missing=lambda names, command: cli.EXIT_OK,
-                    bench_generator=bench)  # fmt: skip
+    def built(names: Sequence[str], *, command: str) -> int:
+        return cli.EXIT_OK
+
+    seams = replace(Seams(), build_missing=built, bench_generator=bench)
     argv = ["bench", "generator", "--scenario", scenario, "--duration", "5s", "--base-port",
             "25970"]  # fmt: skip
     assert cli.main(argv, seams=seams) == cli.EXIT_OK
