@@ -56,9 +56,29 @@ def test_a_parameter_is_common_or_some_scenarios_own() -> None:
     assert reg.takers("body-min") == ("otlp-logs", "loki-push")
     assert reg.applies("vus", reg.OTLP_METRICS)
     assert not reg.applies("logs-per-request", reg.OTLP_METRICS)
-    # A scenario's own parameter has no action-schema default: Juju would fill it in for
-    # every scenario, and the others refuse it.
-    assert all(not BY_NAME[p].schema_default for p in own if BY_NAME[p].action)
+    # The later scenarios' own parameters have no action-schema default: Juju would fill it in
+    # for every scenario, and the others refuse it. otlp-logs' keep theirs (the charm drops
+    # them, at their default, for another scenario: below).
+    later = own - set(reg.OTLP_LOGS.params)
+    assert later
+    assert all(not BY_NAME[p].schema_default for p in later)
+    assert all(BY_NAME[p].schema_default for p in reg.OTLP_LOGS.params if BY_NAME[p].action)
+
+
+def test_what_juju_filled_in_for_another_scenario_is_dropped_not_refused() -> None:
+    defaults = {p.name: p.default for p in PARAMS}
+    filled = {"logs-per-request": 5, "body-min": 256, "body-max": 2048, "vus": 10}
+    metrics = reg.without_filled_defaults({"scenario": "otlp-metrics", **filled}, defaults)
+    assert metrics == {"scenario": "otlp-metrics", "vus": 10}
+    assert RunSpec.from_params(metrics).kind is reg.OTLP_METRICS
+    push = reg.without_filled_defaults({"scenario": "loki-push", **filled}, defaults)
+    assert push == {"scenario": "loki-push", "body-min": 256, "body-max": 2048, "vus": 10}
+    # A value that is not the default was asked for: it stays, and the scenario refuses it.
+    asked = reg.without_filled_defaults({"scenario": "otlp-metrics", "body-min": 100}, defaults)
+    with pytest.raises(SpecError, match="body-min: applies to otlp-logs and loki-push only"):
+        RunSpec.from_params(asked)
+    logs = {"scenario": "otlp-logs", **filled}
+    assert reg.without_filled_defaults(logs, defaults) == logs
 
 
 @pytest.mark.parametrize(

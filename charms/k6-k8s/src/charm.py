@@ -21,8 +21,9 @@ from ops import pebble
 import runs
 from cluster import Cluster
 from dashboards import DashboardProvider
+from loadgate_contract.params import PARAMS
 from loadgate_contract.scenarios import BY_NAME as SCENARIOS
-from loadgate_contract.scenarios import OTLP_LOGS
+from loadgate_contract.scenarios import OTLP_LOGS, without_filled_defaults
 from loadgate_contract.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
 from peers import START_WINDOW_S, RunRequest, UnitReport
 from remote_write import RemoteWriteRequirer
@@ -110,7 +111,9 @@ class K6Charm(ops.CharmBase):
         if not self.container.can_connect():
             event.fail("the k6 container is not ready yet (Pebble unreachable); try again soon")
             return
-        params = dict(event.params)
+        # Juju filled in the schema's defaults of otlp-logs' parameters whatever the scenario.
+        defaults = {p.name: p.default for p in PARAMS}
+        params = without_filled_defaults(dict(event.params), defaults)
         scenario = SCENARIOS.get(str(params.get("scenario") or OTLP_LOGS.name), OTLP_LOGS)
         if not params.get("target"):
             params["target"] = default_target(self, scenario)

@@ -6,9 +6,11 @@ Each parameter has its name (kebab case: the flag without `--`, the action param
 (how it is checked), its default, bounds or choices, a help line and a unit. `action` says
 whether the k6 charm's `start-load` takes it; `schema_default` whether an action schema may fill
 the default in before the charm sees the parameters (not `rate`: it is refused with
-constant-vus; nor a parameter some scenarios have of their own, contract/scenarios.py: it is
-refused with the others). tests/unit/test_charm_action_params.py checks charmcraft.yaml against
-this table.
+constant-vus; nor the parameters of the scenarios added after otlp-logs, contract/scenarios.py:
+another scenario refuses them. otlp-logs' own keep their schema defaults, which Juju fills in
+for every scenario: the charm drops one that does not apply to the run's scenario when it holds
+the table's default). tests/unit/test_charm_action_params.py checks charmcraft.yaml against this
+table.
 
 `rate` and the per-minute gate count the scenario's unit (log records, data points, lines);
 their names and the word "records" in help and RunSpec's derived figures stay those of the
@@ -152,7 +154,6 @@ PARAMS: tuple[Param, ...] = (
         5,
         low=1,
         high=MAX_LOGS_PER_REQUEST,
-        schema_default=False,  # a scenario's own: refused with the others
     ),
     Param(
         "requests-per-iteration",
@@ -171,7 +172,6 @@ PARAMS: tuple[Param, ...] = (
         low=1,
         high=MAX_BODY,
         unit="characters",
-        schema_default=False,
     ),
     Param(
         "body-max",
@@ -181,7 +181,6 @@ PARAMS: tuple[Param, ...] = (
         low=1,
         high=MAX_BODY,
         unit="characters",
-        schema_default=False,
     ),
     Param(
         "p99-ms",

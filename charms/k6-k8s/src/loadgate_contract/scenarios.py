@@ -116,6 +116,23 @@ def applies(param: str, scenario: Scenario) -> bool:
     return param not in OWN_PARAMS or param in scenario.params
 
 
+def without_filled_defaults(
+    params: Mapping[str, object], defaults: Mapping[str, object]
+) -> dict[str, object]:
+    """Parameters as an action schema passes them, less those that do not apply to their
+    scenario and hold their default: Juju fills schema defaults in for every scenario (the
+    otlp-logs parameters have them), so those were not asked for. Another value stays, and
+    the scenario refuses it."""
+    kind = BY_NAME.get(str(params.get("scenario") or ALL[0].name))
+    if kind is None:
+        return dict(params)
+    return {
+        k: v
+        for k, v in params.items()
+        if applies(str(k).replace("_", "-"), kind) or v != defaults.get(str(k).replace("_", "-"))
+    }
+
+
 def takers(param: str) -> tuple[str, ...]:
     """The scenarios that take a parameter of their own."""
     return tuple(s.name for s in ALL if param in s.params)

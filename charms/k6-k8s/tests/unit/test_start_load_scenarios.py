@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import OTLP_HTTP, PEM_A, ca_relation, container, otlp_relation
+import yaml
+from fakes import CHARM_DIR, OTLP_HTTP, PEM_A, ca_relation, container, otlp_relation
 from ops import testing
 
 from charm import K6Charm
@@ -74,6 +75,30 @@ def test_loki_push_goes_to_the_target_given_trusting_the_related_ca(ctx: Ctx, di
     assert service.environment["SSL_CERT_FILE"] == "/etc/k6/ca/bundle.pem"
 
 
+def juju_defaults() -> dict[str, Any]:
+    """What `juju run` fills in from the schema before the charm sees the parameters."""
+    meta = yaml.safe_load((CHARM_DIR / "charmcraft.yaml").read_text())
+    params = meta["actions"]["start-load"]["params"]
+    return {name: spec["default"] for name, spec in params.items() if "default" in spec}
+
+
+@pytest.mark.parametrize("scenario", ["otlp-metrics", "loki-push"])
+def test_the_defaults_juju_fills_in_do_not_stop_another_scenario(
+    ctx: Ctx, disk: Path, scenario: str
+) -> None:
+    """Juju fills in otlp-logs' schema defaults (logs-per-request=5, …) whatever the scenario:
+    the charm drops those that do not apply to it, and the run starts."""
+    state = testing.State(leader=True, containers={container(disk)}, relations={otlp_relation()})
+    params = {**juju_defaults(), "scenario": scenario, "target": LOKI if scenario == "loki-push"
+              else ""}  # fmt: skip
+    assert params["logs-per-request"] == 5
+    out = ctx.run(ctx.on.action("start-load", params=params), state)
+    argv, env = started(out)
+    assert argv[-1] == f"/etc/k6/scripts/{scenario}.js"
+    assert "LOAD_LOGS_PER_REQUEST" not in env
+    assert ("LOAD_BODY_MIN" in env) == (scenario == "loki-push")
+
+
 def test_loki_push_without_a_target_fails_naming_it(ctx: Ctx, disk: Path) -> None:
     state = testing.State(leader=True, containers={container(disk)}, relations={otlp_relation()})
     with pytest.raises(testing.ActionFailed) as failed:
@@ -85,11 +110,13 @@ def test_loki_push_without_a_target_fails_naming_it(ctx: Ctx, disk: Path) -> Non
 
 
 BAD: list[tuple[dict[str, Any], str, str]] = [
-    ({"scenario": "otlp-metrics", "logs-per-request": 5}, "logs-per-request",
+    ({"scenario": "otlp-metrics", "logs-per-request": 7}, "logs-per-request",
      "applies to otlp-logs only, not otlp-metrics"),
+    ({"scenario": "loki-push", "target": LOKI, "series-per-request": 3}, "series-per-request",
+     "applies to otlp-metrics only, not loki-push"),
     ({"scenario": "otlp-metrics", "points-per-series": 0}, "points-per-series",
      "between 1 and 100"),
-    ({"series-per-request": 10}, "series-per-request", "applies to otlp-metrics only"),
+    ({"series-per-request": 12}, "series-per-request", "applies to otlp-metrics only"),
     ({"scenario": "loki-push", "target": LOKI, "streams-per-request": 9, "loki-streams": 3},
      "streams-per-request", "must not exceed loki-streams (3)"),
     ({"scenario": "loki-push", "target": f"{LOKI}/loki/api/v1/push"}, "target",
