@@ -33,21 +33,22 @@ function withoutBuckets(metrics) {
   return out;
 }
 
+// `records_*` count the scenario's unit (log records, data points, lines).
 export function summarize(data, cfg) {
   const durationS = ((data.state && data.state.testRunDurationMs) || 0) / 1000;
-  const sent = metric(data, 'log_records_sent').count || 0;
-  const accepted = metric(data, 'log_records_accepted').count || 0;
+  const sent = metric(data, cfg.scenario.sent).count || 0;
+  const accepted = metric(data, cfg.scenario.accepted).count || 0;
   const errors = metric(data, 'errors');
   const reqs = metric(data, 'http_reqs').count || 0;
   const dur = metric(data, 'http_req_duration');
-  return {
+  return Object.assign({
     format: 'loadgate-k6-summary/1',
     run_id: cfg.runId,
     instance: cfg.instance,
-    scenario: 'otlp-logs',
+    scenario: cfg.scenario.name,
     executor: cfg.executor,
     target: cfg.target,
-    logs_per_request: cfg.logsPerRequest,
+  }, cfg.perRequest, {
     requests_per_iteration: cfg.requestsPerIteration,
     duration_s: durationS,
     requests: reqs,
@@ -64,7 +65,7 @@ export function summarize(data, cfg) {
     thresholds: thresholdResults(data),
     latency_histogram: histogramOf(data),
     metrics: withoutBuckets(data.metrics || {}),
-  };
+  });
 }
 
 function pad(text, width) {
@@ -72,15 +73,16 @@ function pad(text, width) {
   return text.length >= width ? text : text + ' '.repeat(width - text.length);
 }
 
-export function textSummary(s) {
+export function textSummary(s, cfg) {
+  const unit = cfg.scenario.unit;
   const lines = [
     '',
-    `  loadgate otlp-logs  run ${s.run_id}  instance ${s.instance}  ${s.executor}  ${s.duration_s.toFixed(1)}s`,
+    `  loadgate ${s.scenario}  run ${s.run_id}  instance ${s.instance}  ${s.executor}  ${s.duration_s.toFixed(1)}s`,
     `  requests ${s.requests}  failed ${s.failed}  error rate ${(s.error_rate * 100).toFixed(3)}%`,
-    `  log records sent ${s.records_sent}  accepted ${s.records_accepted}  per minute ${Math.round(s.records_per_minute)}`,
+    `  ${unit} sent ${s.records_sent}  accepted ${s.records_accepted}  per minute ${Math.round(s.records_per_minute)}`,
     `  latency p95 ${s.p95_ms === null ? '-' : s.p95_ms.toFixed(2)} ms  p99 ${s.p99_ms === null ? '-' : s.p99_ms.toFixed(2)} ms`,
   ];
-  if (s.dropped_iterations) lines.push(`  dropped iterations ${s.dropped_iterations} (k6 had no free VU: those records were never sent)`);
+  if (s.dropped_iterations) lines.push(`  dropped iterations ${s.dropped_iterations} (k6 had no free VU: those ${unit} were never sent)`);
   for (const key of Object.keys(s.thresholds)) {
     const t = s.thresholds[key];
     lines.push(`  ${t.ok ? 'ok  ' : 'FAIL'} ${pad(t.metric, 22)} ${t.expression}`);

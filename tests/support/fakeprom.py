@@ -17,7 +17,7 @@ import httpx
 from loadgate.measure.queries import PrometheusAPI
 
 LOOKBACK = 300.0
-_MATCHER = re.compile(r'(\w+)(=~|=)"((?:[^"\\]|\\.)*)"')
+_MATCHER = re.compile(r'(\w+)(=~|!~|!=|=)"((?:[^"\\]|\\.)*)"')
 _SELECTOR = r"([a-zA-Z_:][a-zA-Z0-9_:]*)?(\{[^}]*\})?"
 
 
@@ -59,7 +59,7 @@ class FakeProm:
             for key, op, value in matchers:
                 have = s.labels.get(key, "")
                 value = value.replace('\\"', '"').replace("\\\\", "\\")
-                ok = ok and (re.fullmatch(value, have) is not None if op == "=~" else have == value)
+                ok = ok and _matches(op, value, have)
             if ok:
                 out.append(s)
         return out
@@ -103,6 +103,10 @@ class FakeProm:
             window = float(m.group(2))
             n = sum(1 for s in self.select(m.group(1)) if self.last(s, at, window))
             return _vector(float(n) if n else None)
+        if m := re.fullmatch(r"sum\(count_over_time\((.+)\[(\d+)s\]\)\)", query):
+            lo = at - float(m.group(2))
+            n = sum(1 for s in self.select(m.group(1)) for t, _ in s.samples if lo < t <= at)
+            return _vector(float(n) if n else None)
         if m := re.fullmatch(r"sum\((" + _SELECTOR + r")\)", query):
             values = [last[1] for s in self.select(m.group(1)) if (last := self.last(s, at))]
             return _vector(sum(values) if values else None)
@@ -142,6 +146,12 @@ class FakeProm:
 
     def api(self) -> PrometheusAPI:
         return PrometheusAPI("http://prometheus", httpx.Client(transport=self.transport()))
+
+
+def _matches(op: str, value: str, have: str) -> bool:
+    if op in ("=~", "!~"):
+        return (re.fullmatch(value, have) is not None) == (op == "=~")
+    return (have == value) == (op == "=")
 
 
 def _vector(value: float | None) -> dict[str, Any]:

@@ -46,6 +46,13 @@ BAD: dict[str, list[str]] = {
     "--loki-config": ["nokey", "=1"],
     "--signals": ["", "profiles", "metrics,traces", "logs,logs", "logs;metrics"],
     "--backend-fault": ["503=2", "", "drop=0.5", "delay=1x", "seed=1", "503=0.5,503=0.1"],
+    # A scenario's own flags: out of bounds, not a number, or given to another scenario.
+    "--series-per-request": ["0", "1001", "x", "10"],
+    "--points-per-series": ["0", "101", "x", "5"],
+    "--histogram-buckets": ["0", "65", "x", "8"],
+    "--streams-per-request": ["0", "1001", "x", "10"],
+    "--lines-per-stream": ["0", "1001", "x", "10"],
+    "--loki-streams": ["0", "100001", "x", "100"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
 

@@ -21,13 +21,16 @@ from ops import pebble
 import runs
 from cluster import Cluster
 from dashboards import DashboardProvider
+from loadgate_contract.params import PARAMS
+from loadgate_contract.scenarios import BY_NAME as SCENARIOS
+from loadgate_contract.scenarios import OTLP_LOGS, without_filled_defaults
 from loadgate_contract.spec import RUN_ID_RULE, RunSpec, SpecError, is_run_id
 from peers import START_WINDOW_S, RunRequest, UnitReport
 from remote_write import RemoteWriteRequirer
 from report import RunReport, action_results, run_report, status_message
 from runs import Outcome, RunRecord
 from segments import participants, segment_of
-from targets import NO_TARGET, otlp_http_base
+from targets import NO_TARGET, default_target, no_target, otlp_http_base
 from workload import K6Workload, WorkloadError, scripts_problem
 
 logger = logging.getLogger(__name__)
@@ -108,16 +111,19 @@ class K6Charm(ops.CharmBase):
         if not self.container.can_connect():
             event.fail("the k6 container is not ready yet (Pebble unreachable); try again soon")
             return
-        params = dict(event.params)
+        # Juju filled in the schema's defaults of otlp-logs' parameters whatever the scenario.
+        defaults = {p.name: p.default for p in PARAMS}
+        params = without_filled_defaults(dict(event.params), defaults)
+        scenario = SCENARIOS.get(str(params.get("scenario") or OTLP_LOGS.name), OTLP_LOGS)
         if not params.get("target"):
-            params["target"] = otlp_http_base(self) or ""
+            params["target"] = default_target(self, scenario)
         try:
             spec = RunSpec.from_params(params)
         except SpecError as exc:
             event.fail("invalid parameters: " + "; ".join(f"{p}: {m}" for p, m in exc.problems))
             return
         if not spec.target:
-            event.fail(NO_TARGET)
+            event.fail(no_target(spec.kind))
             return
         busy = self._run_going_on()
         if busy:

@@ -43,7 +43,7 @@ def scripts_problem(source: Path) -> str | None:
     repack = "the charm was packed without them: repack it (scripts/pack-k6-charm)"
     if not source.is_dir():
         return f"the k6 scenario folder {source} is missing; {repack}"
-    missing = sorted(n for n in SCENARIO_FILES.values() if not (source / n).is_file())
+    missing = [n for n in SCENARIO_FILES.values() if not (source / n).is_file()]
     if missing:
         return f"the k6 scenario folder {source} lacks {', '.join(missing)}; {repack}"
     return None

@@ -1,9 +1,15 @@
-"""The generator benchmark: how many log records per minute one k6 core generates (the
-command, `loadgate bench generator`, is loadgate.cli.bench).
+"""The generator benchmark: how many units (log records, data points, lines) per minute one k6
+core generates, for each scenario (the command, `loadgate bench generator`, is
+loadgate.cli.bench).
 
-k6 runs the otlp-logs scenario (constant VUs, no remote write) against a collector whose only
-exporter is `nop`, so the collector does as little as possible. k6's own CPU time comes from
-the kernel's accounting of the k6 process (wait4 rusage), not from wall-clock time.
+k6 runs the scenario (constant VUs, no remote write) against a collector whose only exporter
+is `nop`, so the sink does as little as possible: its OTLP receiver takes otlp-logs and
+otlp-metrics as the real one does; for loki-push the same receiver serves TLS (a fresh CA,
+trusted by k6 as a loki-push run trusts the stack's) and takes the push path
+(`logs_url_path: /loki/api/v1/push`): it parses the body as JSON and skips what OTLP does not
+name, so k6 pays for TLS and its request as against Loki, and the sink stays cheap. k6's own
+CPU time comes from the kernel's accounting of the k6 process (wait4 rusage), not from
+wall-clock time.
 """
 
 from __future__ import annotations
@@ -13,21 +19,26 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
 
 from loadgate import paths
 from loadgate.contract import k6args
+from loadgate.contract.scenarios import LOKI_PUSH, OTLP_LOGS, Scenario
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import read_summary
 from loadgate.stack import render
+from loadgate.stack import tls as tls_material
 from loadgate.stack.layout import Layout
 from loadgate.stack.ports import Ports
 from loadgate.stack.procs import parent_death_signal
 from loadgate.stack.profile import PROFILES
 
 TARGET_PER_CORE = 2_000_000  # log records per minute per k6 core (issue target)
+# Each scenario's target, where it has one (units per minute per k6 core).
+TARGETS_PER_CORE: dict[str, int] = {OTLP_LOGS.name: TARGET_PER_CORE}
 
 
 @dataclass(frozen=True)
@@ -70,12 +81,36 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 20.0) 
     raise RuntimeError(f"the collector was not healthy after {timeout:.0f}s")
 
 
+def sink_config(kind: Scenario, ports: Ports, layout: Layout) -> dict[str, Any]:
+    """The nop collector a scenario's benchmark sends to: every pipeline its OTLP receiver
+    feeds ends in `nop`; for loki-push the receiver serves TLS (the layout's server
+    certificate) and takes Loki's push path."""
+    config = render.collector_config(PROFILES["nop"], ports, layout)
+    pipelines = config["service"]["pipelines"]
+    for signal in ("logs", "metrics"):
+        pipelines.setdefault(signal, {"receivers": ["otlp"], "exporters": ["nop"]})
+    if kind.name == LOKI_PUSH.name:
+        http = config["receivers"]["otlp"]["protocols"]["http"]
+        http["logs_url_path"] = kind.path
+        http["tls"] = {"cert_file": str(layout.server_cert), "key_file": str(layout.server_key)}
+    return config
+
+
+def sink_target(kind: Scenario, ports: Ports) -> str:
+    """Where k6 sends: the receiver's URL, over TLS for loki-push (the certificate names
+    localhost)."""
+    if kind.name == LOKI_PUSH.name:
+        return f"https://localhost:{ports.otlp_http}"
+    return render.otlp_http_url(ports)
+
+
 def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFigures:
     bdir = paths.bin_dir()
     layout = Layout(work)
     for folder in layout.folders():
         folder.mkdir(parents=True, exist_ok=True)
-    config = render.collector_config(PROFILES["nop"], ports, layout)
+    tls = tls_material.write(tls_material.generate(), layout.tls)
+    config = sink_config(spec.kind, ports, layout)
     layout.collector_config.write_text(yaml.safe_dump(config, sort_keys=False))
     collector_log = (layout.logs / "otelcol.log").open("wb")
     collector = subprocess.Popen(
@@ -93,9 +128,10 @@ def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFig
             spec,
             k6_bin=bdir / "k6",
             scripts_dir=paths.k6_dir(),
-            target=render.otlp_http_url(ports),
+            target=sink_target(spec.kind, ports),
             summary_path=summary_path,
             instance="bench",
+            ca_file=tls.ca_cert if spec.kind.name == LOKI_PUSH.name else None,
         )
         started = time.monotonic()
         with (work / "k6.log").open("wb") as k6_log:

@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import tempfile
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,10 +16,12 @@ from rich.text import Text
 
 from loadgate import paths
 from loadgate.capacity.search_driver import Execute
+from loadgate.charms import signals as signal_relations
 from loadgate.contract.gates import PASS
 from loadgate.contract.params import PARAMS
 from loadgate.contract.spec import RunSpec, SpecError
 from loadgate.judge.attribution import COMPONENTS, Attribution, Claim
+from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
 from loadgate.measure.saturation import SATURATE_COS_PARAMS, SATURATE_PARAMS
@@ -97,6 +100,20 @@ def spec_from_args(args: argparse.Namespace, *, loopback_only: bool) -> RunSpec:
         return RunSpec.from_params(params, loopback_only=loopback_only)
     except SpecError as exc:
         raise invalid_flags((f"--{name}", msg) for name, msg in exc.problems) from None
+
+
+def with_scenario_signals(flags: StackFlags, spec: RunSpec) -> StackFlags:
+    """The stack flags with what the scenario's pipeline needs (otlp-metrics: the metrics
+    signal, measure/scenarios.py) added, said so; a running stack without it is refused as a
+    different stack."""
+    need = scenario_measures.of(spec.scenario).signals
+    missing = [s for s in need if s not in flags.signals]
+    if not missing:
+        return flags
+    signals = signal_relations.parse((*flags.signals, *missing))
+    notice(f"{spec.scenario} needs the {', '.join(missing)} signal: the stack carries "
+           f"{signal_relations.text(signals)} (--signals)")  # fmt: skip
+    return replace(flags, signals=signals)
 
 
 def check_results_dir(root: Path, run_id: str) -> None:
@@ -228,7 +245,7 @@ def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
     check_results_dir(paths.results_dir(), spec.run_id)
     if juju:
         return cmd_run_juju(args, spec, seams)
-    flags = stack_flags(args)
+    flags = with_scenario_signals(stack_flags(args), spec)
     what = prepare_stack(flags, seams.resolve_stack)
     if seams.build_missing(("k6", *local.stack_parts(what)), command="run") != EXIT_OK:
         return EXIT_BAD_INPUT

@@ -7,7 +7,8 @@ of patching module names.
 - `stack`: the local stack's up, down, info and status (loadgate.stack.ops.StackOps);
 - `open_target`: the load target on a running stack (LocalTarget);
 - `session`: the local stack for one command, holding its lock (cli.run.local_session);
-- `execute`: one run (runner.execute); `run_search`: one capacity search.
+- `execute`: one run (runner.execute); `run_search`: one capacity search;
+- `bench_generator`: the generator benchmark (capacity.generator_bench).
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ import argparse
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from ..capacity import search_driver
 from ..capacity.compare_repeat import SearchFn
+from ..capacity.generator_bench import GeneratorFigures, run_generator_bench
+from ..contract.spec import RunSpec
 from ..runner import run as runner
 from ..stack import local
 from ..stack.choice import StackFlags, StackRequest
 from ..stack.ops import StackOps
+from ..stack.ports import Ports
 from ..targets.local import LocalTarget
 from .binaries import build_missing
 from .run import local_session
@@ -55,6 +60,7 @@ class Seams:
     session: Session = local_session
     execute: search_driver.Execute = runner.execute
     run_search: SearchFn = search_driver.run_search
+    bench_generator: Callable[[RunSpec, Ports, Path], GeneratorFigures] = run_generator_bench
 
 
 # A command's handler: the parsed flags and the world to act on; returns the exit code.

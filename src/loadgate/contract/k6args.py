@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .scenarios import ALL
 from .spec import ARRIVAL_EXECUTORS, RunSpec
 
-SCENARIO_FILES = {"otlp-logs": "otlp-logs.js"}
+SCENARIO_FILES = {s.name: s.script for s in ALL}
 # k6 allocates a short-lived string per request: a higher GC target costs a little memory and
 # saves about a fifth of k6's CPU (measured with `loadgate bench generator`).
 K6_GOGC = "400"
@@ -53,30 +55,42 @@ class K6Command:
     env: dict[str, str] = field(default_factory=dict[str, str])
 
 
+def env_name(param: str) -> str:
+    """The variable a scenario reads a parameter from: logs-per-request -> LOAD_LOGS_PER_REQUEST."""
+    return "LOAD_" + param.upper().replace("-", "_")
+
+
 def script_env(
-    spec: RunSpec, target: str, summary_path: str, instance: str = "k6", histogram: bool = False
+    spec: RunSpec,
+    target: str,
+    summary_path: str,
+    instance: str = "k6",
+    histogram: bool = False,
+    hosts: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The LOAD_* variables the scenario reads (see k6/lib/config.js)."""
+    """The LOAD_* variables the scenario reads (see k6/lib/config.js): the common ones and
+    those of its own parameters (contract/scenarios.py). `hosts` resolves names to addresses
+    in k6 (its `hosts` option), so a TLS target is verified for its name on another address."""
     env = {
         "LOAD_TARGET": target.rstrip("/"),
         "LOAD_EXECUTOR": spec.executor,
         "LOAD_VUS": str(spec.vus),
         "LOAD_DURATION": spec.duration,
-        "LOAD_LOGS_PER_REQUEST": str(spec.logs_per_request),
         "LOAD_REQUESTS_PER_ITERATION": str(spec.requests_per_iteration),
-        "LOAD_BODY_MIN": str(spec.body_min),
-        "LOAD_BODY_MAX": str(spec.body_max),
         "LOAD_P99_MS": _num(spec.p99_ms),
         "LOAD_MAX_ERROR_RATE": _num(spec.max_error_rate),
         "LOAD_MIN_LOGS_PER_MINUTE": str(spec.effective_min_logs_per_minute),
         "LOAD_RUN_ID": spec.run_id,
         "LOAD_INSTANCE": instance,
-        "LOAD_STREAMS": str(spec.streams),
         "LOAD_LABELS": ",".join(f"{k}={v}" for k, v in sorted(spec.labels.items())),
         "LOAD_SUMMARY": summary_path,
     }
+    for param in spec.kind.params:
+        env[env_name(param)] = str(getattr(spec, param.replace("-", "_")))
     if histogram:
         env["LOAD_HISTOGRAM"] = "1"
+    if hosts:
+        env["LOAD_HOSTS"] = ",".join(f"{name}={addr}" for name, addr in sorted(hosts.items()))
     if spec.executor in ARRIVAL_EXECUTORS:
         env["LOAD_RATE"] = str(spec.rate)
         env["LOAD_MAX_VUS"] = str(spec.max_vus)
@@ -110,6 +124,7 @@ def build_command(
     segment: Segment | None = None,
     api_address: str | None = None,
     log_file: str | Path | None = None,
+    hosts: Mapping[str, str] | None = None,
 ) -> K6Command:
     """argv and environment for `k6 run` of the spec's scenario.
 
@@ -118,7 +133,8 @@ def build_command(
     several instances, the records-per-minute threshold is this instance's share of the run's,
     and request durations are also counted in histogram buckets so that the instances' p99 can
     be combined; `log_file` sends k6's own log lines (errors, warnings) to that file instead of
-    stderr.
+    stderr; `hosts` maps names to addresses inside k6 (with `ca_file`, a TLS target reached on
+    loopback is verified for the name its certificate holds).
     """
     script = Path(scripts_dir) / SCENARIO_FILES[spec.scenario]
     argv = [str(k6_bin), "run", "--no-color", "--no-usage-report"]
@@ -126,7 +142,7 @@ def build_command(
     if log_file:
         argv.append(f"--log-output=file={log_file}")
     split = segment is not None and segment.count > 1
-    variables = script_env(spec, target, str(summary_path), instance, histogram=split)
+    variables = script_env(spec, target, str(summary_path), instance, histogram=split, hosts=hosts)
     if segment is not None and split:
         share = math.floor(spec.effective_min_logs_per_minute * segment.share)
         variables["LOAD_MIN_LOGS_PER_MINUTE"] = str(share)

@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from .params import (
     ARRIVAL_EXECUTORS,
@@ -35,6 +34,9 @@ from .params import (
     Param,
     default,
 )
+from .scenarios import BY_NAME as SCENARIO_BY_NAME
+from .scenarios import OTLP_LOGS, Scenario, applies, takers
+from .urls import check_target
 
 __all__ = [  # the run's names, also those declared in params.py
     "ARRIVAL_EXECUTORS", "EXECUTORS", "MAX_BODY", "MAX_DURATION_S", "MAX_LOGS_PER_REQUEST",
@@ -118,7 +120,7 @@ class RunSpec:
     scenario: str = default("scenario", str)
     executor: str = default("executor", str)
     vus: int = default("vus", int)
-    rate: int = default("rate", int)  # log records per minute (arrival-rate executors)
+    rate: int = default("rate", int)  # the scenario's units per minute (arrival-rate executors)
     duration: str = default("duration", str)
     logs_per_request: int = default("logs-per-request", int)
     requests_per_iteration: int = default("requests-per-iteration", int)  # >1: http.batch
@@ -131,15 +133,34 @@ class RunSpec:
     target: str | None = None
     run_id: str = ""
     streams: int = default("streams", int)
+    # otlp-metrics
+    series_per_request: int = default("series-per-request", int)
+    points_per_series: int = default("points-per-series", int)
+    histogram_buckets: int = default("histogram-buckets", int)
+    # loki-push
+    streams_per_request: int = default("streams-per-request", int)
+    lines_per_stream: int = default("lines-per-stream", int)
+    loki_streams: int = default("loki-streams", int)
 
     # ---- derived figures -------------------------------------------------------------------
+    # "records" in these names is the scenario's unit (log records, data points, lines).
+    @property
+    def kind(self) -> Scenario:
+        """The scenario's entry in the registry (contract/scenarios.py)."""
+        return SCENARIO_BY_NAME[self.scenario]
+
     @property
     def duration_s(self) -> float:
         return parse_duration(self.duration)
 
     @property
+    def units_per_request(self) -> int:
+        """Units one request carries: the product of the scenario's per-request parameters."""
+        return math.prod(int(getattr(self, n.replace("-", "_"))) for n in self.kind.per_request)
+
+    @property
     def records_per_iteration(self) -> int:
-        return self.logs_per_request * self.requests_per_iteration
+        return self.units_per_request * self.requests_per_iteration
 
     @property
     def iterations_per_minute(self) -> int:
@@ -168,8 +189,12 @@ class RunSpec:
         return 0
 
     def to_params(self) -> dict[str, Any]:
-        """Parameters (kebab case) that `from_params` turns back into this very spec."""
-        params: dict[str, Any] = {p.name: getattr(self, p.field) for p in PARAMS}
+        """Parameters (kebab case) that `from_params` turns back into this very spec: those
+        its scenario takes."""
+        kind = self.kind
+        params: dict[str, Any] = {
+            p.name: getattr(self, p.field) for p in PARAMS if applies(p.name, kind)
+        }
         params["labels"] = ",".join(f"{k}={v}" for k, v in sorted(self.labels.items()))
         if self.executor not in ARRIVAL_EXECUTORS:
             del params["rate"]
@@ -180,7 +205,9 @@ class RunSpec:
         return params
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """The spec as result.json has it: the fields its scenario takes, derived figures."""
+        kind = self.kind
+        d = {k: v for k, v in asdict(self).items() if applies(k.replace("_", "-"), kind)}
         d["duration_s"] = self.duration_s
         d["iterations_per_minute"] = self.iterations_per_minute
         d["effective_min_logs_per_minute"] = self.effective_min_logs_per_minute
@@ -206,7 +233,9 @@ class RunSpec:
             (name, f"unknown parameter; allowed: {allowed}")
             for name in sorted(set(norm) - set(BY_NAME))
         ]
-        options = _Options(loopback_only, require_target)
+        kind = SCENARIO_BY_NAME.get(str(norm.get("scenario", OTLP_LOGS.name)))
+        problems += _scenario_problems(norm, kind)
+        options = _Options(loopback_only, require_target, kind or OTLP_LOGS)
         values: dict[str, Any] = {}
         for param in PARAMS:
             value, problem = _CHECKS[param.kind](
@@ -216,7 +245,7 @@ class RunSpec:
                 values[param.field] = value
             else:
                 problems.append((param.name, problem))
-        problems += _combination_problems(values, "rate" in norm)
+        problems += _combination_problems(values, "rate" in norm, options.scenario)
         if problems:
             raise SpecError(problems)
         return cls(**values)
@@ -226,6 +255,18 @@ class RunSpec:
 class _Options:
     loopback_only: bool
     require_target: bool
+    scenario: Scenario  # the run's (otlp-logs when the scenario given is no scenario)
+
+
+def _scenario_problems(norm: Mapping[str, Any], kind: Scenario | None) -> list[tuple[str, str]]:
+    """Parameters given that the scenario does not take (another scenario's own)."""
+    if kind is None:
+        return []  # the scenario itself is refused
+    return [
+        (name, f"applies to {' and '.join(takers(name))} only, not {kind.name}")
+        for name in sorted(norm)
+        if name in BY_NAME and not applies(name, kind)
+    ]
 
 
 # How a parameter of each kind is checked: (param, value given or its default, options) ->
@@ -296,9 +337,10 @@ def _labels(param: Param, given: Any, options: _Options) -> tuple[Any, str | Non
 
 def _url(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
     if str(given) == "":
-        required = "is required: an http(s) URL of an OTLP/HTTP receiver"
+        required = f"is required: an http(s) URL of {options.scenario.target}"
         return None, required if options.require_target else None
-    return str(given).rstrip("/"), _check_target(str(given), options.loopback_only)
+    problem = check_target(str(given), options.loopback_only, options.scenario)
+    return str(given).rstrip("/"), problem
 
 
 def _run_id(param: Param, given: Any, options: _Options) -> tuple[Any, str | None]:
@@ -317,15 +359,31 @@ _CHECKS: dict[str, _Check] = {
 }
 
 
-def _combination_problems(values: Mapping[str, Any], rate_given: bool) -> list[tuple[str, str]]:
+def _per_iteration(values: Mapping[str, Any], kind: Scenario) -> int | None:
+    """Units one iteration sends (None when a factor of it is invalid)."""
+    factors = [
+        values.get(n.replace("-", "_")) for n in (*kind.per_request, "requests-per-iteration")
+    ]
+    if not all(isinstance(v, int) for v in factors):
+        return None
+    return math.prod(int(v) for v in factors if isinstance(v, int))
+
+
+def _combination_problems(
+    values: Mapping[str, Any], rate_given: bool, kind: Scenario
+) -> list[tuple[str, str]]:
     """What is wrong with parameters together (each was valid on its own)."""
     problems: list[tuple[str, str]] = []
     bmin, bmax = values.get("body_min"), values.get("body_max")
     if isinstance(bmin, int) and isinstance(bmax, int) and bmin > bmax:
         problems.append(("body-min", f"must not exceed body-max ({bmax}); got {bmin}"))
+    spr, streams = values.get("streams_per_request"), values.get("loki_streams")
+    if isinstance(spr, int) and isinstance(streams, int) and spr > streams:
+        problems.append(
+            ("streams-per-request", f"must not exceed loki-streams ({streams}); got {spr}")
+        )
     executor, rate = values.get("executor"), values.get("rate")
-    lpr, rpi = values.get("logs_per_request"), values.get("requests_per_iteration")
-    per_iteration = lpr * rpi if isinstance(lpr, int) and isinstance(rpi, int) else None
+    per_iteration = _per_iteration(values, kind)
     if (
         executor in ARRIVAL_EXECUTORS
         and isinstance(rate, int)
@@ -335,61 +393,10 @@ def _combination_problems(values: Mapping[str, Any], rate_given: bool) -> list[t
         problems.append(
             (
                 "rate",
-                f"must be at least one iteration ({per_iteration} records) per minute; got {rate}",
+                f"must be at least one iteration ({per_iteration} {kind.short}) per minute; "
+                f"got {rate}",
             )
         )
     if executor == "constant-vus" and rate_given:
         problems.append(("rate", "applies to arrival-rate executors, not constant-vus"))
     return problems
-
-
-def _check_target(target: str, loopback_only: bool) -> str | None:
-    shape = f"must be an http:// or https:// URL of an OTLP/HTTP receiver; got {target!r}"
-    try:
-        parts = urlsplit(target)
-        hostname = parts.hostname  # raises ValueError on a malformed IPv6 literal
-    except ValueError as exc:
-        return f"{shape} ({exc})"
-    if parts.scheme not in ("http", "https") or not hostname:
-        return shape
-    port_problem = _check_port(parts.netloc, target)
-    if port_problem:
-        return port_problem
-    if parts.username is not None or parts.password is not None:
-        return f"must not carry credentials (user:password@); got {parts.scheme}://…@{hostname}"
-    if parts.query or parts.fragment:
-        return f"must be the receiver's base URL without a query or fragment; got {target!r}"
-    if parts.path not in ("", "/"):
-        return f"must be the receiver's base URL without a path (/v1/logs is added); got {target!r}"
-    if loopback_only and not _is_loopback(hostname):
-        return (
-            "local runs send traffic only to loopback (127.0.0.0/8, ::1, localhost); "
-            f"got {hostname!r}"
-        )
-    return None
-
-
-def _check_port(netloc: str, target: str) -> str | None:
-    """The URL's port, if any, must be a number from 1 to 65535."""
-    host_port = netloc.rpartition("@")[2]
-    if host_port.startswith("["):
-        _, bracket, rest = host_port.partition("]")
-        port = rest[1:] if bracket and rest.startswith(":") else None
-    else:
-        port = host_port.partition(":")[2] if ":" in host_port else None
-    if port is None:
-        return None
-    if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
-        return f"port must be a number from 1 to 65535; got {port!r} in {target!r}"
-    return None
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    if host.startswith("127."):
-        return (
-            all(p.isdigit() and 0 <= int(p) <= 255 for p in host.split("."))
-            and host.count(".") == 3
-        )
-    return host in ("::1", "[::1]")

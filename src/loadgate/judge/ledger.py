@@ -2,6 +2,9 @@
 
 A step whose count could not be measured exactly is unknown (None) with the reason, never a
 guess; a step that holds more than the one before says so instead of showing a negative loss.
+This module builds the ledger of log records through the collector (otlp-logs), with the
+collector's own records and other traffic taken out; judge/signal_ledger.py builds those of
+the other scenarios, in their unit, from the same steps.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class Ledger:
     # (None: unknown, or none measured) and what it is.
     other: int | None = field(default=None, metadata=f.json_key("other_traffic"))
     other_note: str = field(default="", metadata=f.json_key("other_traffic_note"))
+    unit: str = "log records"  # what the steps count (the scenario's unit)
 
     @property
     def balanced(self) -> bool:
@@ -70,6 +74,8 @@ class Ledger:
         }
         if self.other is not None or self.other_note:  # records before issue 18 have neither
             d.update(other_traffic=self.other, other_traffic_note=self.other_note)
+        if self.unit != Ledger.unit:  # log records' ledgers, older ones too, have none
+            d["unit"] = self.unit
         return d
 
     @classmethod
@@ -87,7 +93,8 @@ def _compare(prev: int | None, cur: int | None) -> tuple[int | None, int | None]
     return prev - cur, None
 
 
-def _step(name: str, count: Count, source: str, prev: int | None, notes: list[str]) -> Step:
+def step(name: str, count: Count, source: str, prev: int | None, notes: list[str]) -> Step:
+    """A step against the one before it; an unknown count says why (and its lower bound)."""
     lost, surplus = _compare(prev, count.value)
     if count.value is None:
         bound = (
@@ -245,7 +252,7 @@ def build(
             notes.append(f"collector refused: {refused.text()}")
         if client.records_accepted != accepted.value:
             notes.append(f"k6 saw {client.records_accepted:,} acknowledged")
-    steps.append(_step("accepted", accepted, source, sent, notes))
+    steps.append(step("accepted", accepted, source, sent, notes))
 
     last = accepted.value
     if pipeline is not None:
@@ -265,7 +272,7 @@ def build(
             ]
             if pipeline.queue_size_end:
                 notes.append(f"{pipeline.queue_size_end:.0f} batches still queued")
-        steps.append(_step("exported", exported, "collector exporter sent", last, notes))
+        steps.append(step("exported", exported, "collector exporter sent", last, notes))
         last = exported.value
 
     notes = []
@@ -290,7 +297,7 @@ def build(
             "them)"
         )
     stored_count = Count(stored) if stored is not None else Count(None, None, "LogQL failed")
-    steps.append(_step("stored", stored_count, "LogQL count in Loki", last, notes))
+    steps.append(step("stored", stored_count, "LogQL count in Loki", last, notes))
     return Ledger(
         steps,
         acknowledged=client.records_accepted,

@@ -16,14 +16,19 @@ None, never 0:
 - `pipeline` (Prometheus): the sending queue's high-water mark and capacity, refused, enqueue
   failed and send failed records, the memory limiter's refusals, the collector's CPU max and
   mean, Loki's received and discarded lines and its push p99.
+
+Figures of components the scenario's load did not pass (its chain: the collector for
+loki-push, Loki for otlp-metrics) are None: not part of the run's pipeline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from loadgate.judge.attribution import Attribution, BottleneckFigures, attribute
+from loadgate.judge.attribution import LOKI, Attribution, BottleneckFigures, attribute, chain_of
+from loadgate.judge.claims import Chain
 from loadgate.measure.pipeline import PipelineFigures
 from loadgate.records.result import RunResult
 
@@ -79,10 +84,24 @@ def figures_from_result(result: RunResult) -> BottleneckFigures:
     )
 
 
+def in_chain(figures: BottleneckFigures, chain: Chain) -> BottleneckFigures:
+    """The figures with those of components off the chain set to None."""
+    if not chain.collector:
+        figures = replace(
+            figures, queue_max=None, queue_capacity=None, collector_refused=None,
+            collector_enqueue_failed=None, collector_send_failed=None,
+            memory_limiter_refused=None, collector_cpu_max=None, collector_cpu_mean=None,
+        )  # fmt: skip
+    if chain.backend != LOKI:
+        figures = replace(figures, loki_received=None, loki_discarded=None, loki_push_p99_ms=None)
+    return figures
+
+
 def assess(result: RunResult) -> tuple[BottleneckFigures, Attribution]:
-    """The figures of a run and what they say gave way."""
-    figures = figures_from_result(result)
-    return figures, attribute(figures)
+    """The figures of a run and what they say gave way, along its scenario's chain."""
+    chain = chain_of(result.spec.scenario)
+    figures = in_chain(figures_from_result(result), chain)
+    return figures, attribute(figures, chain=chain)
 
 
 def bottleneck_block(result: RunResult) -> dict[str, Any]:

@@ -12,137 +12,15 @@ from loadgate.measure import counters as cnt
 from loadgate.measure import queries as q
 from loadgate.measure.counters import Count, Counter, ProcessStart
 from loadgate.measure.queries import PrometheusAPI, to_ms
+from loadgate.measure.scope import FIGURES, LOKI, OPTIONAL_FIGURES, OTELCOL, SCRAPED, Scope
 from loadgate.records import fields as f
 
 MIB = 1024 * 1024
 # How far before the window a series' last sample is looked for (Prometheus' staleness period).
 LOOKBACK_MS = 5 * 60 * 1000
 
-OTELCOL = "otelcol"
-LOKI = "loki"
-
-# Figure name -> the service whose counter it is.
-FIGURES: dict[str, str] = {
-    "collector_accepted": OTELCOL,
-    "collector_refused": OTELCOL,
-    "collector_exported": OTELCOL,
-    "collector_failed": OTELCOL,
-    "collector_enqueue_failed": OTELCOL,
-    "loki_received": LOKI,
-    "loki_discarded": LOKI,
-    # The collector's own log records its internal-telemetry loop breaker dropped (charm
-    # revisions since rev219 send the collector's logs into its own receiver; see ledger.py).
-    "collector_own_filtered": OTELCOL,
-    # Log records the memory_limiter processor refused (unknown when there is none).
-    "memory_limiter_refused": OTELCOL,
-}
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Which series are the pipeline under test: the collector's Loki exporters (a regex over
-    their `exporter` label) and the Loki whose metrics count (label matchers).
-
-    The default takes every Loki exporter and every Loki. A collector related to several Loki
-    units sends each a full copy through its own exporter; a scope then follows one copy.
-    """
-
-    exporter: str = "loki.*"
-    loki: Mapping[str, str] = field(default_factory=dict[str, str])
-    # A rate spans at least two scrapes: the local stack scrapes every 2 s, COS every minute.
-    rate_window: str = "10s"
-    # How often the collector is scraped (seconds): the saturation's steady window spans a few.
-    scrape_interval_s: float = 2.0
-
-    def counters(self) -> dict[str, str]:
-        """Name -> PromQL of a cumulative counter summed over its series (a live reading)."""
-        return {
-            "collector_accepted": q.counter_total(q.COLLECTOR_ACCEPTED),
-            "collector_refused": q.counter_total(q.COLLECTOR_REFUSED),
-            "collector_exported": q.loki_exporters_only(q.COLLECTOR_EXPORTED, None, self.exporter),
-            "collector_failed": q.loki_exporters_only(q.COLLECTOR_FAILED, None, self.exporter),
-            "collector_enqueue_failed": q.loki_exporters_only(
-                q.COLLECTOR_ENQUEUE_FAILED, None, self.exporter
-            ),
-            "loki_received": q.counter_total(q.LOKI_RECEIVED, self.loki),
-            "loki_discarded": q.counter_total(q.LOKI_DISCARDED, self.loki),
-            "collector_own_filtered": f"sum({self.selectors()['collector_own_filtered']})",
-            "memory_limiter_refused": f"sum({self.selectors()['memory_limiter_refused']})",
-        }
-
-    def selectors(self) -> dict[str, str]:
-        """Name -> selector of the counter's series (raw samples are read per series)."""
-        exp = self.exporter
-        return {
-            "collector_accepted": q.selector(q.COLLECTOR_ACCEPTED),
-            "collector_refused": q.selector(q.COLLECTOR_REFUSED),
-            "collector_exported": q.selector(q.COLLECTOR_EXPORTED, exporter=exp),
-            "collector_failed": q.selector(q.COLLECTOR_FAILED, exporter=exp),
-            "collector_enqueue_failed": q.selector(q.COLLECTOR_ENQUEUE_FAILED, exporter=exp),
-            "loki_received": q.selector(q.LOKI_RECEIVED, self.loki),
-            "loki_discarded": q.selector(q.LOKI_DISCARDED, self.loki),
-            "collector_own_filtered": q.selector(q.COLLECTOR_FILTERED, filter=q.LOOP_BREAKER),
-            "memory_limiter_refused": q.selector(q.PROCESSOR_REFUSED, processor=q.MEMORY_LIMITER),
-        }
-
-    def anchors(self) -> dict[str, str]:
-        """Service -> a series every successful scrape of it has (freshness, and 'is it there')."""
-        return {
-            OTELCOL: q.selector(q.COLLECTOR_CPU),
-            LOKI: q.selector(q.LOKI_BUILD_INFO, self.loki),
-        }
-
-    def presence(self) -> dict[str, list[str]]:
-        """Figure -> selectors whose series show that what it counts exists. A counter with no
-        series is 0 when these have series (nothing was counted), else unknown."""
-        exp = self.exporter
-        exporter = [
-            q.selector(q.COLLECTOR_QUEUE_SIZE, exporter=exp),
-            q.selector(q.COLLECTOR_EXPORTED, exporter=exp),
-            q.selector(q.COLLECTOR_FAILED, exporter=exp),
-        ]
-        anchors = self.anchors()
-        return {
-            "collector_accepted": [anchors[OTELCOL]],
-            "collector_refused": [anchors[OTELCOL]],
-            "collector_exported": exporter,
-            "collector_failed": exporter,
-            "collector_enqueue_failed": exporter,
-            "loki_received": [anchors[LOKI]],
-            "loki_discarded": [anchors[LOKI]],
-            # No loop breaker (a hand stack, an older revision) or nothing dropped yet: 0.
-            "collector_own_filtered": [anchors[OTELCOL]],
-            # A memory limiter that passed records on but refused none: 0; no limiter: unknown.
-            "memory_limiter_refused": [
-                q.selector(q.PROCESSOR_ACCEPTED, processor=q.MEMORY_LIMITER),
-                q.selector(q.PROCESSOR_REFUSED, processor=q.MEMORY_LIMITER),
-            ],
-        }
-
-    def absent_reason(self, figure: str) -> str:
-        if figure == "memory_limiter_refused":
-            return "the collector has no memory_limiter processor with log records (no series)"
-        if FIGURES[figure] == LOKI:
-            anchor = q.selector(q.LOKI_BUILD_INFO, self.loki)
-            return f"Prometheus has no series of Loki matching {anchor}"
-        if figure.startswith("collector_") and figure not in (
-            "collector_accepted",
-            "collector_refused",
-            "collector_own_filtered",
-        ):
-            return f"the collector has no exporter matching exporter=~{self.exporter!r}"
-        return f"Prometheus has no series of the collector ({q.COLLECTOR_CPU})"
-
-    def queue_selector(self) -> str:
-        """The Loki exporters' queue-size series (raw samples are read per series)."""
-        return q.selector(q.COLLECTOR_QUEUE_SIZE, exporter=self.exporter)
-
-    def queue_size(self) -> str:
-        return q.loki_exporters_only(q.COLLECTOR_QUEUE_SIZE, None, self.exporter)
-
-    def queue_capacity(self) -> str:
-        return q.loki_exporters_only(q.COLLECTOR_QUEUE_CAPACITY, None, self.exporter)
-
+# Scope and the figures live in scope.py; these names are used through this module too.
+__all__ = ["FIGURES", "LOKI", "OPTIONAL_FIGURES", "OTELCOL", "SCRAPED", "Scope"]
 
 COUNTERS: dict[str, str] = Scope().counters()
 QUEUE_SIZE = Scope().queue_size()
@@ -165,7 +43,8 @@ class Tracker:
     def __init__(self, prom: PrometheusAPI, scope: Scope | None = None):
         self.prom = prom
         self.scope = scope or Scope()
-        self.counters: dict[str, Counter] = {name: Counter() for name in FIGURES}
+        self.figures = self.scope.figures()
+        self.counters: dict[str, Counter] = {name: Counter() for name in self.figures}
         self.starts: dict[str, list[ProcessStart]] = {OTELCOL: [], LOKI: []}
         self.start_ms = 0
         self.until_ms = 0
@@ -180,6 +59,8 @@ class Tracker:
         self.collector_start = self._collector_sampled_at()
 
     def _collector_sampled_at(self) -> float | None:
+        if "collector_accepted" not in self.counters:
+            return None  # the scope has no collector
         states = self.counters["collector_accepted"].series.values()
         return max((st.at for st in states if st.value is not None), default=None)
 
@@ -204,12 +85,13 @@ class Tracker:
                 if not any(k.target == p.target and abs(k.at - p.at) <= 1.0 for k in known):
                     known.append(p)
         for name, sel in self.scope.selectors().items():
-            self.counters[name].fold(self.prom.samples(sel, lo, until_ms), starts[FIGURES[name]])
+            samples = self.prom.samples(sel, lo, until_ms)
+            self.counters[name].fold(samples, starts[self.figures[name]])
         self.until_ms = until_ms
 
     def _starts(self, lo: int, hi: int) -> dict[str, list[ProcessStart]]:
         anchors = self.scope.anchors()
-        uptime = q.selector(q.COLLECTOR_UPTIME)
+        uptime = self.scope.collector_selector(q.COLLECTOR_UPTIME)
         collector = cnt.starts_from_uptime(self.prom.samples(uptime, lo, hi))
         loki_targets = {s.target for s in self.prom.samples(anchors[LOKI], lo, hi)}
         loki = cnt.starts_from_start_time(
@@ -227,14 +109,17 @@ class Tracker:
     def exact(self, service: str) -> bool:
         """No counter of `service` was reset and it did not restart so far."""
         return not self.restarts()[service] and not any(
-            c.resets for name, c in self.counters.items() if FIGURES[name] == service
+            c.resets for name, c in self.counters.items() if self.figures[name] == service
         )
 
     def total(self, name: str) -> int:
-        return self.counters[name].total
+        """A counter's increase so far (0 for a figure this scope does not have)."""
+        counter = self.counters.get(name)
+        return counter.total if counter is not None else 0
 
     def seen(self, name: str) -> bool:
-        return self.counters[name].seen
+        counter = self.counters.get(name)
+        return counter is not None and counter.seen
 
     def counts(self, at: float) -> dict[str, Count]:
         """Every figure, judged: exact, 0 for a counter that never counted, or unknown."""
@@ -252,7 +137,7 @@ class Tracker:
 
         out: dict[str, Count] = {}
         for name, counter in self.counters.items():
-            svc = FIGURES[name]
+            svc = self.figures[name]
             out[name] = cnt.judge(
                 counter,
                 present=counter.seen or any(present(s) for s in presence[name]),
@@ -285,8 +170,11 @@ class PipelineFigures:
     loki_discarded: int | None
     collector_own_filtered: int | None = 0  # the collector's own records its loop breaker dropped
     memory_limiter_refused: int | None = None  # None: unknown, or no memory_limiter
-    queue_capacity: float | None = None  # the Loki exporters' sending queue capacity (max)
+    queue_capacity: float | None = None  # the scope's exporters' sending queue capacity (max)
     loki_push_p99_ms: float | None = None  # Loki's push request p99 over the window
+    # Points the collector's own scrape took in (a metrics pipeline; None elsewhere, and
+    # written only when measured or unknown for a reason).
+    collector_scraped: int | None = None
     source: str = (
         "Prometheus: per-series counter increases from raw samples (reset-aware) and "
         "max/avg_over_time over the run window"
@@ -295,7 +183,11 @@ class PipelineFigures:
     restarts: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        for name in OPTIONAL_FIGURES:  # written only by the runs that have them
+            if d[name] is None and name not in self.unknown:
+                del d[name]
+        return d
 
     @classmethod
     def from_dict(cls, data: object, where: str = "pipeline") -> PipelineFigures:
@@ -345,33 +237,44 @@ def collect(
     """Gauges over [start, end] plus the counts already judged."""
     window = max(1, int(end - start))
     scope = scope or Scope()
-    cpu = q.cpu_cores(rate_window=scope.rate_window)
+    cpu = scope.cpu_cores()
     push_p99 = prom.instant(q.loki_push_p99_seconds(window, scope.loki), end)
-    rss_max = prom.instant(q.max_over(RSS, window), end)
-    rss_mean = prom.instant(q.avg_over(RSS, window), end)
+    rss_max = prom.instant(q.max_over(scope.rss(), window), end)
+    rss_mean = prom.instant(q.avg_over(scope.rss(), window), end)
     unknown = {
         name: {"reason": c.reason, "lower_bound": c.lower_bound}
         for name, c in counts.items()
         if c.value is None
     }
+
+    def value(name: str) -> int | None:  # None: not a figure of this scope's pipeline
+        found = counts.get(name)
+        return found.value if found is not None else None
+
+    collector = scope.signal is not None
     return PipelineFigures(
-        collector_accepted=counts["collector_accepted"].value,
-        collector_refused=counts["collector_refused"].value,
-        collector_exported=counts["collector_exported"].value,
-        collector_failed=counts["collector_failed"].value,
-        collector_enqueue_failed=counts["collector_enqueue_failed"].value,
-        queue_size_max=prom.instant(q.max_over(scope.queue_size(), window), end),
+        collector_accepted=value("collector_accepted"),
+        collector_refused=value("collector_refused"),
+        collector_exported=value("collector_exported"),
+        collector_failed=value("collector_failed"),
+        collector_enqueue_failed=value("collector_enqueue_failed"),
+        queue_size_max=prom.instant(q.max_over(scope.queue_size(), window), end)
+        if collector
+        else None,
         queue_size_end=queue_end,
         collector_cpu_max=prom.instant(q.max_over(cpu, window), end),
         collector_cpu_mean=prom.instant(q.avg_over(cpu, window), end),
         collector_rss_max_mib=rss_max / MIB if rss_max is not None else None,
         collector_rss_mean_mib=rss_mean / MIB if rss_mean is not None else None,
-        loki_received=counts["loki_received"].value,
-        loki_discarded=counts["loki_discarded"].value,
-        collector_own_filtered=counts["collector_own_filtered"].value,
-        memory_limiter_refused=counts["memory_limiter_refused"].value,
-        queue_capacity=prom.instant(q.max_over(scope.queue_capacity(), window), end),
+        loki_received=value("loki_received"),
+        loki_discarded=value("loki_discarded"),
+        collector_own_filtered=value("collector_own_filtered"),
+        memory_limiter_refused=value("memory_limiter_refused"),
+        queue_capacity=prom.instant(q.max_over(scope.queue_capacity(), window), end)
+        if collector
+        else None,
         loki_push_p99_ms=push_p99 * 1000 if push_p99 is not None else None,
+        collector_scraped=value(SCRAPED),
         unknown=unknown,
         restarts={k: list(v) for k, v in (restarts or {}).items()},
     )

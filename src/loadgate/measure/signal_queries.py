@@ -123,3 +123,17 @@ def spans_matched(answer: Mapping[str, Any], limit: int | None = None) -> int | 
                 return None
             total += matched
     return total
+
+
+# Histogram points are stored as `<name>_bucket` (one per bucket), `_sum` and `_count`
+# samples: only `_count` stands for the point. Gauges and sums are one sample a point.
+POINT_SAMPLES = '__name__!~".+_(sum|bucket)"'
+
+
+def promql_run_points(run_id: str, window_s: int, label: str = RUN_LABEL) -> str:
+    """PromQL: how many data points of the run Prometheus holds over a window ending at query
+    time: one sample per gauge or sum point, the `_count` sample of a histogram point. The
+    run's series must differ by more than their name (otlp-metrics: a `series` label), or
+    count_over_time, which drops the name, would find two series with one label set."""
+    matchers = f"{run_matcher(run_id, label)},{POINT_SAMPLES}"
+    return f"sum(count_over_time({{{matchers}}}[{_window(window_s)}s]))"

@@ -45,11 +45,15 @@ MIN_STEP_S = 2.0
 def queries(scope: pipe.Scope) -> dict[str, str]:
     """Series name -> its PromQL (one series each: every query is a sum)."""
     rw = scope.rate_window
+    # What the collector accepted of the scope's signal (log records when the load bypasses it).
+    accepted = scope.selectors().get("collector_accepted") or q.selector(
+        q.COLLECTOR_ACCEPTED, scope.collector
+    )
     return {
-        CPU: q.cpu_cores(rate_window=rw),
-        RSS: pipe.RSS,
+        CPU: scope.cpu_cores(),
+        RSS: scope.rss(),
         QUEUE: scope.queue_size(),
-        ACCEPTED: f"sum(rate({q.selector(q.COLLECTOR_ACCEPTED)}[{rw}]))",
+        ACCEPTED: f"sum(rate({accepted}[{rw}]))",
     }
 
 

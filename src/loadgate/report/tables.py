@@ -13,6 +13,7 @@ from rich.text import Text
 
 from loadgate.contract.gates import PASS, Gate, format_value
 from loadgate.judge.ledger import Ledger
+from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.saturation import SaturationFigures
@@ -48,7 +49,7 @@ def ledger_table(ledger: Ledger) -> Table:
     state = "balanced" if ledger.balanced else "NOT balanced"
     table = Table(title=f"loss ledger ({state})")
     table.add_column("step")
-    table.add_column("records", justify="right")
+    table.add_column("records" if ledger.unit == Ledger.unit else ledger.unit, justify="right")
     table.add_column("lost vs previous", justify="right")
     table.add_column("source", style="dim")
     table.add_column("explanation")
@@ -120,8 +121,10 @@ def _other_text(other: OtherTraffic) -> str:
 
 
 def figures_table(result: RunResult) -> Table:
-    """Other measured figures: throughput, latency, collector resources, Loki, restarts."""
+    """Other measured figures: throughput, latency, collector resources, Loki, restarts (the
+    collector's and Loki's only where the scenario's load passes them)."""
     c, p = result.client, result.pipeline
+    measures = scenario_measures.of(result.spec.scenario)
     table = Table(title="figures")
     table.add_column("figure")
     table.add_column("value", justify="right")
@@ -131,35 +134,19 @@ def figures_table(result: RunResult) -> Table:
         table.add_row(Text(figure), Text(value), Text(source))
 
     row("requests (failed)", f"{c.requests:,} ({c.failed:,})", "k6")
-    row("log records per minute accepted", f"{c.records_per_minute:,.0f}", "k6")
+    row(f"{measures.scenario.unit_per_minute} accepted", f"{c.records_per_minute:,.0f}", "k6")
     row("p99 request duration", "-" if c.p99_ms is None else f"{c.p99_ms:.2f} ms", c.p99_source)
     if c.dropped_iterations:
         row("dropped iterations (never sent)", f"{c.dropped_iterations:,}", "k6")
     p99_prom = result.environment.get("p99_ms_prometheus")
     if isinstance(p99_prom, float | int):
         row("p99 (k6 native histogram)", f"{p99_prom:.2f} ms", "Prometheus")
-    if p is not None:
-        if p.collector_cpu_max is not None and p.collector_cpu_mean is not None:
-            cpu = f"{p.collector_cpu_max:.2f} / {p.collector_cpu_mean:.2f} cores"
-            row("collector CPU max / mean", cpu, "Prometheus")
-        if p.collector_rss_max_mib is not None and p.collector_rss_mean_mib is not None:
-            rss = f"{p.collector_rss_max_mib:.0f} / {p.collector_rss_mean_mib:.0f} MiB"
-            row("collector RSS max / mean", rss, "Prometheus")
-        if p.queue_size_max is not None:
-            row("collector queue size max", f"{p.queue_size_max:.0f}", "Prometheus")
-        row("collector refused", _count(result, "collector_refused"), "Prometheus")
+    if p is not None and measures.through_collector:
+        _collector_rows(result, row)
+    if p is not None and measures.store.name == "loki":
         row("Loki lines received (all jobs)", _count(result, "loki_received"), "Prometheus")
         row("Loki lines discarded", _count(result, "loki_discarded"), "Prometheus")
-    for service, info in sorted(result.restarts.items()):
-        starts = info.get("at") or []
-        seen = info.get("supervisor") or {}
-        if starts:
-            at = ", ".join(time.strftime("%H:%M:%S", time.localtime(t)) for t in starts)
-            row(f"{service} restarts", f"{len(starts)} (at {at})", "Prometheus")
-        elif seen.get("changed_during_run"):
-            since = seen.get("since")
-            when = time.strftime("%H:%M:%S", time.localtime(since)) if since else "?"
-            row(f"{service} state change", f"{seen.get('current')} since {when}", "Pebble")
+    _restart_rows(result, row)
     if result.resources is not None:
         for role, used in sorted(result.resources.services.items()):
             row(f"{role} limits (cgroup {used.cgroup})", limits_text(used), "kernel, Pebble")
@@ -178,19 +165,54 @@ def figures_table(result: RunResult) -> Table:
         if d.other is not None and (d.other.records or d.other.records is None):
             row("other traffic through the collector", _other_text(d.other), d.other.source)
         if result.cpu is not None:
-            _cpu_rows(result.cpu, row)
-        drained = "drained" if d.drained else "NOT drained"
-        row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
+            chain = (["otelcol"] if measures.through_collector else []) + [measures.store.name]
+            _cpu_rows(result.cpu, row, measures.scenario.short, (*chain, "k6"))
+        if measures.through_collector:
+            drained = "drained" if d.drained else "NOT drained"
+            row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
     return table
 
 
-def _cpu_rows(fig: CpuFigures, row: Callable[[str, str, str], None]) -> None:
-    """The kernel's CPU figures: marginal cost per 1,000 records, and a machine busy elsewhere."""
+def _collector_rows(result: RunResult, row: Callable[[str, str, str], None]) -> None:
+    p = result.pipeline
+    assert p is not None
+    if p.collector_cpu_max is not None and p.collector_cpu_mean is not None:
+        cpu = f"{p.collector_cpu_max:.2f} / {p.collector_cpu_mean:.2f} cores"
+        row("collector CPU max / mean", cpu, "Prometheus")
+    if p.collector_rss_max_mib is not None and p.collector_rss_mean_mib is not None:
+        rss = f"{p.collector_rss_max_mib:.0f} / {p.collector_rss_mean_mib:.0f} MiB"
+        row("collector RSS max / mean", rss, "Prometheus")
+    if p.queue_size_max is not None:
+        row("collector queue size max", f"{p.queue_size_max:.0f}", "Prometheus")
+    row("collector refused", _count(result, "collector_refused"), "Prometheus")
+    if p.collector_scraped is not None or "collector_scraped" in p.unknown:
+        row("points of the collector's own scrape", _count(result, "collector_scraped"),
+            "Prometheus (its other receivers)")  # fmt: skip
+
+
+def _restart_rows(result: RunResult, row: Callable[[str, str, str], None]) -> None:
+    for service, info in sorted(result.restarts.items()):
+        starts = info.get("at") or []
+        seen = info.get("supervisor") or {}
+        if starts:
+            at = ", ".join(time.strftime("%H:%M:%S", time.localtime(t)) for t in starts)
+            row(f"{service} restarts", f"{len(starts)} (at {at})", "Prometheus")
+        elif seen.get("changed_during_run"):
+            since = seen.get("since")
+            when = time.strftime("%H:%M:%S", time.localtime(since)) if since else "?"
+            row(f"{service} state change", f"{seen.get('current')} since {when}", "Pebble")
+
+
+def _cpu_rows(
+    fig: CpuFigures, row: Callable[[str, str, str], None], unit: str, names: tuple[str, ...]
+) -> None:
+    """The kernel's CPU figures of the processes on the load's path (`names`): marginal cost
+    per 1,000 units (records, points, lines), and a machine busy elsewhere."""
     source = "kernel (/proc), less the idle rate"
-    for name in ("otelcol", "loki", "k6"):
+    for name in names:
         per_1000 = fig.per_1000_records.get(name)
         if per_1000 is not None:
-            row(f"{name} CPU s per 1,000 records (marginal)", f"{per_1000:.4f}", source)
+            row(f"{name} CPU s per 1,000 {unit} (marginal)", f"{per_1000:.4f}", source)
     if fig.busy_elsewhere_cores is not None:
         state = "quiet" if fig.quiet else "NOT quiet"
         row(

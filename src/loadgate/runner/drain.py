@@ -26,7 +26,7 @@ class DrainOutcome:
 def counters_settled(tracker: pipe.Tracker, queue: float | None) -> bool:
     """With exact collector counters: the queue is empty and every accepted record has left
     (exported, failed, dropped after acceptance, or its own record dropped by the loop
-    breaker)."""
+    breaker). A metrics pipeline's own scrape comes in beside the load and leaves with it."""
     # A full queue makes the receiver refuse: those enqueue failures are among the refused
     # records, not among the accepted ones the queue must account for.
     dropped = max(0, tracker.total("collector_enqueue_failed") - tracker.total("collector_refused"))
@@ -36,7 +36,8 @@ def counters_settled(tracker: pipe.Tracker, queue: float | None) -> bool:
         + dropped
         + tracker.total("collector_own_filtered")
     )
-    return left >= tracker.total("collector_accepted") and not queue
+    incoming = tracker.total("collector_accepted") + tracker.total(pipe.SCRAPED)
+    return left >= incoming and not queue
 
 
 class _Still:

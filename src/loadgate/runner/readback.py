@@ -1,11 +1,13 @@
-"""Reading a run back after its drain: its records and the collector's own records in Loki,
-and k6's p99 as Prometheus holds it (remote write)."""
+"""Reading a run back after its drain: its records and the collector's own records in Loki
+(or, for a scenario of another store, its units there), and k6's p99 as Prometheus holds it
+(remote write)."""
 
 from __future__ import annotations
 
 from loadgate.measure import queries as q
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError
+from loadgate.measure.stores import Store
 from loadgate.records.result import Delivery
 from loadgate.runner.clock import Clock
 from loadgate.runner.drain import DrainOutcome
@@ -124,3 +126,33 @@ def k6_p99_ms(prom: PrometheusAPI, run_id: str, window_s: int) -> float | None:
     except QueryError:
         return None
     return None if p99_s is None else p99_s * 1000
+
+
+def stored_delivery(
+    store: Store,
+    prom: PrometheusAPI,
+    loki: LokiAPI,
+    run_id: str,
+    window: tuple[float, float],
+    outcome: DrainOutcome | None,
+    problems: list[str],
+) -> Delivery:
+    """`delivered` of result.json for a scenario whose pipeline carries no logs of the
+    collector's own: the run's units its store holds, stamped from RUN_LEAD_S before the load
+    (`window`: the load's start, the read-back)."""
+    start, end = window[0] - RUN_LEAD_S, window[1]
+    stored: int | None
+    try:
+        stored = store.count(prom, loki, run_id, start, end)
+    except QueryError as exc:
+        stored = None
+        problems.append(f"stored units unknown: {store.name} read-back failed: {exc}")
+    return Delivery(
+        records=stored,
+        query=store.query(run_id, start, end),
+        drained=outcome.drained if outcome else False,
+        drain_seconds=outcome.seconds if outcome else 0.0,
+        source=store.source,
+        own_stored=None,
+        own_query="",
+    )

@@ -9,7 +9,6 @@ the figures that could not be read are unknown, with the reason.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,9 +18,10 @@ from loadgate.contract import gates as gates_mod
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger as ledger_mod
-from loadgate.judge import run_figures
+from loadgate.judge import run_figures, signal_ledger
 from loadgate.measure import cpu, saturation
 from loadgate.measure import pipeline as pipe
+from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure import timeseries as ts
 from loadgate.measure.cpu import CpuReading
 from loadgate.measure.queries import QueryError
@@ -29,6 +29,12 @@ from loadgate.records import result as results
 from loadgate.runner import readback
 from loadgate.runner.clock import SYSTEM, Clock
 from loadgate.runner.drain import DrainOutcome, drain
+from loadgate.runner.run_parts import (
+    judge_gates,
+    restart_notes,
+    restarts_block,
+    with_collector_series,
+)
 from loadgate.runner.target import (
     LoadWindow,
     Progress,
@@ -71,7 +77,8 @@ _OTHER_NOTE = (
 @dataclass(frozen=True)
 class RunOptions:
     """How a run waits: `scope` selects the series of the pipeline under test (default: every
-    Loki exporter and Loki); `scrape_timeout` bounds each wait for a fresh scrape (the
+    Loki exporter and Loki; a scenario of another signal takes its own exporter and counters
+    from it, measure/scenarios.py); `scrape_timeout` bounds each wait for a fresh scrape (the
     collector charm scrapes itself once a minute)."""
 
     drain_timeout: float = 60.0
@@ -90,10 +97,13 @@ class RunSteps:
         self.results_root = results_root
         self.out_dir = results.run_dir(results_root, spec.run_id)
         self.prom, self.loki = target.prometheus(), target.loki()
-        self.quiet_s = quiet_seconds(target)
+        # What is measured of this scenario: its counters, its store (measure/scenarios.py).
+        self.measures = scenario_measures.of(spec.scenario)
+        self.scope = self.measures.scope(with_collector_series(options.scope, target))
+        self.quiet_s = quiet_seconds(target) if self.measures.own_logs else 0.0
         self.notes: list[str] = []
         self.problems: list[str] = []
-        self.tracker = pipe.Tracker(self.prom, options.scope)
+        self.tracker = pipe.Tracker(self.prom, self.scope)
         self.started = self.ended = 0.0
         self.client: ClientFigures | None = None
         self.generator: dict[str, Any] = {}
@@ -118,7 +128,7 @@ class RunSteps:
             return readback.own_clear(self.loki, horizon, self.quiet_s, o.clock)
 
         found = wait_quiet(
-            self.prom, o.scope, self.quiet_s, 4 * self.quiet_s + 10, o.scrape_timeout,
+            self.prom, self.scope, self.quiet_s, 4 * self.quiet_s + 10, o.scrape_timeout,
             clock=o.clock, own_clear=own_clear,
         )  # fmt: skip
         if found.busy:
@@ -139,9 +149,11 @@ class RunSteps:
             self.phase(f"baseline: waiting until the collector has been idle for {self.quiet_s:g}s")
             horizon = self._wait_quiet("before the run", 0)
         else:
-            self.phase("baseline: waiting for a fresh Prometheus scrape of the collector and Loki")
+            names = {pipe.OTELCOL: "the collector", pipe.LOKI: "Loki"}
+            scraped = " and ".join(names[svc] for svc in self.scope.anchors())
+            self.phase(f"baseline: waiting for a fresh Prometheus scrape of {scraped}")
             horizon = wait_fresh_scrape(
-                self.prom, o.clock.time(), o.scrape_timeout, o.scope, clock=o.clock
+                self.prom, o.clock.time(), o.scrape_timeout, self.scope, clock=o.clock
             )
         try:
             self.tracker.baseline(horizon)
@@ -176,11 +188,10 @@ class RunSteps:
             self.started, self.ended = self.window.first_request, self.window.last_request
 
     def _run_stored(self) -> int | None:
-        """The run's records Loki holds now (None: Loki could not count)."""
+        """The run's units its store holds now (None: the store could not count)."""
+        start, now = self.started - readback.RUN_LEAD_S, self.options.clock.time()
         try:
-            return self.loki.count_run(
-                self.spec.run_id, self.started - readback.RUN_LEAD_S, self.options.clock.time()
-            )
+            return self.measures.store.count(self.prom, self.loki, self.spec.run_id, start, now)
         except QueryError:
             return None
 
@@ -189,17 +200,30 @@ class RunSteps:
         stored = self._run_stored()
         return stored is not None and stored >= self.client.records_accepted
 
+    def _drain(self) -> DrainOutcome:
+        """Wait until the collector's queue is empty; a load that went to the store itself
+        has no queue: a fresh scrape after its end is all the wait."""
+        o = self.options
+        if not self.measures.through_collector:
+            self.phase("drain: none (the load went to the store itself); a fresh scrape")
+            began = o.clock.monotonic()
+            horizon = wait_fresh_scrape(self.prom, self.ended, o.scrape_timeout, self.scope,
+                                        clock=o.clock)  # fmt: skip
+            self.tracker.advance(horizon)
+            return DrainOutcome(True, o.clock.monotonic() - began, None)
+        self.phase("drain: waiting for the collector's queue to empty")
+        return drain(
+            self.prom, self.tracker, self.ended, o.drain_timeout, scope=self.scope,
+            scrape_timeout=o.scrape_timeout, all_stored=self._all_stored, clock=o.clock,
+            run_stored=self._run_stored,
+        )  # fmt: skip
+
     def drain_and_collect(self) -> None:
         """Wait for the queue to empty (and the collector to go quiet), then read the
         pipeline's figures from Prometheus; Prometheus failing here leaves them unknown."""
         o = self.options
         try:
-            self.phase("drain: waiting for the collector's queue to empty")
-            self.outcome = drain(
-                self.prom, self.tracker, self.ended, o.drain_timeout, scope=o.scope,
-                scrape_timeout=o.scrape_timeout, all_stored=self._all_stored, clock=o.clock,
-                run_stored=self._run_stored,
-            )  # fmt: skip
+            self.outcome = self._drain()
             if not self.outcome.drained:
                 self.notes.append(
                     f"queue did not drain within {o.drain_timeout:g}s: records may still be "
@@ -210,7 +234,7 @@ class RunSteps:
             self.phase("collect: Prometheus and LogQL")
             counts = self.tracker.counts(self.tracker.until_ms / 1000)
             self.figures = pipe.collect(
-                self.prom, counts, self.started, self.ended, self.outcome.queue_end, o.scope,
+                self.prom, counts, self.started, self.ended, self.outcome.queue_end, self.scope,
                 self.tracker.restarts(),
             )  # fmt: skip
         except (RunError, QueryError) as exc:
@@ -219,7 +243,16 @@ class RunSteps:
         self.notes.extend(restart_notes(self.tracker.restarts()))
 
     def read_back(self) -> None:
-        """The run's records, the collector's own records and other traffic in Loki."""
+        """The run's records, the collector's own records and other traffic in Loki; for a
+        scenario whose pipeline has none of those, the run's units in its store."""
+        if not self.measures.own_logs:
+            self.collected_at = self.options.clock.time()
+            window = (self.started, self.collected_at)
+            self.delivery = readback.stored_delivery(
+                self.measures.store, self.prom, self.loki, self.spec.run_id, window,
+                self.outcome, self.problems,
+            )  # fmt: skip
+            return
         start, until = self.tracker.start_ms / 1000, self.tracker.until_ms / 1000
         own = readback.own_stored(self.loki, start, until, self.problems)
         # Other traffic is counted over the window the collector's counters really cover: from
@@ -240,15 +273,13 @@ class RunSteps:
         spec, client, delivery = self.spec, self.client, self.delivery
         assert client is not None
         assert delivery is not None
-        ledger = ledger_mod.build(
-            client, self.figures, delivery.records, delivery.own_stored, delivery.other
-        )
+        ledger = self._ledger(client, delivery)
         judged = judge_gates(spec, client, ledger)
         if client.dropped_iterations:
             self.notes.append(
                 f"k6 dropped {client.dropped_iterations} iterations for lack of free VUs: those "
-                f"{client.dropped_iterations * spec.records_per_iteration:,} records were never "
-                "sent"
+                f"{client.dropped_iterations * spec.records_per_iteration:,} {spec.kind.short} "
+                "were never sent"
             )
         result = results.RunResult(
             run_id=spec.run_id, target=self.target.name, spec=spec, started_at=self.started,
@@ -262,13 +293,25 @@ class RunSteps:
         )  # fmt: skip
         return replace(result, bottleneck=run_figures.bottleneck_block(result))
 
+    def _ledger(self, client: ClientFigures, delivery: results.Delivery) -> ledger_mod.Ledger:
+        """The scenario's ledger: log records with the collector's own and other traffic taken
+        out, another signal through the collector, or a load straight to its store."""
+        kind, stored = self.spec.kind, delivery.records
+        if not self.measures.through_collector:
+            return signal_ledger.build_direct(client, self.figures, stored, kind)
+        if self.measures.own_logs:
+            return ledger_mod.build(client, self.figures, stored, delivery.own_stored,
+                                    delivery.other)  # fmt: skip
+        return signal_ledger.build_collector(client, self.figures, stored, kind)
+
     def _saturation(self) -> saturation.SaturationFigures | None:
-        """The pipeline's throughput over its steady window (None when Prometheus failed)."""
-        if self.problems:
+        """The pipeline's throughput over its steady window (None when Prometheus failed, or
+        for a scenario other than logs through the collector: not measured yet)."""
+        if self.problems or not self.measures.own_logs:
             return None
         offered = self.spec.offered_logs_per_minute
         return saturation.measure(
-            self.prom, self.loki, self.options.scope, self.spec.run_id,
+            self.prom, self.loki, self.scope, self.spec.run_id,
             (self.started, self.ended), float(offered) if offered else None,
         )  # fmt: skip
 
@@ -292,7 +335,7 @@ class RunSteps:
         results.write(result, self.results_root)
         o = self.options
         ts.record(
-            self.prom, o.scope, self.spec.run_id, self.started, self.ended, o.clock.time(),
+            self.prom, self.scope, self.spec.run_id, self.started, self.ended, o.clock.time(),
             self.out_dir,
         )  # fmt: skip
 
@@ -321,54 +364,3 @@ def execute(
     result = run.judge()
     run.write(result)
     return result
-
-
-def judge_gates(
-    spec: RunSpec, client: ClientFigures, ledger: ledger_mod.Ledger
-) -> list[gates_mod.Gate]:
-    """The client gates and `lost_records` (unknown, so failed, when Loki could not count)."""
-    judged = gates_mod.judge(spec, client, lost_records=ledger.lost_after_acceptance)
-    if ledger.lost_after_acceptance is None:
-        judged.append(
-            gates_mod.Gate(
-                "lost_records", "<= 0", None, False, "k6 accepted - LogQL count in Loki: unknown"
-            )
-        )
-    return judged
-
-
-def restart_notes(restarts: dict[str, list[float]]) -> list[str]:
-    notes: list[str] = []
-    for svc, times in restarts.items():
-        if times:
-            when = ", ".join(time.strftime("%H:%M:%S", time.localtime(t)) for t in times)
-            notes.append(
-                f"{svc} restarted {len(times)} time(s) during the run (at {when}): its counters "
-                "cannot give exact figures (unknown, with a lower bound)"
-            )
-    return notes
-
-
-def restarts_block(
-    tracker: pipe.Tracker | None, states: dict[str, dict[str, Any]], started: float
-) -> dict[str, dict[str, Any]]:
-    """`restarts` of result.json: per service, the starts Prometheus saw inside the run and,
-    when the target has a supervisor (Pebble), its view."""
-    out: dict[str, dict[str, Any]] = {}
-    seen = tracker.restarts() if tracker is not None else {}
-    for svc in sorted(set(seen) | set(states)):
-        entry: dict[str, Any] = {}
-        if tracker is not None and svc in seen:
-            entry.update(
-                count=len(seen[svc]),
-                at=seen[svc],
-                source="Prometheus: process start times "
-                + ("(otelcol uptime)" if svc == pipe.OTELCOL else "(process_start_time_seconds)"),
-            )
-        if svc in states:
-            state = dict(states[svc])
-            since = state.get("since")
-            state["changed_during_run"] = isinstance(since, float | int) and since > started
-            entry["supervisor"] = state
-        out[svc] = entry
-    return out

@@ -34,6 +34,10 @@ CPU_READING = "cpu_reading"
 # Optional on a target: `resource_figures() -> ResourceFigures | None`, what the stack's
 # enforced resource limits and backend faults did over the run (OOM kills, throttling, ...).
 RESOURCE_FIGURES = "resource_figures"
+# Optional on a target: `collector_series() -> dict[str, str]`, label matchers of the
+# collector's own series in its Prometheus when it holds other copies of them (a local stack
+# carrying metrics: the collector also remote-writes its own metrics there).
+COLLECTOR_SERIES = "collector_series"
 
 
 class RunError(RuntimeError):
@@ -117,6 +121,14 @@ def load_window(target: Target) -> LoadWindow | None:
     ask = getattr(target, LOAD_WINDOW, None)
     answer = ask() if callable(ask) else None
     return answer if isinstance(answer, LoadWindow) else None
+
+
+def collector_series(target: Target) -> dict[str, str]:
+    ask = getattr(target, COLLECTOR_SERIES, None)
+    answer = ask() if callable(ask) else None
+    if not isinstance(answer, dict):
+        return {}
+    return {str(k): str(v) for k, v in answer.items()}  # pyright: ignore[reportUnknownVariableType]
 
 
 def cpu_reading(target: Target) -> CpuReading | None:

@@ -446,7 +446,10 @@ def write_configs(
             files.loki_server_name, files.report, files.traces_server_name, groups, fault
         )
     configs[layout.prometheus_config] = render.prometheus_config(
-        ports, layout, written.loki_server_name
+        ports,
+        layout,
+        written.loki_server_name,
+        out_of_order=signal_relations.METRICS in signals_of(what),
     )
     if written.traces_server_name is not None and not isinstance(what, Profile):
         binary = binaries.binary_path(what.otelcol_part.name, bin_dir)

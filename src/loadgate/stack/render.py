@@ -184,14 +184,29 @@ def loki_config(profile: Profile, ports: Ports, layout: Layout) -> dict[str, Any
     }
 
 
+# The stack's Prometheus scrape job of the collector.
+COLLECTOR_JOB = "otelcol"
+# How far back Prometheus takes a sample older than its series' newest, when the stack carries
+# metrics: the collector's remote-write exporter sends with several consumers (the charm's
+# remote_write_queue), so two requests with points of one series may arrive out of order.
+OUT_OF_ORDER_WINDOW = "10m"
+
+
 def prometheus_config(
-    ports: Ports, layout: Layout, loki_server_name: str = LOKI_TLS_SERVER_NAME
+    ports: Ports,
+    layout: Layout,
+    loki_server_name: str = LOKI_TLS_SERVER_NAME,
+    *,
+    out_of_order: bool = False,
 ) -> dict[str, Any]:
-    return {
+    """The stack's Prometheus: it scrapes the collector, Loki and itself; with `out_of_order`
+    (a stack carrying metrics) it also takes remote-written samples up to
+    OUT_OF_ORDER_WINDOW older than their series' newest."""
+    config: dict[str, Any] = {
         "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL},
         "scrape_configs": [
             {
-                "job_name": "otelcol",
+                "job_name": COLLECTOR_JOB,
                 "static_configs": [{"targets": [f"{HOST}:{ports.otelcol_metrics}"]}],
             },
             {
@@ -209,6 +224,9 @@ def prometheus_config(
             },
         ],
     }
+    if out_of_order:
+        config["storage"] = {"tsdb": {"out_of_order_time_window": OUT_OF_ORDER_WINDOW}}
+    return config
 
 
 def service_argv(bin_dir: Path, ports: Ports, layout: Layout) -> dict[str, list[str]]:

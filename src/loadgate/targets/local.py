@@ -13,7 +13,9 @@ import httpx
 
 from loadgate import paths
 from loadgate.build import binaries
+from loadgate.charms import signals as signal_relations
 from loadgate.contract import k6args
+from loadgate.contract.scenarios import LOKI_PUSH, OTLP_LOGS
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures, SummaryError, read_summary
 from loadgate.measure import cpu
@@ -23,7 +25,7 @@ from loadgate.stack.tls import client_context, verified_client
 
 from ..records.resources import ResourceFigures
 from ..stack import local as stack_local
-from ..stack import orphans, procs
+from ..stack import orphans, procs, render
 from ..stack.local import StackInfo
 from ..stack.procs import ProcessId
 from ..stack.resource_use import ResourceWatch
@@ -81,6 +83,8 @@ class LocalTarget:
         self._k6_started_at = 0.0
         self._cpu_edges: list[cpu.CpuReading] = []
         self._resources: ResourceWatch | None = None  # the stack's limits and faults, per run
+        # The scenario's k6 counters of units sent and acknowledged (its REST API names).
+        self._counters = (OTLP_LOGS.sent_metric, OTLP_LOGS.accepted_metric)
 
     def prometheus(self) -> PrometheusAPI:
         return PrometheusAPI(self.stack.prometheus_url, self._http)
@@ -88,25 +92,39 @@ class LocalTarget:
     def loki(self) -> LokiAPI:
         return LokiAPI(self.stack.loki_url, self._loki)
 
+    def load_target(self, spec: RunSpec) -> tuple[str, dict[str, str]]:
+        """Where the scenario's load goes on this stack, and the names k6 must resolve itself:
+        the collector's OTLP/HTTP receiver, or for loki-push Loki under the name its
+        certificate holds (k6 maps it to loopback and verifies TLS against the stack's CA)."""
+        if spec.target:
+            return spec.target, {}
+        if spec.kind.name == LOKI_PUSH.name:
+            name = self.stack.loki_server_name
+            return f"https://{name}:{self.stack.ports.loki_http}", {name: "127.0.0.1"}
+        return self.stack.otlp_http_url, {}
+
     def command(self, spec: RunSpec, out_dir: Path) -> k6args.K6Command:
         self._api_port = free_port()
         rw = f"{self.stack.prometheus_url}/api/v1/write" if self.remote_write else None
+        target, hosts = self.load_target(spec)
         return k6args.build_command(
             spec,
             k6_bin=binaries.binary_path("k6", self.stack.bin_dir),
             scripts_dir=paths.k6_dir(),
-            target=spec.target or self.stack.otlp_http_url,
+            target=target,
             summary_path=out_dir / SUMMARY_FILE,
             instance="local",
             remote_write_url=rw,
             ca_file=self.stack.ca_file,
             api_address=f"127.0.0.1:{self._api_port}",
+            hosts=hosts,
         )
 
     def start(self, spec: RunSpec, out_dir: Path) -> None:
         cmd = self.command(spec, out_dir)
         self._out_dir = out_dir
         self._duration = spec.duration_s
+        self._counters = (spec.kind.sent_metric, spec.kind.accepted_metric)
         self._k6_cpu_total = None
         self._k6_cpu_at_load = None
         self._vus_max = None
@@ -203,13 +221,13 @@ class LocalTarget:
             vus = self._metric("vus").get("value")
             if isinstance(vus, int | float):
                 self._vus_max = max(self._vus_max or 0, int(vus))
-            sent = int(self._metric("log_records_sent").get("count", 0))
+            sent = int(self._metric(self._counters[0]).get("count", 0))
             now = time.time()
             if self._due_edge(sent, now):
                 self._edge(now)
             if sent > 0 and self._k6_cpu_at_load is None:
                 self._k6_cpu_at_load = procs.cpu_seconds(self._proc.pid)
-            accepted = int(self._metric("log_records_accepted").get("count", 0))
+            accepted = int(self._metric(self._counters[1]).get("count", 0))
             errors = float(self._metric("errors").get("rate", 0.0))
         except (httpx.HTTPError, KeyError, ValueError):
             sent = accepted = 0
@@ -294,6 +312,15 @@ class LocalTarget:
         """What the stack's resource limits and backend faults did from the load's start
         (runner.RESOURCE_FIGURES); None on a stack with neither."""
         return self._resources.figures() if self._resources is not None else None
+
+    def collector_series(self) -> dict[str, str]:
+        """The collector's series as the stack's Prometheus scrapes them (runner.target.
+        COLLECTOR_SERIES). With the metrics signal the collector also remote-writes its own
+        metrics there (under job otelcol-internal), a second copy of every counter; with the
+        traces signal the stand-in backend, a collector too, has counters of the same names."""
+        if signal_relations.is_default(self.stack.signals):
+            return {}
+        return {"job": render.COLLECTOR_JOB}
 
     def service_states(self) -> dict[str, dict[str, Any]]:
         """Each service as the stack's Pebble daemon sees it (optional Target method)."""

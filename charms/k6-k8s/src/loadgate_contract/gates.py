@@ -53,8 +53,11 @@ def format_value(value: float, unit: str) -> str:
 
 
 def judge(spec: RunSpec, client: ClientFigures, lost_records: int | None = None) -> list[Gate]:
-    """The gates of a run. `lost_records` (accepted by the generator but not stored) adds the
-    delivery gate when the pipeline side was measured."""
+    """The gates of a run. `lost_records` (units accepted by the generator but not stored)
+    adds the delivery gate when the pipeline side was measured. The per-minute and delivery
+    gates are named for the scenario's unit (contract/scenarios.py): `logs_per_minute` and
+    `lost_records` for otlp-logs, `points_per_minute` and `lost_points` for otlp-metrics, …"""
+    kind = spec.kind
     gates = [
         _gate("error_rate", "<=", spec.max_error_rate, client.error_rate, "%", "k6 errors rate"),
         _gate("p99_ms", "<", spec.p99_ms, client.p99_ms, "ms", f"{client.p99_source}"),
@@ -63,19 +66,27 @@ def judge(spec: RunSpec, client: ClientFigures, lost_records: int | None = None)
     if min_lpm > 0:
         gates.append(
             _gate(
-                "logs_per_minute",
+                kind.per_minute_gate,
                 ">=",
                 min_lpm,
                 client.records_per_minute,
                 "",
-                "k6 log_records_accepted per minute",
+                f"k6 {kind.accepted_metric} per minute",
             )
         )
     if lost_records is not None:
-        gates.append(
-            _gate("lost_records", "<=", 0, lost_records, "", "k6 accepted - LogQL count in Loki")
-        )
+        gates.append(lost_gate(spec, lost_records))
     return gates
+
+
+def lost_gate(spec: RunSpec, lost: int | None) -> Gate:
+    """The delivery gate: units k6 saw acknowledged that the store does not hold (<= 0);
+    unknown (so failed) when the store could not count them."""
+    kind = spec.kind
+    source = f"k6 accepted - {kind.store}"
+    if lost is None:
+        return Gate(kind.lost_gate, "<= 0", None, False, f"{source}: unknown")
+    return _gate(kind.lost_gate, "<=", 0, lost, "", source)
 
 
 def verdict(gates: list[Gate]) -> str:

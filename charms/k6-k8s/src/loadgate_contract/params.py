@@ -6,7 +6,15 @@ Each parameter has its name (kebab case: the flag without `--`, the action param
 (how it is checked), its default, bounds or choices, a help line and a unit. `action` says
 whether the k6 charm's `start-load` takes it; `schema_default` whether an action schema may fill
 the default in before the charm sees the parameters (not `rate`: it is refused with
-constant-vus). tests/unit/test_charm_action_params.py checks charmcraft.yaml against this table.
+constant-vus; nor the parameters of the scenarios added after otlp-logs, contract/scenarios.py:
+another scenario refuses them. otlp-logs' own keep their schema defaults, which Juju fills in
+for every scenario: the charm drops one that does not apply to the run's scenario when it holds
+the table's default). tests/unit/test_charm_action_params.py checks charmcraft.yaml against this
+table.
+
+`rate` and the per-minute gate count the scenario's unit (log records, data points, lines);
+their names and the word "records" in help and RunSpec's derived figures stay those of the
+first scenario, otlp-logs.
 """
 
 from __future__ import annotations
@@ -15,7 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-SCENARIOS: tuple[str, ...] = ("otlp-logs",)
+from .scenarios import NAMES
+
+SCENARIOS: tuple[str, ...] = NAMES
 EXECUTORS: tuple[str, ...] = ("constant-vus", "constant-arrival-rate", "ramping-arrival-rate")
 ARRIVAL_EXECUTORS: tuple[str, ...] = ("constant-arrival-rate", "ramping-arrival-rate")
 
@@ -27,6 +37,12 @@ MAX_VUS = 10_000
 MAX_RATE = 1_000_000_000
 MAX_P99_MS = 3_600_000
 MAX_STREAMS = 1000
+MAX_SERIES_PER_REQUEST = 1000
+MAX_POINTS_PER_SERIES = 100
+MAX_HISTOGRAM_BUCKETS = 64
+MAX_STREAMS_PER_REQUEST = 1000
+MAX_LINES_PER_STREAM = 1000
+MAX_LOKI_STREAMS = 100_000
 
 # Also the `pattern` of the k6 charm's `run-id` action parameters (charmcraft.yaml).
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -113,7 +129,8 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "rate",
         INTEGER,
-        "log records per minute, for the arrival-rate executors",
+        "records per minute (the scenario's unit: log records, data points, lines), for the "
+        "arrival-rate executors",
         60_000,
         low=1,
         high=MAX_RATE,
@@ -133,7 +150,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "logs-per-request",
         INTEGER,
-        "log records per OTLP request",
+        "log records per OTLP request (otlp-logs)",
         5,
         low=1,
         high=MAX_LOGS_PER_REQUEST,
@@ -147,8 +164,24 @@ PARAMS: tuple[Param, ...] = (
         low=1,
         high=MAX_REQUESTS_PER_ITERATION,
     ),
-    Param("body-min", INTEGER, "shortest log body", 256, low=1, high=MAX_BODY, unit="characters"),
-    Param("body-max", INTEGER, "longest log body", 2048, low=1, high=MAX_BODY, unit="characters"),
+    Param(
+        "body-min",
+        INTEGER,
+        "shortest log body or line (otlp-logs, loki-push)",
+        256,
+        low=1,
+        high=MAX_BODY,
+        unit="characters",
+    ),
+    Param(
+        "body-max",
+        INTEGER,
+        "longest log body or line (otlp-logs, loki-push)",
+        2048,
+        low=1,
+        high=MAX_BODY,
+        unit="characters",
+    ),
     Param(
         "p99-ms",
         NUMBER,
@@ -163,13 +196,19 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "min-logs-per-minute",
         INTEGER,
-        "gate: accepted log records per minute at least this",
+        "gate: accepted records (the scenario's unit) per minute at least this",
         low=0,
         high=MAX_RATE,
         default_help="95% of rate for constant-arrival-rate, else no gate",
     ),
     Param("labels", LABELS, "tags of the run as k=v,k2=v2, e.g. revision=69", ""),
-    Param("target", URL, "OTLP/HTTP base URL of the receiver (the charm: the related one)", ""),
+    Param(
+        "target",
+        URL,
+        "base URL the load goes to: the OTLP/HTTP receiver (the charm: the related one), or "
+        "Loki for loki-push",
+        "",
+    ),
     Param(
         "run-id",
         RUN_ID,
@@ -185,6 +224,61 @@ PARAMS: tuple[Param, ...] = (
         low=1,
         high=MAX_STREAMS,
         action=False,  # the k6 charm runs the scenario's default
+    ),
+    Param(
+        "series-per-request",
+        INTEGER,
+        "metric series in each OTLP request (otlp-metrics): gauges, sums and histograms in turn",
+        10,
+        low=1,
+        high=MAX_SERIES_PER_REQUEST,
+        schema_default=False,
+    ),
+    Param(
+        "points-per-series",
+        INTEGER,
+        "data points of each series in a request (otlp-metrics)",
+        5,
+        low=1,
+        high=MAX_POINTS_PER_SERIES,
+        schema_default=False,
+    ),
+    Param(
+        "histogram-buckets",
+        INTEGER,
+        "buckets of each histogram point (otlp-metrics; Prometheus stores buckets + 2 samples "
+        "a point)",
+        8,
+        low=1,
+        high=MAX_HISTOGRAM_BUCKETS,
+        schema_default=False,
+    ),
+    Param(
+        "streams-per-request",
+        INTEGER,
+        "Loki streams in each push request (loki-push)",
+        10,
+        low=1,
+        high=MAX_STREAMS_PER_REQUEST,
+        schema_default=False,
+    ),
+    Param(
+        "lines-per-stream",
+        INTEGER,
+        "lines of each stream in a push request (loki-push)",
+        10,
+        low=1,
+        high=MAX_LINES_PER_STREAM,
+        schema_default=False,
+    ),
+    Param(
+        "loki-streams",
+        INTEGER,
+        "distinct Loki streams the run writes, taken in turn by its requests (loki-push)",
+        100,
+        low=1,
+        high=MAX_LOKI_STREAMS,
+        schema_default=False,
     ),
 )
 

@@ -109,7 +109,10 @@ def test_the_pack_primes_the_charm_code_and_its_scenarios(primed: dict[str, Any]
     # Exactly: charmcraft's dispatch, and src/ as it is (charm code, loadgate core, scenarios,
     # dashboards).
     assert outside_venv == {"dispatch", *charm_files("src")}
-    for scenario in ("src/k6/otlp-logs.js", "src/k6/lib/config.js", "src/k6/lib/payload.js"):
+    for scenario in (
+        "src/k6/otlp-logs.js", "src/k6/otlp-metrics.js", "src/k6/loki-push.js",
+        "src/k6/lib/config.js", "src/k6/lib/payload.js",
+    ):  # fmt: skip
         assert scenario in listed
     assert {p for p in listed if p.startswith("src/k6/lib/") and p.endswith(".js")} == {
         f"src/k6/lib/{p.name}" for p in (CHARM_DIR.parents[1] / "k6" / "lib").glob("*.js")

@@ -1,6 +1,10 @@
 // Run parameters from environment variables (LOAD_*), and the k6 options they imply.
 // Every parameter has the same name, default and unit as loadgate's RunSpec and the k6 charm's
 // start-load action; loadgate validates them before k6 starts, these checks guard direct use.
+// The common parameters are read here for every scenario; each scenario reads its own
+// (readConfig: otlp-logs; readMetricsConfig, readPushConfig) and says how many units one
+// request carries.
+import { OTLP_LOGS, OTLP_METRICS, LOKI_PUSH } from './scenarios.js';
 
 export const EXECUTORS = ['constant-vus', 'constant-arrival-rate', 'ramping-arrival-rate'];
 
@@ -20,58 +24,107 @@ function int(env, name, dflt, min) {
   return value;
 }
 
-export function parseLabels(text) {
-  const labels = {};
+function pairs(text, name) {
+  const out = {};
   for (const item of (text || '').split(',')) {
     const pair = item.trim();
     if (!pair) continue;
     const eq = pair.indexOf('=');
-    if (eq < 1) throw new Error(`LOAD_LABELS: expected k=v pairs, got ${JSON.stringify(pair)}`);
-    labels[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+    if (eq < 1) throw new Error(`${name}: expected k=v pairs, got ${JSON.stringify(pair)}`);
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
   }
-  return labels;
+  return out;
 }
 
-export function readConfig(env) {
+export function parseLabels(text) {
+  return pairs(text, 'LOAD_LABELS');
+}
+
+// What every scenario reads.
+function readCommon(env) {
   const executor = env.LOAD_EXECUTOR || 'constant-arrival-rate';
   if (EXECUTORS.indexOf(executor) < 0) {
     throw new Error(`LOAD_EXECUTOR: must be one of ${EXECUTORS.join(', ')}, got ${JSON.stringify(executor)}`);
   }
-  const cfg = {
+  return {
     target: (env.LOAD_TARGET || 'http://127.0.0.1:4318').replace(/\/+$/, ''),
     executor,
     vus: int(env, 'LOAD_VUS', 10, 1),
     maxVus: int(env, 'LOAD_MAX_VUS', 0, 0),
     rate: int(env, 'LOAD_RATE', 60000, 1),
     duration: env.LOAD_DURATION || '60s',
-    logsPerRequest: int(env, 'LOAD_LOGS_PER_REQUEST', 5, 1),
     requestsPerIteration: int(env, 'LOAD_REQUESTS_PER_ITERATION', 1, 1),
-    bodyMin: int(env, 'LOAD_BODY_MIN', 256, 1),
-    bodyMax: int(env, 'LOAD_BODY_MAX', 2048, 1),
     p99Ms: num(env, 'LOAD_P99_MS', 100),
     maxErrorRate: num(env, 'LOAD_MAX_ERROR_RATE', 0.01),
     minLogsPerMinute: num(env, 'LOAD_MIN_LOGS_PER_MINUTE', 0),
     runId: env.LOAD_RUN_ID || 'adhoc',
     instance: env.LOAD_INSTANCE || 'k6',
-    streams: int(env, 'LOAD_STREAMS', 4, 1),
     labels: parseLabels(env.LOAD_LABELS),
     summaryPath: env.LOAD_SUMMARY || 'summary.json',
     serviceName: env.LOAD_SERVICE_NAME || 'loadgate-k6',
     // Duration histogram counters, for combining several k6 instances' p99 (see histogram.js).
     histogram: env.LOAD_HISTOGRAM === '1',
+    // name=address pairs k6 resolves itself (its `hosts` option): a TLS target on loopback is
+    // then verified for the name its certificate holds.
+    hosts: pairs(env.LOAD_HOSTS, 'LOAD_HOSTS'),
   };
+}
+
+function bodies(env, cfg) {
+  cfg.bodyMin = int(env, 'LOAD_BODY_MIN', 256, 1);
+  cfg.bodyMax = int(env, 'LOAD_BODY_MAX', 2048, 1);
   if (cfg.bodyMin > cfg.bodyMax) {
     throw new Error(`LOAD_BODY_MIN (${cfg.bodyMin}) must not exceed LOAD_BODY_MAX (${cfg.bodyMax})`);
   }
-  // Arrival rates count iterations; each iteration sends requestsPerIteration requests.
-  const recordsPerIteration = cfg.logsPerRequest * cfg.requestsPerIteration;
-  cfg.iterationsPerMinute = Math.max(1, Math.round(cfg.rate / recordsPerIteration));
+}
+
+// The arrival rate: the rate counts units; each iteration sends requestsPerIteration
+// requests of unitsPerRequest units.
+function finish(cfg, scenario, unitsPerRequest) {
+  cfg.scenario = scenario;
+  cfg.unitsPerRequest = unitsPerRequest;
+  const unitsPerIteration = unitsPerRequest * cfg.requestsPerIteration;
+  cfg.iterationsPerMinute = Math.max(1, Math.round(cfg.rate / unitsPerIteration));
   if (!cfg.maxVus) cfg.maxVus = Math.max(cfg.vus * 10, Math.ceil(cfg.iterationsPerMinute / 60), cfg.vus);
   return cfg;
 }
 
+// otlp-logs
+export function readConfig(env) {
+  const cfg = readCommon(env);
+  cfg.logsPerRequest = int(env, 'LOAD_LOGS_PER_REQUEST', 5, 1);
+  cfg.streams = int(env, 'LOAD_STREAMS', 4, 1);
+  bodies(env, cfg);
+  cfg.perRequest = { logs_per_request: cfg.logsPerRequest };
+  return finish(cfg, OTLP_LOGS, cfg.logsPerRequest);
+}
+
+// otlp-metrics
+export function readMetricsConfig(env) {
+  const cfg = readCommon(env);
+  cfg.seriesPerRequest = int(env, 'LOAD_SERIES_PER_REQUEST', 10, 1);
+  cfg.pointsPerSeries = int(env, 'LOAD_POINTS_PER_SERIES', 5, 1);
+  cfg.histogramBuckets = int(env, 'LOAD_HISTOGRAM_BUCKETS', 8, 1);
+  cfg.perRequest = { series_per_request: cfg.seriesPerRequest, points_per_series: cfg.pointsPerSeries };
+  return finish(cfg, OTLP_METRICS, cfg.seriesPerRequest * cfg.pointsPerSeries);
+}
+
+// loki-push
+export function readPushConfig(env) {
+  const cfg = readCommon(env);
+  cfg.streamsPerRequest = int(env, 'LOAD_STREAMS_PER_REQUEST', 10, 1);
+  cfg.linesPerStream = int(env, 'LOAD_LINES_PER_STREAM', 10, 1);
+  cfg.lokiStreams = int(env, 'LOAD_LOKI_STREAMS', 100, 1);
+  if (cfg.streamsPerRequest > cfg.lokiStreams) {
+    throw new Error(`LOAD_STREAMS_PER_REQUEST (${cfg.streamsPerRequest}) must not exceed LOAD_LOKI_STREAMS (${cfg.lokiStreams})`);
+  }
+  bodies(env, cfg);
+  cfg.perRequest = { streams_per_request: cfg.streamsPerRequest, lines_per_stream: cfg.linesPerStream };
+  return finish(cfg, LOKI_PUSH, cfg.streamsPerRequest * cfg.linesPerStream);
+}
+
 export function scenarioFor(cfg) {
-  const common = { exec: 'sendLogs', gracefulStop: '5s' };
+  const common = { exec: cfg.scenario.exec, gracefulStop: '5s' };
   if (cfg.executor === 'constant-vus') {
     return Object.assign({ executor: 'constant-vus', vus: cfg.vus, duration: cfg.duration }, common);
   }
@@ -103,17 +156,19 @@ export function thresholdsFor(cfg) {
   };
   if (cfg.minLogsPerMinute > 0) {
     // k6 counter rates are per second.
-    t.log_records_accepted = [`rate>=${cfg.minLogsPerMinute / 60}`];
+    t[cfg.scenario.accepted] = [`rate>=${cfg.minLogsPerMinute / 60}`];
   }
   return t;
 }
 
 export function optionsFor(cfg) {
-  return {
-    scenarios: { logs: scenarioFor(cfg) },
+  const options = {
+    scenarios: { [cfg.scenario.key]: scenarioFor(cfg) },
     thresholds: thresholdsFor(cfg),
     discardResponseBodies: true,
     summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'],
-    tags: Object.assign({}, cfg.labels, { run_id: cfg.runId, scenario: 'otlp-logs', instance: cfg.instance }),
+    tags: Object.assign({}, cfg.labels, { run_id: cfg.runId, scenario: cfg.scenario.name, instance: cfg.instance }),
   };
+  if (Object.keys(cfg.hosts).length) options.hosts = cfg.hosts;
+  return options;
 }

@@ -1,0 +1,40 @@
+// Sending a scenario's requests and counting its units: every scenario posts bodies its
+// builder makes, one request or a batch (http.batch) per iteration, and accounts for each
+// response the same way (the errors rate, units sent and acknowledged, the duration buckets).
+import http from 'k6/http';
+import { Counter, Rate } from 'k6/metrics';
+import { bucketOf, makeBuckets } from './histogram.js';
+
+// Call in the init context (k6 metrics are declared there). `build(n, nowMs)` returns the
+// body of the run's n-th request of this VU; the returned function sends one iteration.
+export function makeSender(cfg, url, contentType, build) {
+  // Fed on every request: 1 when it failed (not 2xx), 0 when it was accepted.
+  const errors = new Rate('errors');
+  const sent = new Counter(cfg.scenario.sent);
+  const accepted = new Counter(cfg.scenario.accepted);
+  const durationBuckets = cfg.histogram ? makeBuckets() : null;
+  const units = cfg.unitsPerRequest;
+  const params = { headers: { 'Content-Type': contentType }, responseType: 'none' };
+  const batch = [];
+  for (let i = 0; i < cfg.requestsPerIteration; i++) batch.push(['POST', url, '', params]);
+
+  function account(res) {
+    const ok = res.status >= 200 && res.status < 300;
+    errors.add(!ok);
+    sent.add(units);
+    if (ok) accepted.add(units);
+    if (durationBuckets) durationBuckets[bucketOf(res.timings.duration)].add(1);
+  }
+
+  return function send(iteration) {
+    const now = Date.now();
+    if (batch.length === 1) {
+      account(http.post(url, build(iteration, now), params));
+      return;
+    }
+    // Several requests per iteration go out in parallel (http.batch): less JS work per request.
+    for (let i = 0; i < batch.length; i++) batch[i][2] = build(iteration * batch.length + i, now);
+    const responses = http.batch(batch);
+    for (let i = 0; i < responses.length; i++) account(responses[i]);
+  };
+}
