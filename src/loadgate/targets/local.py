@@ -17,6 +17,7 @@ from loadgate.contract import k6args
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures, SummaryError, read_summary
 from loadgate.measure import cpu
+from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.runner.target import LoadWindow, Progress, RunError
 from loadgate.stack.tls import client_context, verified_client
@@ -81,6 +82,13 @@ class LocalTarget:
         self._k6_started_at = 0.0
         self._cpu_edges: list[cpu.CpuReading] = []
         self._resources: ResourceWatch | None = None  # the stack's limits and faults, per run
+
+    @property
+    def scope(self) -> Scope:
+        """The pipeline under test's series: the collector's exporter the hand changes chose
+        (its Loki exporter unless another was asked for), and the stack's Loki."""
+        changes = self.stack.hand
+        return Scope() if changes is None else Scope(exporter=changes.scope_exporter)
 
     def prometheus(self) -> PrometheusAPI:
         return PrometheusAPI(self.stack.prometheus_url, self._http)
@@ -293,7 +301,9 @@ class LocalTarget:
     def resource_figures(self) -> ResourceFigures | None:
         """What the stack's resource limits and backend faults did from the load's start
         (runner.RESOURCE_FIGURES); None on a stack with neither."""
-        return self._resources.figures() if self._resources is not None else None
+        if self._resources is None:
+            return None
+        return self._resources.figures(self.prometheus())
 
     def service_states(self) -> dict[str, dict[str, Any]]:
         """Each service as the stack's Pebble daemon sees it (optional Target method)."""
