@@ -46,6 +46,7 @@ BAD: dict[str, list[str]] = {
     "--loki-config": ["nokey", "=1"],
     "--signals": ["", "profiles", "metrics,traces", "logs,logs", "logs;metrics"],
     "--backend-fault": ["503=2", "", "drop=0.5", "delay=1x", "seed=1", "503=0.5,503=0.1"],
+    "--hand": ["exporter=kafka", "gomemlimit=lots", "x=1", "nokey", "num-consumers=0"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
 

@@ -432,7 +432,8 @@ def _scenarios(problems: _Problems, value: object) -> list[Scenario]:
         if isinstance(labels, dict):
             params["labels"] = ",".join(f"{k}={v}" for k, v in mapping_items(labels))
         try:
-            spec = RunSpec.from_params(params, loopback_only=True)
+            # The run id is the cell's (matrix_plan): a fixed stand-in until then.
+            spec = RunSpec.from_params({**params, "run-id": scn_name}, loopback_only=True)
         except SpecError as exc:
             for param, why in exc.problems:
                 problems.add((*path, param.replace("-", "_")), why)

@@ -63,7 +63,7 @@ class Cell:
         """What the cell runs: its experiment's stack settings, its run and its load."""
         return {
             "experiment": self.experiment.settings(),
-            "scenario": self.scenario.spec.to_params(),
+            "scenario": {k: v for k, v in self.scenario.spec.to_params().items() if k != "run-id"},
             "load": {"kind": self.load.kind, "rate": self.load.rate},
         }
 

@@ -35,7 +35,7 @@ from loadgate.records.matrix import (
     write_matrix,
 )
 from loadgate.report import matrix_content
-from loadgate.report.matrix_table import MAIN_COLUMNS, MORE_COLUMNS, main_cells, more_cells
+from loadgate.report.matrix_table import comparison
 from loadgate.runner.target import Progress
 
 from ..stack import local, runlock
@@ -58,6 +58,8 @@ from .stack import prepare_stack
 
 if TYPE_CHECKING:
     from .seams import Seams
+
+CELLS_PER_TABLE = 4  # columns of cells a terminal table shows side by side
 
 
 def register(sub: Subparsers) -> None:
@@ -145,15 +147,18 @@ def print_plan(matrix: MatrixFile, steps: list[Step]) -> None:
 
 
 def print_tables(content: matrix_content.MatrixContent, path: Path) -> None:
-    for title, columns, cells in (
-        (f"matrix {content.record.matrix_id}", MAIN_COLUMNS, main_cells),
-        ("further figures", MORE_COLUMNS, more_cells),
-    ):
-        table = Table(title=Text(title))
-        for col in columns:
-            table.add_column(col)
-        for row in content.rows:
-            table.add_row(*(Text(v) for v in cells(row)))
+    """The comparison side by side (a column per cell, CELLS_PER_TABLE at a time); every
+    column of the per-cell table is in matrix.md."""
+    rows = list(content.rows)
+    for start in range(0, len(rows), CELLS_PER_TABLE):
+        part = rows[start : start + CELLS_PER_TABLE]
+        header, lines = comparison(part)
+        end = start + len(part)
+        table = Table(title=Text(f"matrix {content.record.matrix_id}: cells {start + 1}-{end}"))
+        for col in header:
+            table.add_column(col, overflow="fold")
+        for line in lines:
+            table.add_row(*(Text(v) for v in line))
         stdout.print(table)
     stdout.print(Text(f"comparison: {path}"), soft_wrap=True)
 

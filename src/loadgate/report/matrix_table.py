@@ -290,6 +290,19 @@ def more_cells(row: MatrixRow) -> tuple[str, ...]:
     )  # fmt: skip
 
 
+def comparison(rows: list[MatrixRow]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The seed reports' comparative table: a row per figure, a column per cell (figures no
+    cell has are left out)."""
+    header = ("figure", *(f"{r.experiment} / {r.scenario} / {r.load}" for r in rows))
+    columns = [*zip(*(main_cells(r)[3:] for r in rows), strict=True)]
+    more = [*zip(*(more_cells(r)[3:] for r in rows), strict=True)]
+    out: list[tuple[str, ...]] = []
+    for name, values in zip((*MAIN_COLUMNS[3:], *MORE_COLUMNS[3:]), (*columns, *more), strict=True):
+        if any(values):
+            out.append((name, *values))
+    return header, out
+
+
 def markdown_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     def line(cells: tuple[str, ...]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
@@ -310,6 +323,10 @@ def markdown(matrix: MatrixRecord, rows: list[MatrixRow]) -> str:
         markdown_table(MAIN_COLUMNS, [main_cells(r) for r in rows]),
         "",
         markdown_table(MORE_COLUMNS, [more_cells(r) for r in rows]),
+        "",
+        "Side by side:",
+        "",
+        markdown_table(*comparison(rows)) if rows else "(no cells)",
         "",
         "Experiments:",
         "",

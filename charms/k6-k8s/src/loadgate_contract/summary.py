@@ -12,6 +12,8 @@ from typing import Any
 from .typed import read
 
 SUMMARY_FORMAT = "loadgate-k6-summary/1"
+# k6's request-duration trend beside p99 (the summary's avg, p(90), p(95), max).
+LATENCY_FIGURES = ("mean_ms", "p90_ms", "p95_ms", "max_ms")
 
 
 class SummaryError(ValueError):
@@ -81,6 +83,9 @@ class ClientFigures:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("histogram")
+        for key in LATENCY_FIGURES:  # written when measured: older records keep their shape
+            if d[key] is None:
+                d.pop(key)
         return d
 
     @classmethod
