@@ -30,27 +30,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from loadgate.capacity.matrix_stack import STACK_KEYS, Bad, check, to_flags
 from loadgate.capacity.matrix_yaml import Located, YamlError, load, mapping_items
 from loadgate.capacity.matrix_yaml import Path as YPath
 from loadgate.capacity.matrix_yaml import name as path_name
 from loadgate.capacity.search_rule import SearchPlan
-from loadgate.charms import signals as signal_relations
 from loadgate.contract.params import ARRIVAL_EXECUTORS, BY_NAME
 from loadgate.contract.spec import RunSpec, SpecError
-from loadgate.stack import faults, hand, quantity
-from loadgate.stack.choice import StackFlags, profile_names
+from loadgate.stack.choice import StackFlags
 
 NAME_RULE = "1-24 characters of a-z, 0-9 and '-', starting with a letter or digit"
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,23}", re.ASCII)
 SATURATE, SEARCH = "saturate", "search"
-MAX_QUEUE_SIZE = 10_000_000  # as --queue-size
 RESERVED_LABELS = ("matrix", "experiment", "cell")
 MAX_DRAIN_TIMEOUT = 3600.0
 
@@ -63,18 +59,6 @@ TOP_KEYS: dict[str, str] = {
     "rates": "a list of records/min, saturate or search",
     "search": "the plan of search cells",
     "drain_timeout": f"seconds to wait for each run's queue to drain (0-{MAX_DRAIN_TIMEOUT:g})",
-}
-STACK_KEYS: dict[str, str] = {
-    "profile": "a charm preset (bundles/overlays/profile-<name>.yaml) or hand-nop",
-    "queue_size": f"the otelcol charm's queue_size, an integer from 1 to {MAX_QUEUE_SIZE:,}",
-    "otelcol_charm": "an otelcol charm source: ., LOCATION@REF, @REF or revN",
-    "loki_charm": "a Loki charm source: ., LOCATION@REF, @REF or revN",
-    "charm_config": "a mapping of otelcol charm options (a mapping value is written as YAML)",
-    "loki_config": "a mapping of Loki charm options",
-    "limits": "the collector's cpu and memory limits (its charm's cpu and memory options)",
-    "backend_fault": "faults between the collector and Loki, as --backend-fault takes them",
-    "hand": "a mapping of hand changes: " + ", ".join(k.replace("-", "_") for k in hand.ALLOWED),
-    "signals": "logs, metrics, traces: a list or comma-separated text that includes logs",
 }
 EXPERIMENT_KEYS: dict[str, str] = {"name": NAME_RULE, "description": "text", **STACK_KEYS}
 SEARCH_KEYS: dict[str, str] = {
@@ -258,7 +242,9 @@ def _experiments(
     ):
         settings = {k: v for k, v in entry.items() if k in STACK_KEYS}
         merged = _stack(problems, path, settings, base_dir, shared)
-        flags = _flags(problems, path, merged)
+        flags, flag_problems = to_flags(merged)
+        for key, why in flag_problems:
+            problems.add((*path, key), why)
         out.append(Experiment(exp_name, flags, str(entry.get("description") or ""),
                               problems.doc.line(path)))  # fmt: skip
     return out
@@ -282,142 +268,14 @@ def _stack(
     for key, raw in given.items():
         if key not in STACK_KEYS:
             continue
-        checked = _CHECKS[key](raw, base_dir)
-        if isinstance(checked, _Bad):
+        checked = check(key, raw, base_dir)
+        if isinstance(checked, Bad):
             problems.add((*path, key), f"{checked.why}; allowed: {STACK_KEYS[key]}")
             continue
         if isinstance(checked, dict) and isinstance(out.get(key), dict):
             checked = {**out[key], **checked}
         out[key] = checked
     return out
-
-
-@dataclass(frozen=True)
-class _Bad:
-    why: str
-
-
-def _option_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict | list):
-        return yaml.safe_dump(value, sort_keys=False)
-    return str(value)
-
-
-def _options(raw: object, base_dir: Path | None) -> dict[str, str] | _Bad:
-    if not isinstance(raw, dict):
-        return _Bad(f"must be a mapping, got {raw!r}")
-    out: dict[str, str] = {}
-    for key, value in mapping_items(raw):
-        if value is None:
-            return _Bad(f"{key}: no value")
-        text = _option_text(value)
-        if text.startswith("@") and base_dir is not None and not Path(text[1:]).is_absolute():
-            text = "@" + str(base_dir / text[1:])
-        out[key] = text
-    return out
-
-
-def _limits(raw: object, _: Path | None) -> dict[str, str] | _Bad:
-    if not isinstance(raw, dict):
-        return _Bad(f"must be a mapping of cpu and memory, got {raw!r}")
-    out: dict[str, str] = {}
-    for key, value in mapping_items(raw):
-        if key not in ("cpu", "memory"):
-            return _Bad(f"unknown limit {key!r}")
-        try:
-            quantity.parse(str(value))
-        except quantity.QuantityError as exc:
-            return _Bad(f"{key}: {exc}")
-        out[key] = str(value)
-    return out
-
-
-def _text_check(check: Callable[[str], object]) -> Callable[[object, Path | None], Any]:
-    def run(raw: object, _: Path | None) -> Any:
-        if not isinstance(raw, str) or not raw.strip():
-            return _Bad(f"must be text, got {raw!r}")
-        try:
-            check(raw)
-        except ValueError as exc:
-            return _Bad(str(exc))
-        return raw.strip()
-
-    return run
-
-
-def _profile(raw: object, _: Path | None) -> str | _Bad:
-    names = profile_names()
-    if raw not in names:
-        return _Bad(f"unknown profile {raw!r}: one of {', '.join(names)}")
-    return str(raw)
-
-
-def _queue(raw: object, _: Path | None) -> int | _Bad:
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= MAX_QUEUE_SIZE:
-        return _Bad(f"got {raw!r}")
-    return raw
-
-
-def _hand(raw: object, _: Path | None) -> dict[str, Any] | _Bad:
-    if not isinstance(raw, dict):
-        return _Bad(f"must be a mapping, got {raw!r}")
-    try:
-        hand.from_mapping(dict(mapping_items(raw)))
-    except hand.HandError as exc:
-        return _Bad(str(exc))
-    return {
-        k.replace("_", "-"): ("on" if v else "off") if isinstance(v, bool) else str(v)
-        for k, v in mapping_items(raw)
-    }
-
-
-def _signals(raw: object, _: Path | None) -> tuple[str, ...] | _Bad:
-    items = raw if isinstance(raw, str) else raw if isinstance(raw, list) else None
-    if items is None:
-        return _Bad(f"got {raw!r}")
-    try:
-        return signal_relations.parse(
-            [str(i) for i in items] if isinstance(items, list) else items, "signals"
-        )  # pyright: ignore[reportUnknownVariableType]
-    except signal_relations.SignalsError as exc:
-        return _Bad(str(exc))
-
-
-_CHECKS: dict[str, Callable[[object, Path | None], Any]] = {
-    "profile": _profile,
-    "queue_size": _queue,
-    "otelcol_charm": _text_check(lambda _: None),
-    "loki_charm": _text_check(lambda _: None),
-    "charm_config": _options,
-    "loki_config": _options,
-    "limits": _limits,
-    "backend_fault": _text_check(faults.parse),
-    "hand": _hand,
-    "signals": _signals,
-}
-
-
-def _flags(problems: _Problems, path: YPath, merged: Mapping[str, Any]) -> StackFlags:
-    """The settings as stack flags: options as K=V (limits become the cpu and memory options)."""
-    options = dict(merged.get("charm_config") or {})
-    for key, value in (merged.get("limits") or {}).items():
-        if key in options:
-            problems.add((*path, "limits"), f"{key} is also in charm_config: give it once")
-        options[key] = value
-    flags = StackFlags(
-        profile=merged.get("profile") or StackFlags.profile,
-        queue_size=merged.get("queue_size"),
-        otelcol_charm=merged.get("otelcol_charm"),
-        loki_charm=merged.get("loki_charm"),
-        charm_config=tuple(f"{k}={v}" for k, v in options.items()),
-        loki_config=tuple(f"{k}={v}" for k, v in (merged.get("loki_config") or {}).items()),
-        backend_fault=merged.get("backend_fault"),
-        hand=tuple(f"{k}={v}" for k, v in (merged.get("hand") or {}).items()),
-    )
-    signals = merged.get("signals")
-    return replace(flags, signals=signals) if signals else flags
 
 
 def _scenarios(problems: _Problems, value: object) -> list[Scenario]:

@@ -190,6 +190,7 @@ def run_row(base: MatrixRow, result: RunResult) -> MatrixRow:
         queue = f"{p.queue_size_max:,.0f} / {cap}"
     elif exporter_of(result) in ("debug", "nop"):
         queue = "no queue"
+    cores, cpu_notes = _cores(result)
     go = result.resources.go_runtime if result.resources else None
     fault = result.resources.backend_fault if result.resources else None
     return _with(
@@ -201,7 +202,7 @@ def run_row(base: MatrixRow, result: RunResult) -> MatrixRow:
         oom=oom,
         restarts=restarts,
         memory=memory,
-        cpu_cores=_cores(result),
+        cpu_cores=cores,
         queue=queue,
         lost=lost,
         verdict=verdict,
@@ -211,21 +212,27 @@ def run_row(base: MatrixRow, result: RunResult) -> MatrixRow:
         gc_count=go.gc_count if go else None,
         heap_max_mib=go.heap_alloc_max_mib if go else None,
         faults=_faults(fault) if fault else "",
-        notes=notes + list(result.problems),
+        notes=notes + cpu_notes + list(result.problems),
     )
 
 
-def _cores(result: RunResult) -> float | None:
+def _cores(result: RunResult) -> tuple[float | None, list[str]]:
+    """The collector's mean cores over the load: the kernel's, else Prometheus's (said)."""
     cpu = result.cpu
     if cpu is not None and cpu.window_s > 0 and cpu.used_s.get("otelcol") is not None:
-        return (cpu.used_s["otelcol"] or 0.0) / cpu.window_s
-    return result.pipeline.collector_cpu_mean if result.pipeline else None
+        return (cpu.used_s["otelcol"] or 0.0) / cpu.window_s, []
+    mean = result.pipeline.collector_cpu_mean if result.pipeline else None
+    if mean is None:
+        return None, []
+    return mean, ["CPU: Prometheus's mean (the kernel's is unknown: the collector restarted)"]
 
 
 def _machine(result: RunResult) -> str:
     cpu = result.cpu
-    if cpu is None or cpu.busy_elsewhere_cores is None:
+    if cpu is None:
         return UNKNOWN
+    if cpu.busy_elsewhere_cores is None:
+        return f"{UNKNOWN} (a process of the run restarted)"
     if cpu.quiet:
         return "quiet"
     return f"NOT quiet ({cpu.busy_elsewhere_cores:.2f} cores elsewhere)"
