@@ -177,3 +177,24 @@ def test_standin_scrape_job_renames_its_metrics() -> None:
     relabel = job["metric_relabel_configs"][0]
     assert relabel["replacement"] == "loadgate_standin_${1}"
     assert relabel["regex"] == "(otelcol_.*)"
+
+
+def test_a_comparison_side_may_make_hand_changes() -> None:
+    from loadgate.capacity import compare_sides
+
+    side = compare_sides.parse_side("candidate", ["hand=exporter=standin hand=gc-trace=on"])
+    assert side.overrides() == {"hand": ["exporter=standin", "gc-trace=on"]}
+    with pytest.raises(compare_sides.SideError, match="hand: expected hand=OPTION=VALUE"):
+        compare_sides.parse_side("candidate", ["hand=standin"])
+
+
+def test_the_stand_ins_cpu_is_never_the_collectors() -> None:
+    from loadgate.targets.local import process_name
+
+    collector = ["/bin/otelcol", "--config=/run/config/otelcol.yaml"]
+    logs = ["/bin/otelcol", "--config=/run/config/loki-standin.yaml"]
+    traces = ["/bin/otelcol", "--config=/run/config/traces-standin.yaml"]
+    assert process_name("otelcol", collector) == "otelcol"
+    assert process_name("otelcol", logs) == "loki-standin"
+    assert process_name("otelcol", traces) == "traces-standin"
+    assert process_name("loki", []) == "loki"

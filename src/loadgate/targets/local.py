@@ -23,8 +23,8 @@ from loadgate.runner.target import LoadWindow, Progress, RunError
 from loadgate.stack.tls import client_context, verified_client
 
 from ..records.resources import ResourceFigures
+from ..stack import backends, logs_standin, orphans, procs
 from ..stack import local as stack_local
-from ..stack import orphans, procs
 from ..stack.local import StackInfo
 from ..stack.procs import ProcessId
 from ..stack.resource_use import ResourceWatch
@@ -46,6 +46,23 @@ def machine_cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+# The stand-ins run the collector's binary: told apart from it by their config file.
+STANDIN_CONFIGS = {
+    f"{logs_standin.SERVICE}.yaml": logs_standin.SERVICE,
+    f"{backends.STANDIN_SERVICE}.yaml": backends.STANDIN_SERVICE,
+}
+
+
+def process_name(exe: str, argv: list[str]) -> str:
+    """A stack process's name for its CPU: its executable's, or a stand-in's service name
+    (the same `otelcol` binary as the collector under test, another config)."""
+    for arg in argv:
+        for config, service in STANDIN_CONFIGS.items():
+            if arg.endswith(f"/{config}"):
+                return service
+    return exe
 
 
 def log_tail(path: Path, lines: int = 8) -> str:
@@ -274,7 +291,7 @@ class LocalTarget:
         (while it runs) and this loadgate process."""
         pids: dict[str, int | None] = {"pebble": self.stack.pid}
         for name, pid in stack_local.leftovers(self.stack):
-            pids.setdefault(name, pid)
+            pids.setdefault(process_name(name, procs.cmdline(pid)), pid)
         running = self._proc is not None and self._proc.returncode is None
         pids["k6"] = self._proc.pid if running and self._proc is not None else None
         pids["loadgate"] = os.getpid()
