@@ -4,7 +4,7 @@ before anything starts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +224,45 @@ def test_the_report_has_a_section_per_matrix_with_a_plot(
     assert (results_dir / "report" / "matrix-mx.png").stat().st_size > 0
     rows = text.split("## Per revision and scenario", 1)[1].split("##", 1)[0]
     assert "mx-a-s" not in rows  # the cells' runs are the matrix's, not the rows'
+
+
+def test_a_search_cell_is_a_capacity_search_on_the_experiments_stack(
+    folders: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loadgate.capacity import search_driver
+    from loadgate.capacity.search_rule import SearchPlan, Step, StepOutcome
+    from loadgate.capacity.search_rule import run_search as rule_search
+    from loadgate.records.search import SearchRecord
+
+    (folders / "mx.yaml").write_text(
+        MATRIX.replace("[30000, 60000]", "[search]") + "search: {precision: 0.1}\n"
+    )
+    searched: list[tuple[str, float]] = []
+
+    def fake_search(target: Any, plan: SearchPlan, base: RunSpec, results_root: Path,
+                    search_id: str, stack: Any, **kw: Any) -> SearchRecord:  # fmt: skip
+        searched.append((search_id, plan.precision))
+        assert kw["scope"] == Scope()
+
+        def outcome(step: Step) -> StepOutcome:
+            ok = step.rate <= 150_000
+            verdict = "PASS" if ok else "FAIL"
+            run_id = f"{search_id}-{step.index:02d}"
+            return StepOutcome(
+                step.rate, ok, float(step.rate), 5.0, 0.0, 1.0, 0.2, 0, verdict, run_id
+            )
+
+        search = rule_search(plan, outcome)
+        record = SearchRecord.build(search_id, dict(stack), search, [(None, None)] * len(
+            search.history), started_at=1.0, ended_at=2.0)  # fmt: skip
+        search_driver.write_record(record, results_root)
+        return record
+
+    world = World()
+    seams = replace(world.seams(), run_search=fake_search)
+    assert cli.main(["matrix", str(folders / "mx.yaml")], seams=seams) == cli.EXIT_OK
+    assert searched == [("mx-a-s-search", 0.1), ("mx-b-s-search", 0.1)]
+    cells = read_cells(folders / "results" / "mx")
+    assert cells["a.s.search"].verdict == "found"
+    table = (folders / "results" / "mx" / "matrix.md").read_text()
+    assert "| a | s | search | capacity 1" in table
