@@ -30,11 +30,8 @@ class MatrixContent:
     record: MatrixRecord
     cells: dict[str, CellRecord]
     rows: tuple[MatrixRow, ...]
-
-    @property
-    def run_ids(self) -> frozenset[str]:
-        """The runs and searches of its cells (the report keeps them out of its other rows)."""
-        return frozenset(c.ref for c in self.cells.values())
+    # Every run and search under its runs/ (earlier attempts' too): not the report's rows.
+    run_ids: frozenset[str] = frozenset()
 
 
 def load_folder(folder: Path) -> MatrixContent | None:
@@ -58,7 +55,9 @@ def load_folder(folder: Path) -> MatrixContent | None:
             if path.is_file():
                 found[cell.ref] = results.read(path)
     rows = tuple(rows_of(record, cells, found, searches))
-    return MatrixContent(folder, record, cells, rows)
+    under = {p.name for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set[str]()
+    refs = frozenset(under | {c.ref for c in cells.values()})
+    return MatrixContent(folder, record, cells, rows, refs)
 
 
 def write_table(content: MatrixContent) -> Path:

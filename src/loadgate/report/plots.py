@@ -215,12 +215,14 @@ def matrix(content: MatrixContent, path: Path) -> Path:
 
 def matrix_figure(content: MatrixContent) -> Any:
     """Per cell: records per minute k6 got accepted, p99 and max latency, and the failure
-    rate, one bar per cell (a cell without figures says so)."""
+    rate, one bar per cell coloured by its experiment (a cell without figures says so)."""
     plt = _plt()
     rows = list(content.rows)
     fig, axes = plt.subplots(3, 1, figsize=(max(8, 0.9 * len(rows) + 3), 9), sharex=True)
     labels = [f"{r.experiment}\n{r.scenario}\n{r.load}" for r in rows]
     x = list(range(len(rows)))
+    experiments = list(dict.fromkeys(r.experiment for r in rows))  # a colour per experiment
+    colours = [f"C{experiments.index(r.experiment) % 10}" for r in rows]
     panels = (
         ("records/min accepted", [r.records_per_min for r in rows]),
         ("p99 ms (dot: max)", [r.latency_ms[3] for r in rows]),
@@ -235,7 +237,7 @@ def matrix_figure(content: MatrixContent) -> Any:
             if v is None:
                 ax.text(i, 0, NOT_MEASURED, ha="center", va="bottom", rotation=90, fontsize=8)
             else:
-                ax.bar([i], [v], color=f"C{i % 10}", alpha=0.7)
+                ax.bar([i], [v], color=colours[i], alpha=0.7)
         if title.startswith("p99"):
             highs = [(i, r.latency_ms[4]) for i, r in enumerate(rows) if r.latency_ms[4]]
             ax.plot([i for i, _ in highs], [v for _, v in highs], "k.", label="max")
