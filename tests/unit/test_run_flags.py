@@ -53,6 +53,7 @@ BAD: dict[str, list[str]] = {
     "--streams-per-request": ["0", "1001", "x", "10"],
     "--lines-per-stream": ["0", "1001", "x", "10"],
     "--loki-streams": ["0", "100001", "x", "100"],
+    "--hand": ["exporter=kafka", "gomemlimit=lots", "x=1", "nokey", "num-consumers=0"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
 

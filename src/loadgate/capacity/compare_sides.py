@@ -25,12 +25,13 @@ SIDE_KEYS: dict[str, str] = {
     "loki": "loki_charm",
     "charm-config": "charm_config",
     "loki-config": "loki_config",
+    "hand": "hand",
 }
-REPEATABLE_KEYS = ("charm-config", "loki-config")
+REPEATABLE_KEYS = ("charm-config", "loki-config", "hand")
 SIDE_SYNTAX = (
     "KEY=VALUE settings (several in one quoted value, or the flag repeated); keys: "
     + ", ".join(SIDE_KEYS)
-    + " (charm-config and loki-config take K=V and may repeat)"
+    + " (charm-config, loki-config and hand take K=V and may repeat)"
 )
 
 
@@ -95,8 +96,10 @@ def parse_side(role: str, values: Sequence[str]) -> SideSettings:
                     f"got {token!r}"
                 )
             if key not in REPEATABLE_KEYS and any(k == key for k, _ in items):
-                raise SideError(f"{flag}: {key} given twice (only charm-config and loki-config "
-                                "may repeat)")  # fmt: skip
+                raise SideError(
+                    f"{flag}: {key} given twice (only charm-config, loki-config and hand may "
+                    "repeat)"
+                )
             items.append((key, val.strip()))
     return SideSettings(role, tuple(items))
 

@@ -403,7 +403,7 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
     try:
         if lock.previous is not None and lock.previous.process != lock.holder.process:
             notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
-        if not _free_stack_dir(root, seams.stack):
+        if not free_stack_dir(root, seams.stack):
             return EXIT_BAD_INPUT
         repeat = comparing.LocalRepeats(
             root=root,
@@ -430,7 +430,7 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
             lock.release()
 
 
-def _free_stack_dir(root: Path, ops: StackOps) -> bool:
+def free_stack_dir(root: Path, ops: StackOps) -> bool:
     """compare starts a fresh stack for every run: a stack left by a dead run is stopped, a
     running one is refused (False, said why)."""
     found = orphans.stop_orphan_k6(root)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..contract.params import BY_NAME, Param, Value
-from ..stack import choice
+from ..stack import choice, hand
 from ..stack.choice import StackFlags
 from .charms import add_source_flags
 from .common import UsageError, base_port, queue_size, seconds_flag
@@ -93,6 +93,14 @@ def add_stack_flags(p: argparse.ArgumentParser) -> None:
         help="a proxy between the collector and Loki that injects faults, e.g. "
         "503=0.7,delay=1s@0.5,outage=20s+15s,until=60s,seed=1 (default: none)",
     )
+    p.add_argument(
+        "--hand",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a change no otelcol charm option gives, made by hand on its rendering "
+        "(repeatable): " + "; ".join(f"{k}: {v}" for k, v in hand.ALLOWED.items()),
+    )
 
 
 def stack_flags(args: argparse.Namespace) -> StackFlags:
@@ -107,4 +115,5 @@ def stack_flags(args: argparse.Namespace) -> StackFlags:
         base_port=args.base_port,
         signals=tuple(args.signals),
         backend_fault=args.backend_fault,
+        hand=tuple(args.hand),
     )

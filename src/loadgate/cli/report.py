@@ -58,6 +58,9 @@ def write_report(report: rep.Report, out: Path) -> list[Path]:
     for c in report.records.compares:
         name = f"compare-{plots.safe_name(c.compare_id)}.png"
         keep(f"compare:{c.compare_id}", plots.comparison(c, out / name))
+    for m in report.records.matrices:
+        name = f"matrix-{plots.safe_name(m.record.matrix_id)}.png"
+        keep(f"matrix:{m.record.matrix_id}", plots.matrix(m, out / name))
     blocks = page.document(report, images)
     md, html = out / "report.md", out / "report.html"
     md.write_text(page.markdown(blocks))
@@ -79,7 +82,8 @@ def cmd_report(args: argparse.Namespace, seams: Seams) -> int:
     if records.empty:
         error(
             "report",
-            f"no result.json, search.json or compare.json under {root} (run `loadgate run` first)",
+            f"no result.json, search.json, compare.json or matrix.json under {root} (run "
+            "`loadgate run` first)",
         )
         return EXIT_BAD_INPUT
     report = rep.build(records)

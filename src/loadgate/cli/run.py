@@ -28,7 +28,7 @@ from loadgate.measure.saturation import SATURATE_COS_PARAMS, SATURATE_PARAMS
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
 from loadgate.records.result import RunResult
-from loadgate.report import tables
+from loadgate.report import matrix_table, tables
 from loadgate.runner import run as runner
 from loadgate.runner.target import Progress, Target
 
@@ -157,12 +157,27 @@ def report_result(result: RunResult, results_root: Path, *, saturate: bool = Fal
     stdout.print(tables.ledger_table(result.ledger))
     stdout.print(tables.verdict_table(result))
     stdout.print(bottleneck_text(result.bottleneck))
-    for note in result.notes:
+    for note in [*result.notes, *exporter_notes(result)]:
         stdout.print(f"[yellow]note:[/yellow] {escape(note)}")
     for problem in result.problems:
         stdout.print(f"[red]incomplete:[/red] {escape(problem)}")
     path = results.run_dir(results_root, result.run_id) / results.RESULT_FILE
     stdout.print(Text(f"result: {path}"))
+
+
+def exporter_notes(result: RunResult) -> list[str]:
+    """With another exporter than Loki (`--hand exporter=`), why the ledger finds nothing
+    stored and what the run's records did instead."""
+    exporter = matrix_table.exporter_of(result)
+    if exporter == "loki":
+        return []
+    lost, verdict, notes = matrix_table.lost_and_verdict(result)
+    return [
+        f"the collector exports with {exporter}, not to Loki: Loki holds none of the run's "
+        f"records, so lost_records counts them all; without that gate the run is {verdict} "
+        f"(lost: {'unknown' if lost is None else f'{lost:,}'})",
+        *notes,
+    ]
 
 
 def claim_line(claim: Claim) -> str:
@@ -251,7 +266,12 @@ def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
         return EXIT_BAD_INPUT
     try:
         with seams.session(seams, flags, "run", spec.run_id, what, keep=args.keep_stack) as target:
-            return run_with(target, spec, args.drain_timeout, seams.execute, saturate=args.saturate)
+            # The exporter --hand chose (a fake target of the tests may have none).
+            scope: Scope | None = getattr(target, "scope", None)
+            return run_with(
+                target, spec, args.drain_timeout, seams.execute, scope=scope,
+                saturate=args.saturate,
+            )  # fmt: skip
     except runlock.BusyError as exc:
         error("run", exc)
         return EXIT_BAD_INPUT

@@ -12,6 +12,8 @@ from typing import Any
 from .typed import read
 
 SUMMARY_FORMAT = "loadgate-k6-summary/1"
+# k6's request-duration trend beside p99 (the summary's avg, p(90), p(95), max).
+LATENCY_FIGURES = ("mean_ms", "p90_ms", "p95_ms", "max_ms")
 
 
 class SummaryError(ValueError):
@@ -72,10 +74,18 @@ class ClientFigures:
     instances: int = 1
     thresholds: dict[str, bool] = field(default_factory=dict[str, bool])
     histogram: Histogram = field(default_factory=Histogram)
+    # The rest of k6's request-duration trend (None: not in the summary, e.g. an older one).
+    mean_ms: float | None = None
+    p90_ms: float | None = None
+    p95_ms: float | None = None
+    max_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("histogram")
+        for key in LATENCY_FIGURES:  # written when measured: older records keep their shape
+            if d[key] is None:
+                d.pop(key)
         return d
 
     @classmethod
@@ -118,7 +128,16 @@ def parse_summary(data: Mapping[str, Any]) -> ClientFigures:
         dropped_iterations=int(data.get("dropped_iterations") or 0),
         thresholds=thresholds,
         histogram=histogram,
+        mean_ms=_ms(data, "avg_ms"),
+        p90_ms=_ms(data, "p90_ms"),
+        p95_ms=_ms(data, "p95_ms"),
+        max_ms=_ms(data, "max_ms"),
     )
+
+
+def _ms(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def read_summary(path: Path) -> ClientFigures:
@@ -167,4 +186,18 @@ def combine(parts: Iterable[ClientFigures], p99_ms: float | None = None) -> Clie
         instances=len(items),
         thresholds=thresholds,
         histogram=hist,
+        mean_ms=_mean_ms(items),
+        p90_ms=hist.quantile_ms(0.90),
+        p95_ms=hist.quantile_ms(0.95),
+        max_ms=max((i.max_ms for i in items if i.max_ms is not None), default=None),
     )
+
+
+def _mean_ms(items: list[ClientFigures]) -> float | None:
+    """The mean of several instances' means, weighted by their requests (None: one unknown)."""
+    if any(i.mean_ms is None for i in items):
+        return None
+    requests = sum(i.requests for i in items)
+    if requests == 0:
+        return None
+    return sum((i.mean_ms or 0.0) * i.requests for i in items) / requests

@@ -5,7 +5,7 @@ read is None (unknown), never 0. Absent from runs without limits and faults."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from loadgate.records import fields as f
@@ -93,18 +93,72 @@ class BackendFaultCounts:
         }
 
 
+_REALS = (
+    "gc_per_minute", "heap_live_max_mib", "heap_goal_max_mib", "heap_alloc_max_mib",
+    "heap_alloc_mean_mib", "sys_max_mib", "window_s",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GoRuntime:
+    """The collector's Go runtime over the run (measure.go_runtime): garbage collections from
+    its gctrace (None without `gc-trace=on`: unknown) and heap sizes from its own metrics."""
+
+    gomemlimit: str | None  # GOMEMLIMIT as set by hand (None: the runtime's default)
+    gc_trace: bool  # whether GODEBUG=gctrace=1 was on (the count needs it)
+    gc_count: int | None
+    gc_per_minute: float | None
+    gc_forced: int | None
+    gc_cpu_percent: int | None  # of the process's CPU in GC since it started, at the last GC
+    heap_live_max_mib: float | None  # gctrace: the live heap after a collection, at most
+    heap_goal_max_mib: float | None  # gctrace: the heap goal, at most
+    heap_alloc_max_mib: float | None  # Prometheus: otelcol_process_runtime_heap_alloc_bytes
+    heap_alloc_mean_mib: float | None
+    sys_max_mib: float | None  # Prometheus: ..._total_sys_memory_bytes
+    window_s: float
+    problems: list[str] = field(default_factory=list[str])
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for key in _REALS:
+            out[key] = f.real(out[key])
+        return out
+
+
+@dataclass(frozen=True)
+class StandinCounts:
+    """What the Loki stand-in (a second collector, `--hand exporter=standin`) received of the
+    run: its receiver's accepted records less the collector's own, which it drops."""
+
+    received: int | None  # the run's records (None: unknown)
+    own_dropped: int | None  # the collector's own log records it dropped
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
 class ResourceFigures:
-    """Per limited charm container (`otelcol`, `loki`) and the backend fault proxy's counts."""
+    """Per limited charm container (`otelcol`, `loki`), the backend fault proxy's counts, and
+    on a stack with hand changes the collector's Go runtime and the Loki stand-in's counts."""
 
     services: dict[str, ServiceResources] = field(default_factory=dict[str, ServiceResources])
     backend_fault: BackendFaultCounts | None = None
+    go_runtime: GoRuntime | None = None
+    standin: StandinCounts | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "services": {k: v.to_dict() for k, v in self.services.items()},
             "backend_fault": self.backend_fault.to_dict() if self.backend_fault else None,
         }
+        if self.go_runtime is not None:  # records before issue 20 have neither
+            out["go_runtime"] = self.go_runtime.to_dict()
+        if self.standin is not None:
+            out["standin"] = self.standin.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: object, where: str = "resources") -> ResourceFigures:

@@ -23,6 +23,7 @@ from loadgate.records.fields import RecordError
 from loadgate.records.search import SearchRecord
 from loadgate.report import naming
 from loadgate.report.capacity import Capacity, KneeCurve, capacity_of, knee_curve
+from loadgate.report.matrix_content import MatrixContent, load_all
 from loadgate.report.rows import Row, rows_of, search_step_runs
 from loadgate.report.runs import Run, run_of
 from loadgate.report.saturation import SaturationRow, saturation_rows
@@ -44,10 +45,16 @@ class Records:
     compares: tuple[CompareRecord, ...] = ()
     skipped: tuple[str, ...] = ()
     presets: Mapping[str, Mapping[str, str]] = field(default_factory=dict[str, dict[str, str]])
+    matrices: tuple[MatrixContent, ...] = ()  # `loadgate matrix`'s folders
 
     @property
     def empty(self) -> bool:
-        return not (self.runs or self.searches or self.compares)
+        return not (self.runs or self.searches or self.compares or self.matrices)
+
+    @property
+    def matrix_runs(self) -> frozenset[str]:
+        """The runs and searches of matrix cells (shown in their matrix, not in the rows)."""
+        return frozenset(ref for m in self.matrices for ref in m.run_ids)
 
 
 def load(root: Path, presets: naming.Presets | None = None) -> Records:
@@ -67,6 +74,7 @@ def load(root: Path, presets: naming.Presets | None = None) -> Records:
         series = files.read_all(ts.RunSeries, root)
         searches = files.read_all(SearchRecord, root)
         compares = files.read_all(CompareRecord, root)
+        matrices = tuple(load_all(root))
     except RecordError as exc:
         raise ReportError(str(exc)) from None
     runs = tuple(run_of(r, presets) for r in results_found.records)
@@ -79,6 +87,7 @@ def load(root: Path, presets: naming.Presets | None = None) -> Records:
         tuple(sorted(compares.records, key=lambda c: (c.started_at or 0.0, c.compare_id))),
         skipped,
         presets,
+        matrices,
     )
 
 
@@ -101,7 +110,8 @@ def build(records: Records) -> Report:
     capacities = tuple(capacity_of(s, by_id, presets) for s in records.searches)
     curves = tuple(knee_curve(s, by_id, presets) for s in records.searches)
     steps = search_step_runs(records.searches)
-    rows = tuple(rows_of(records.runs, capacities, steps))
+    standalone = [r for r in records.runs if r.run_id not in records.matrix_runs]
+    rows = tuple(rows_of(standalone, capacities, steps))
     chosen: dict[str, ts.RunSeries] = {}
     for row in rows:
         for run_id in reversed(row.run_ids):

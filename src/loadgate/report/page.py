@@ -16,6 +16,7 @@ from typing import Any
 from loadgate.capacity.compare_rule import TOO_NOISY, MetricDecision
 from loadgate.measure import timeseries as ts
 from loadgate.records.compare import CompareRecord
+from loadgate.report import matrix_table as mt
 from loadgate.report.content import Report
 from loadgate.report.naming import UNKNOWN
 from loadgate.report.rows import Figure, Row
@@ -329,6 +330,29 @@ def _comparisons_section(report: Report, images: Mapping[str, str]) -> list[Bloc
     return blocks
 
 
+def _matrices_section(report: Report, images: Mapping[str, str]) -> list[Block]:
+    """Each `loadgate matrix`: its cells' figures as its matrix.md shows them, and a plot."""
+    matrices = report.records.matrices
+    blocks: list[Block] = [Heading("Matrices")]
+    if not matrices:
+        blocks.append(Para("No matrices recorded (`loadgate matrix`)."))
+    for m in matrices:
+        rec, rows = m.record, list(m.rows)
+        done = sum(r.status == "done" for r in rows)
+        blocks += [
+            Heading(f"{rec.matrix_id}: {done} of {len(rows)} cells done", 3),
+            Para(f"{rec.description.strip() or '(no description)'} From `{rec.source}`."),
+            Table(mt.MAIN_COLUMNS, tuple(mt.main_cells(r) for r in rows)),
+            Table(mt.MORE_COLUMNS, tuple(mt.more_cells(r) for r in rows)),
+        ]
+        image = images.get(f"matrix:{rec.matrix_id}")
+        if image:
+            blocks.append(Image(image, f"matrix {rec.matrix_id}"))
+    if matrices:
+        blocks.append(Para(mt.HOW))
+    return blocks
+
+
 def _runs_section(report: Report) -> list[Block]:
     def load(r: Run) -> str:
         if r.offered_per_min is None and r.vus is None:
@@ -352,8 +376,8 @@ def _runs_section(report: Report) -> list[Block]:
 
 
 def document(report: Report, images: Mapping[str, str]) -> list[Block]:
-    """The page. `images`: keys `knee`, `capacity`, `series:<run_id>`, `compare:<id>` -> the
-    PNG's file name next to the page."""
+    """The page. `images`: keys `knee`, `capacity`, `series:<run_id>`, `compare:<id>`,
+    `matrix:<id>` -> the PNG's file name next to the page."""
     return [
         *_intro(report),
         *_rows_section(report),
@@ -362,6 +386,7 @@ def document(report: Report, images: Mapping[str, str]) -> list[Block]:
         *_knee_section(images),
         *_series_section(report, images),
         *_comparisons_section(report, images),
+        *_matrices_section(report, images),
         *_runs_section(report),
     ]
 

@@ -12,6 +12,7 @@ from typing import Any
 from loadgate.measure import timeseries as ts
 from loadgate.records.compare import CompareRecord
 from loadgate.report.capacity import Capacity, KneeCurve
+from loadgate.report.matrix_content import MatrixContent
 
 NOT_MEASURED = "not measured"
 
@@ -205,4 +206,44 @@ def comparison_figure(record: CompareRecord) -> Any:
         ax.set_title(f"{d.metric.name}: {d.decision}{change}", fontsize=10)
         ax.set_ylim(bottom=0)
     fig.suptitle(f"{record.compare_id}: {record.verdict}", fontsize=11)
+    return fig
+
+
+def matrix(content: MatrixContent, path: Path) -> Path:
+    return _save(matrix_figure(content), path)
+
+
+def matrix_figure(content: MatrixContent) -> Any:
+    """Per cell: records per minute k6 got accepted, p99 and max latency, and the failure
+    rate, one bar per cell coloured by its experiment (a cell without figures says so)."""
+    plt = _plt()
+    rows = list(content.rows)
+    fig, axes = plt.subplots(3, 1, figsize=(max(8, 0.9 * len(rows) + 3), 9), sharex=True)
+    labels = [f"{r.experiment}\n{r.scenario}\n{r.load}" for r in rows]
+    x = list(range(len(rows)))
+    experiments = list(dict.fromkeys(r.experiment for r in rows))  # a colour per experiment
+    colours = [f"C{experiments.index(r.experiment) % 10}" for r in rows]
+    panels = (
+        ("records/min accepted", [r.records_per_min for r in rows]),
+        ("p99 ms (dot: max)", [r.latency_ms[3] for r in rows]),
+        ("failure %", [None if r.failure is None else r.failure * 100 for r in rows]),
+    )
+    for ax, (title, values) in zip(axes, panels, strict=True):
+        ax.set_ylabel(title)
+        if all(v is None for v in values):
+            _say(ax, f"{title}: {NOT_MEASURED}")
+            continue
+        for i, v in enumerate(values):
+            if v is None:
+                ax.text(i, 0, NOT_MEASURED, ha="center", va="bottom", rotation=90, fontsize=8)
+            else:
+                ax.bar([i], [v], color=colours[i], alpha=0.7)
+        if title.startswith("p99"):
+            highs = [(i, r.latency_ms[4]) for i, r in enumerate(rows) if r.latency_ms[4]]
+            ax.plot([i for i, _ in highs], [v for _, v in highs], "k.", label="max")
+        if title.startswith("records"):
+            _thousands(ax.yaxis)
+        ax.set_ylim(bottom=0)
+    axes[-1].set_xticks(x, labels, fontsize=8)
+    fig.suptitle(f"matrix {content.record.matrix_id}", fontsize=11)
     return fig

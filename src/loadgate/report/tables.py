@@ -17,7 +17,12 @@ from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.saturation import SaturationFigures
-from loadgate.records.resources import BackendFaultCounts, ServiceResources
+from loadgate.records.resources import (
+    BackendFaultCounts,
+    GoRuntime,
+    ServiceResources,
+    StandinCounts,
+)
 from loadgate.records.result import RunResult
 
 UNITS = {"error_rate": "%", "p99_ms": "ms"}
@@ -153,6 +158,12 @@ def figures_table(result: RunResult) -> Table:
         fault = result.resources.backend_fault
         if fault is not None:
             row(f"backend faults ({fault.spec})", fault_text(fault), "fault proxy")
+        go = result.resources.go_runtime
+        if go is not None:
+            row("collector Go runtime", go_runtime_text(go), "gctrace in Pebble's log, Prometheus")
+        standin = result.resources.standin
+        if standin is not None:
+            row("received by the Loki stand-in", standin_text(standin), "the stand-in's counters")
     if result.delivered is not None:
         d = result.delivered
         if p is not None and (d.own_stored or p.collector_own_filtered):
@@ -259,3 +270,31 @@ def fault_text(fault: BackendFaultCounts) -> str:
         f"({fault.outage:,} in the outage), {fault.delayed:,} delayed, "
         f"{fault.upstream_errors:,} Loki unreachable"
     )
+
+
+def _mib(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.0f} MiB"
+
+
+def go_runtime_text(go: GoRuntime) -> str:
+    """`GC 42 (31.5/min, 3 forced), GC CPU 4 %; heap max 120 MiB (mean 80), live max 60 MiB,
+    goal max 130 MiB, sys max 180 MiB; GOMEMLIMIT 300MiB`."""
+    if go.gc_count is None:
+        gc = "GC count unknown (no gc-trace)"
+    else:
+        gc = f"GC {go.gc_count:,} ({go.gc_per_minute or 0:,.1f}/min, {go.gc_forced} forced)"
+        if go.gc_cpu_percent is not None:
+            gc += f", GC CPU {go.gc_cpu_percent} %"
+    heap = f"heap max {_mib(go.heap_alloc_max_mib)} (mean {_mib(go.heap_alloc_mean_mib)})"
+    if go.heap_live_max_mib is not None:
+        heap += f", live max {_mib(go.heap_live_max_mib)}, goal max {_mib(go.heap_goal_max_mib)}"
+    heap += f", sys max {_mib(go.sys_max_mib)}"
+    limit = f"GOMEMLIMIT {go.gomemlimit}" if go.gomemlimit else "GOMEMLIMIT unset"
+    return f"{gc}; {heap}; {limit}"
+
+
+def standin_text(standin: StandinCounts) -> str:
+    if standin.received is None:
+        return "unknown (the stand-in did not answer)"
+    own = standin.own_dropped or 0
+    return f"{standin.received:,} of the run's records (and {own:,} of the collector's own)"

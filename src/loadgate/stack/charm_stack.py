@@ -24,8 +24,9 @@ from loadgate.build import binaries
 from ..charms import localize, localize_signals, options, render, sources
 from ..charms import signals as signal_relations
 from ..charms.sources import CharmSource, SourceSpec
-from . import backends, limits
+from . import backends, hand, limits, logs_standin
 from .faults import FaultPlan
+from .hand import HandChanges
 from .layout import Layout
 from .limits import Limits
 from .ports import HOST, Ports
@@ -50,6 +51,7 @@ class CharmChoice:
     preset: str = "charm-default"  # the --profile the options started from
     signals: tuple[str, ...] = signal_relations.DEFAULT  # --signals
     backend_fault: FaultPlan | None = None  # --backend-fault: a proxy before Loki
+    hand: HandChanges | None = None  # --hand: changes no charm option gives
 
     @classmethod
     def from_flags(
@@ -108,6 +110,7 @@ class PreparedCharms:
     otelcol_limits: Limits = field(default_factory=Limits)
     loki_limits: Limits = field(default_factory=Limits)
     backend_fault: FaultPlan | None = None
+    hand: HandChanges | None = None  # changes made by hand on the rendering (hand.py)
 
     @property
     def traces(self) -> bool:
@@ -120,6 +123,8 @@ class PreparedCharms:
         out = self._charms_dict()
         if self.backend_fault is not None:  # stacks without one keep their shape
             out["backend_fault"] = self.backend_fault.spec
+        if self.hand is not None:
+            out["hand"] = self.hand.to_dict()
         return out
 
     def _charms_dict(self) -> dict[str, Any]:
@@ -181,7 +186,7 @@ def prepare(choice: CharmChoice) -> PreparedCharms:
         raise CharmStackError(str(exc)) from None
     return PreparedCharms(
         otel, lok, otel_opts, loki_opts, otel_part, loki_part, choice.server_cert, choice.preset,
-        choice.signals, providers, otel_limits, loki_limits, choice.backend_fault,
+        choice.signals, providers, otel_limits, loki_limits, choice.backend_fault, choice.hand,
     )  # fmt: skip
 
 
@@ -323,7 +328,10 @@ def build(
         )
     except localize.LocalizeError as exc:
         raise CharmStackError(f"localizing the rendered configs: {exc}") from None
-    services = {**otel_plan["services"], **loki_plan["services"]}
+    otel_config, otel_services, hand_changes = _by_hand(
+        prepared, otel_local.config, otel_plan["services"], ports, ca_file
+    )
+    services = {**otel_services, **loki_plan["services"]}
     roles = {name: "otelcol" for name in otel_plan["services"]}
     roles.update({name: "loki" for name in loki_plan["services"]})
     checks = {**otel_plan["checks"], **loki_plan["checks"]}
@@ -336,8 +344,12 @@ def build(
         },
         "missing_components": otel_local.missing,
     }
+    if prepared.hand is not None:
+        report["hand_changes"] = [c.to_dict() for c in hand_changes]
+        if prepared.hand.exporter == "standin":
+            report["logs_backend"] = logs_standin.ROLE
     return CharmStackFiles(
-        collector_config=otel_local.config,
+        collector_config=otel_config,
         loki_config=loki_local.config,
         services=services,
         checks=checks,
@@ -350,6 +362,28 @@ def build(
         ),
         roles=roles,
     )
+
+
+def _by_hand(
+    prepared: PreparedCharms,
+    config: dict[str, Any],
+    services: dict[str, Any],
+    ports: Ports,
+    ca_file: Path,
+) -> tuple[dict[str, Any], dict[str, Any], list[localize.Change]]:
+    """The collector's config and services with the hand changes made (hand.py)."""
+    if prepared.hand is None:
+        return config, services, []
+    standin = hand.StandinTarget(
+        logs_standin.otlp_url(logs_standin.StandinPorts.for_ports(ports)),
+        logs_standin.STANDIN_NAME,
+        str(ca_file),
+    )
+    try:
+        made = hand.apply(config, services, prepared.hand, standin)
+    except hand.HandError as exc:
+        raise CharmStackError(f"--hand: {exc}") from None
+    return made.config, made.services, made.changes
 
 
 def signal_targets(
@@ -397,4 +431,8 @@ def summary(report: Mapping[str, Any]) -> list[str]:
         lines.append(f"signals: {signal_relations.text(report['signals'])}")
     if report.get("traces_backend"):
         lines.append(f"traces: {report['traces_backend']}")
+    if report.get("hand"):
+        lines.append(f"by hand: {HandChanges.from_dict(report['hand']).text()}")
+    if report.get("logs_backend"):
+        lines.append(f"logs: {report['logs_backend']}")
     return lines

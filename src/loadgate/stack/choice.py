@@ -18,14 +18,16 @@ from typing import Any
 from .. import paths
 from ..charms import signals as signal_relations
 from ..yamlfile import load_mapping
-from . import charm_stack, faults
+from . import charm_stack, faults, hand
 from . import profile as profiles
 from .charm_stack import CharmChoice, CharmStackError, PreparedCharms
 from .profile import Profile
 
 DEFAULT_PRESET = "charm-default"
 HAND_PROFILES: dict[str, str] = {"hand-nop": "nop"}  # CLI name -> profile.py name
-CHARM_FLAGS = ("otelcol_charm", "loki_charm", "charm_config", "loki_config", "backend_fault")
+CHARM_FLAGS = (
+    "otelcol_charm", "loki_charm", "charm_config", "loki_config", "backend_fault", "hand",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class StackFlags:
     base_port: int | None = None  # None: the standard ports
     signals: tuple[str, ...] = signal_relations.DEFAULT  # --signals, parsed
     backend_fault: str | None = None  # faults between the collector and Loki (faults.py)
+    hand: tuple[str, ...] = ()  # hand changes on the charms' rendering, K=V (hand.py)
 
     def given_charm_flags(self) -> list[str]:
         """The charm flags given, as typed (`--otelcol-charm`, ...)."""
@@ -134,6 +137,7 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
         plan = faults.parse(flags.backend_fault) if flags.backend_fault is not None else None
     except faults.FaultError as exc:
         raise ChoiceError(str(exc)) from None
+    changes = _hand_changes(flags, plan is not None)
     pairs = preset_pairs(name, overlays) + list(flags.charm_config)
     if flags.queue_size is not None:
         pairs.append(f"queue_size={flags.queue_size}")
@@ -148,7 +152,21 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
         )
     except CharmStackError as exc:
         raise ChoiceError(str(exc)) from None
-    return StackRequest(name, replace(charms, backend_fault=plan), None)
+    return StackRequest(name, replace(charms, backend_fault=plan, hand=changes), None)
+
+
+def _hand_changes(flags: StackFlags, fault: bool) -> hand.HandChanges | None:
+    """`--hand`, checked (None: none given, or none that changes anything)."""
+    try:
+        changes = hand.parse(flags.hand)
+    except hand.HandError as exc:
+        raise ChoiceError(str(exc)) from None
+    if fault and changes.exporter != "loki":
+        raise ChoiceError(
+            f"--hand exporter={changes.exporter}: --backend-fault puts its proxy before Loki, "
+            "which this exporter does not reach; drop one of them"
+        )
+    return None if changes.empty else changes
 
 
 def differences(prepared: PreparedCharms | Profile, running: Mapping[str, Any] | None,
@@ -175,6 +193,10 @@ def differences(prepared: PreparedCharms | Profile, running: Mapping[str, Any] |
     if have_signals != prepared.signals:
         have_text, want_text = map(signal_relations.text, (have_signals, prepared.signals))
         out.append(f"signals: running {have_text}, asked {want_text}")
+    if running.get("hand") != asked.get("hand"):
+        out.append(
+            f"--hand: running {running.get('hand') or 'none'}, asked {asked.get('hand') or 'none'}"
+        )
     if running.get("backend_fault") != asked.get("backend_fault"):
         have_fault, want_fault = running.get("backend_fault"), asked.get("backend_fault")
         out.append(f"--backend-fault: running {have_fault or 'none'}, asked {want_fault or 'none'}")

@@ -26,10 +26,21 @@ from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
-from . import backends, cgroups, charm_stack, fault_service, orphans, pebble_daemon, procs, render
+from . import (
+    backends,
+    cgroups,
+    charm_stack,
+    fault_service,
+    logs_standin,
+    orphans,
+    pebble_daemon,
+    procs,
+    render,
+)
 from .cgroups import StackGroups
 from .charm_stack import CharmStackError, PreparedCharms
 from .fault_service import FaultService
+from .hand import HandChanges
 from .layout import Layout
 from .ports import Ports, busy_ports, port_in_use
 from .procs import ProcessId
@@ -108,9 +119,25 @@ class StackInfo:
         return backends.BackendPorts.for_ports(self.ports) if self.traces else None
 
     @property
+    def hand(self) -> HandChanges | None:
+        """The hand changes made on the charms' rendering (None: none)."""
+        data = (self.charms or {}).get("hand")
+        return HandChanges.from_dict(data) if isinstance(data, dict) else None
+
+    @property
+    def logs_standin_ports(self) -> logs_standin.StandinPorts | None:
+        """The Loki stand-in's ports (None: the stack runs none)."""
+        changes = self.hand
+        if changes is None or changes.exporter != "standin":
+            return None
+        return logs_standin.StandinPorts.for_ports(self.ports)
+
+    @property
     def services(self) -> tuple[str, ...]:
         """The Pebble services of the stack."""
         extra = (backends.STANDIN_SERVICE,) if self.traces else ()
+        if self.logs_standin_ports is not None:
+            extra += (logs_standin.SERVICE,)
         if self.backend_fault is not None:
             extra += (fault_service.SERVICE,)
         return (*SERVICES, *extra)
@@ -119,6 +146,8 @@ class StackInfo:
         urls = render.health_urls(self.ports)
         if self.backend_ports is not None:
             urls[backends.STANDIN_SERVICE] = backends.health_url(self.backend_ports)
+        if self.logs_standin_ports is not None:
+            urls[logs_standin.SERVICE] = logs_standin.health_url(self.logs_standin_ports)
         if self.backend_fault is not None:
             urls[fault_service.SERVICE] = self.backend_fault.ready_url
         return urls
@@ -131,6 +160,8 @@ class StackInfo:
         }
         if self.backend_ports is not None:
             out[backends.STANDIN_SERVICE] = self.backend_ports.traces_otlp_http
+        if self.logs_standin_ports is not None:
+            out[logs_standin.SERVICE] = self.logs_standin_ports.otlp_http
         if self.backend_fault is not None:
             out[fault_service.SERVICE] = self.backend_fault.port
         return out
@@ -455,6 +486,9 @@ def write_configs(
         binary = binaries.binary_path(what.otelcol_part.name, bin_dir)
         _add_traces_standin(layout, ports, material, written.traces_server_name, binary, configs,
                             layer)  # fmt: skip
+    if isinstance(what, PreparedCharms) and what.hand and what.hand.exporter == "standin":
+        binary = binaries.binary_path(what.otelcol_part.name, bin_dir)
+        logs_standin.add(layout, ports, material, binary, configs, layer)
     if written.fault is not None:
         configs[layout.prometheus_config]["scrape_configs"].append(
             fault_service.scrape_job(written.fault)
@@ -541,6 +575,12 @@ def up(
         except ValueError as exc:
             raise StackError(str(exc)) from None
         busy += [(n, p) for n, p in bports.items() if port_in_use(p)]
+    if isinstance(what, PreparedCharms) and what.hand and what.hand.exporter == "standin":
+        try:
+            sports = logs_standin.StandinPorts.for_ports(ports)
+        except ValueError as exc:
+            raise StackError(str(exc)) from None
+        busy += [(n, p) for n, p in sports.items() if port_in_use(p)]
     if busy:
         listed = ", ".join(f"{name} {port}" for name, port in busy)
         raise StackError(

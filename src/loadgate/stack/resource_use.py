@@ -22,9 +22,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loadgate.records.resources import BackendFaultCounts, Exit, ResourceFigures, ServiceResources
+from loadgate.measure import go_runtime
+from loadgate.measure.queries import PrometheusAPI
+from loadgate.records.resources import (
+    BackendFaultCounts,
+    Exit,
+    GoRuntime,
+    ResourceFigures,
+    ServiceResources,
+    StandinCounts,
+)
 
-from . import fault_service
+from . import fault_service, logs_standin
 from .cgroups import Group, Placement
 
 if TYPE_CHECKING:
@@ -183,11 +192,15 @@ class ResourceWatch:
         self.log_offset = log.stat().st_size if log.is_file() else 0
         fault = info.backend_fault
         self.fault_start = fault_service.restart_clock(fault) if fault else None
+        self.standin_ports = info.logs_standin_ports
+        self.standin_start = (
+            logs_standin.read_counts(self.standin_ports) if self.standin_ports else None
+        )
 
     @classmethod
     def begin(cls, info: StackInfo) -> ResourceWatch | None:
-        """None when the stack has neither limits nor a fault proxy."""
-        if info.limits is None and info.backend_fault is None:
+        """None when the stack has neither limits, a fault proxy nor hand changes."""
+        if info.limits is None and info.backend_fault is None and info.hand is None:
             return None
         return cls(info)
 
@@ -199,13 +212,45 @@ class ResourceWatch:
         except OSError:
             return []
 
-    def figures(self) -> ResourceFigures:
+    def figures(self, prom: PrometheusAPI | None = None) -> ResourceFigures:
+        """What the limits, faults and hand changes did from the load's start to now;
+        `prom`: where the collector's heap is read (None: not read)."""
         lines = self._log_lines()
         services: dict[str, ServiceResources] = {}
         for role, p in self.placements.items():
             exits, starts = pebble_events(lines, p.services, self.since)
             services[role] = figures(p, self.start[role], read(p), exits, starts)
-        return ResourceFigures(services, self._fault_counts())
+        return ResourceFigures(
+            services, self._fault_counts(), self._go_runtime(lines, prom), self._standin()
+        )
+
+    def _go_runtime(self, lines: list[str], prom: PrometheusAPI | None) -> GoRuntime | None:
+        """The collector's GC and heap (stacks with hand changes or limits)."""
+        changes = self.info.hand
+        if prom is None or (changes is None and not self.placements):
+            return None
+        end = time.time()
+        traced = changes is not None and changes.gc_trace
+        collections = go_runtime.parse_gctrace(lines, "otelcol", self.since) if traced else None
+        heap = go_runtime.heap(prom, self.since, end)
+        gomemlimit = changes.gomemlimit if changes is not None else None
+        return go_runtime.summarize(collections, heap, (self.since, end), gomemlimit)
+
+    def _standin(self) -> StandinCounts | None:
+        if self.standin_ports is None:
+            return None
+        start, end = self.standin_start, logs_standin.read_counts(self.standin_ports)
+        known = start is not None and end is not None
+        accepted = _delta(end[0], start[0]) if start and end else None
+        dropped = _delta(end[1], start[1]) if start and end else None
+        received = accepted - dropped if accepted is not None and dropped is not None else None
+        return StandinCounts(
+            received=received,
+            own_dropped=dropped,
+            source="the Loki stand-in's own counters (its /metrics), from the load's start to "
+            "the end of the run: its receiver's accepted log records less the collector's own "
+            "it dropped" + ("" if known else " (it did not answer: unknown)"),
+        )
 
     def _fault_counts(self) -> BackendFaultCounts | None:
         fault = self.info.backend_fault

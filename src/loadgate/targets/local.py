@@ -19,13 +19,14 @@ from loadgate.contract.scenarios import LOKI_PUSH, OTLP_LOGS
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures, SummaryError, read_summary
 from loadgate.measure import cpu
+from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.runner.target import LoadWindow, Progress, RunError
 from loadgate.stack.tls import client_context, verified_client
 
 from ..records.resources import ResourceFigures
+from ..stack import backends, logs_standin, orphans, procs, render
 from ..stack import local as stack_local
-from ..stack import orphans, procs, render
 from ..stack.local import StackInfo
 from ..stack.procs import ProcessId
 from ..stack.resource_use import ResourceWatch
@@ -47,6 +48,23 @@ def machine_cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+# The stand-ins run the collector's binary: told apart from it by their config file.
+STANDIN_CONFIGS = {
+    f"{logs_standin.SERVICE}.yaml": logs_standin.SERVICE,
+    f"{backends.STANDIN_SERVICE}.yaml": backends.STANDIN_SERVICE,
+}
+
+
+def process_name(exe: str, argv: list[str]) -> str:
+    """A stack process's name for its CPU: its executable's, or a stand-in's service name
+    (the same `otelcol` binary as the collector under test, another config)."""
+    for arg in argv:
+        for config, service in STANDIN_CONFIGS.items():
+            if arg.endswith(f"/{config}"):
+                return service
+    return exe
 
 
 def log_tail(path: Path, lines: int = 8) -> str:
@@ -85,6 +103,13 @@ class LocalTarget:
         self._resources: ResourceWatch | None = None  # the stack's limits and faults, per run
         # The scenario's k6 counters of units sent and acknowledged (its REST API names).
         self._counters = (OTLP_LOGS.sent_metric, OTLP_LOGS.accepted_metric)
+
+    @property
+    def scope(self) -> Scope:
+        """The pipeline under test's series: the collector's exporter the hand changes chose
+        (its Loki exporter unless another was asked for), and the stack's Loki."""
+        changes = self.stack.hand
+        return Scope() if changes is None else Scope(exporter=changes.scope_exporter)
 
     def prometheus(self) -> PrometheusAPI:
         return PrometheusAPI(self.stack.prometheus_url, self._http)
@@ -284,7 +309,7 @@ class LocalTarget:
         (while it runs) and this loadgate process."""
         pids: dict[str, int | None] = {"pebble": self.stack.pid}
         for name, pid in stack_local.leftovers(self.stack):
-            pids.setdefault(name, pid)
+            pids.setdefault(process_name(name, procs.cmdline(pid)), pid)
         running = self._proc is not None and self._proc.returncode is None
         pids["k6"] = self._proc.pid if running and self._proc is not None else None
         pids["loadgate"] = os.getpid()
@@ -311,7 +336,9 @@ class LocalTarget:
     def resource_figures(self) -> ResourceFigures | None:
         """What the stack's resource limits and backend faults did from the load's start
         (runner.RESOURCE_FIGURES); None on a stack with neither."""
-        return self._resources.figures() if self._resources is not None else None
+        if self._resources is None:
+            return None
+        return self._resources.figures(self.prometheus())
 
     def collector_series(self) -> dict[str, str]:
         """The collector's series as the stack's Prometheus scrapes them (runner.target.

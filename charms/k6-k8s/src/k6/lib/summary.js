@@ -55,6 +55,7 @@ export function summarize(data, cfg) {
     failed: errors.passes || 0,
     error_rate: errors.rate === undefined ? 0 : errors.rate,
     p99_ms: dur['p(99)'] === undefined ? null : dur['p(99)'],
+    p90_ms: dur['p(90)'] === undefined ? null : dur['p(90)'],
     p95_ms: dur['p(95)'] === undefined ? null : dur['p(95)'],
     avg_ms: dur.avg === undefined ? null : dur.avg,
     max_ms: dur.max === undefined ? null : dur.max,
