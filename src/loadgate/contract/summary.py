@@ -12,6 +12,8 @@ from typing import Any
 from .typed import read
 
 SUMMARY_FORMAT = "loadgate-k6-summary/1"
+# ClientFigures' fields only some scenarios have (absent from the others' summaries and records).
+OPTIONAL = ("lines_sent", "lines_accepted", "wrong_answers")
 
 
 class SummaryError(ValueError):
@@ -72,11 +74,26 @@ class ClientFigures:
     instances: int = 1
     thresholds: dict[str, bool] = field(default_factory=dict[str, bool])
     histogram: Histogram = field(default_factory=Histogram)
+    # A scenario that pushes what it queries (logql-query): the lines it pushed and had
+    # acknowledged, and its answers that did not match what was pushed by then. None elsewhere.
+    lines_sent: int | None = None
+    lines_accepted: int | None = None
+    wrong_answers: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("histogram")
+        for name in OPTIONAL:  # written only by the scenarios that count them
+            if d[name] is None:
+                del d[name]
         return d
+
+    def ledger_counts(self) -> tuple[int, int]:
+        """(sent, acknowledged) in the unit of the run's ledger: the pushed lines when the
+        scenario counts them (logql-query), else its own units."""
+        if self.lines_sent is not None and self.lines_accepted is not None:
+            return self.lines_sent, self.lines_accepted
+        return self.records_sent, self.records_accepted
 
     @classmethod
     def from_dict(cls, data: object, where: str = "client") -> ClientFigures:
@@ -118,7 +135,24 @@ def parse_summary(data: Mapping[str, Any]) -> ClientFigures:
         dropped_iterations=int(data.get("dropped_iterations") or 0),
         thresholds=thresholds,
         histogram=histogram,
+        lines_sent=_optional_int(data, "lines_sent"),
+        lines_accepted=_optional_int(data, "lines_accepted"),
+        wrong_answers=_optional_int(data, "wrong_answers"),
     )
+
+
+def _optional_int(d: Mapping[str, Any], key: str) -> int | None:
+    """A count only some scenarios' summaries hold: None when absent."""
+    if d.get(key) is None:
+        return None
+    return _int(d, key)
+
+
+def _sum_optional(items: list[ClientFigures], name: str) -> int | None:
+    values = [getattr(i, name) for i in items]
+    if all(v is None for v in values):
+        return None
+    return sum(int(v or 0) for v in values)
 
 
 def read_summary(path: Path) -> ClientFigures:
@@ -167,4 +201,7 @@ def combine(parts: Iterable[ClientFigures], p99_ms: float | None = None) -> Clie
         instances=len(items),
         thresholds=thresholds,
         histogram=hist,
+        lines_sent=_sum_optional(items, "lines_sent"),
+        lines_accepted=_sum_optional(items, "lines_accepted"),
+        wrong_answers=_sum_optional(items, "wrong_answers"),
     )

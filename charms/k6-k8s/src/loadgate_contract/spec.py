@@ -141,9 +141,18 @@ class RunSpec:
     streams_per_request: int = default("streams-per-request", int)
     lines_per_stream: int = default("lines-per-stream", int)
     loki_streams: int = default("loki-streams", int)
+    # otlp-traces
+    traces_per_request: int = default("traces-per-request", int)
+    spans_per_trace: int = default("spans-per-trace", int)
+    span_attributes: int = default("span-attributes", int)
+    attribute_size: int = default("attribute-size", int)
+    # logql-query
+    push_rate: int = default("push-rate", int)  # lines per minute (rate: queries per minute)
+    query_window: int = default("query-window", int)  # seconds
 
     # ---- derived figures -------------------------------------------------------------------
-    # "records" in these names is the scenario's unit (log records, data points, lines).
+    # "records" in these names is the scenario's unit (log records, data points, lines, spans,
+    # queries).
     @property
     def kind(self) -> Scenario:
         """The scenario's entry in the registry (contract/scenarios.py)."""
@@ -157,6 +166,11 @@ class RunSpec:
     def units_per_request(self) -> int:
         """Units one request carries: the product of the scenario's per-request parameters."""
         return math.prod(int(getattr(self, n.replace("-", "_"))) for n in self.kind.per_request)
+
+    @property
+    def lines_per_push(self) -> int:
+        """Lines of one push request (loki-push; logql-query's pushes beside its queries)."""
+        return self.streams_per_request * self.lines_per_stream
 
     @property
     def records_per_iteration(self) -> int:
@@ -239,7 +253,7 @@ class RunSpec:
         values: dict[str, Any] = {}
         for param in PARAMS:
             value, problem = _CHECKS[param.kind](
-                param, norm.get(param.name, param.default), options
+                param, norm.get(param.name, _default(param, options.scenario)), options
             )
             if problem is None:
                 values[param.field] = value
@@ -249,6 +263,13 @@ class RunSpec:
         if problems:
             raise SpecError(problems)
         return cls(**values)
+
+
+def _default(param: Param, kind: Scenario) -> Any:
+    """A parameter's default for a run of `kind`: the table's, or the scenario's own rate."""
+    if param.name == "rate" and kind.default_rate is not None:
+        return kind.default_rate
+    return param.default
 
 
 @dataclass(frozen=True)
@@ -263,10 +284,15 @@ def _scenario_problems(norm: Mapping[str, Any], kind: Scenario | None) -> list[t
     if kind is None:
         return []  # the scenario itself is refused
     return [
-        (name, f"applies to {' and '.join(takers(name))} only, not {kind.name}")
+        (name, f"applies to {_listed(takers(name))} only, not {kind.name}")
         for name in sorted(norm)
         if name in BY_NAME and not applies(name, kind)
     ]
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 # How a parameter of each kind is checked: (param, value given or its default, options) ->
@@ -382,6 +408,7 @@ def _combination_problems(
         problems.append(
             ("streams-per-request", f"must not exceed loki-streams ({streams}); got {spr}")
         )
+    problems += _push_problems(values, kind)
     executor, rate = values.get("executor"), values.get("rate")
     per_iteration = _per_iteration(values, kind)
     if (
@@ -400,3 +427,23 @@ def _combination_problems(
     if executor == "constant-vus" and rate_given:
         problems.append(("rate", "applies to arrival-rate executors, not constant-vus"))
     return problems
+
+
+def _push_problems(values: Mapping[str, Any], kind: Scenario) -> list[tuple[str, str]]:
+    """A scenario that pushes beside its queries (logql-query) pushes at least one request a
+    minute."""
+    if kind.pushed is None:
+        return []
+    push_rate, spr, lps = (values.get(k) for k in ("push_rate", "streams_per_request",
+                                                   "lines_per_stream"))  # fmt: skip
+    if not (isinstance(push_rate, int) and isinstance(spr, int) and isinstance(lps, int)):
+        return []
+    if push_rate < spr * lps:
+        return [
+            (
+                "push-rate",
+                f"must be at least one push request ({spr * lps} lines: streams-per-request x "
+                f"lines-per-stream) per minute; got {push_rate}",
+            )
+        ]
+    return []
