@@ -223,6 +223,7 @@ def test_logql_query_checks_true_answers_right_and_accounts_for_its_pushes(
     probes = [line for _, line in LokiLike.lines if " q=" in line.split(" p=")[0]]
     assert len(probes) == client.records_sent
     assert client.lines_sent == client.lines_accepted == len(LokiLike.lines)
+    assert client.lines_sent is not None
     assert client.lines_sent - len(probes) >= 60
     assert all(line.startswith("run=query-1 i=test ") for _, line in LokiLike.lines)
     assert all(t % 1_000_000 == 500_000 for t, line in LokiLike.lines if line in probes)

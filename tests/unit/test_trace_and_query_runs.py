@@ -121,6 +121,7 @@ def test_a_clean_traces_run_balances_to_the_span(tmp_path: Path) -> None:
     assert "stand-in" in delivered.source
     assert "not only the run's" in delivered.source
     assert 'job="traces-standin"' in delivered.query
+    assert result.bottleneck is not None
     figures = result.bottleneck["figures"]
     assert figures["collector_send_failed"] == 0  # the traces exporter's, nothing failed
     assert figures["loki_received"] is None  # Loki is off its path
@@ -249,6 +250,7 @@ def test_wrong_answers_fail_the_run_and_name_loki(tmp_path: Path) -> None:
     gates = {g.name: g for g in result.gates}
     assert not gates["wrong_answers"].passed
     assert result.verdict == "FAIL"
+    assert result.bottleneck is not None
     attribution = result.bottleneck["attribution"]
     assert attribution["verdict"] == "loki"
     assert "Loki answered 3 queries with counts off what was pushed" in attribution["summary"]
