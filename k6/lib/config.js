@@ -2,9 +2,9 @@
 // Every parameter has the same name, default and unit as loadgate's RunSpec and the k6 charm's
 // start-load action; loadgate validates them before k6 starts, these checks guard direct use.
 // The common parameters are read here for every scenario; each scenario reads its own
-// (readConfig: otlp-logs; readMetricsConfig, readPushConfig) and says how many units one
-// request carries.
-import { OTLP_LOGS, OTLP_METRICS, LOKI_PUSH } from './scenarios.js';
+// (readConfig: otlp-logs; readMetricsConfig, readPushConfig, readTracesConfig,
+// readQueryConfig) and says how many units one request carries.
+import { OTLP_LOGS, OTLP_METRICS, LOKI_PUSH, OTLP_TRACES, LOGQL_QUERY } from './scenarios.js';
 
 export const EXECUTORS = ['constant-vus', 'constant-arrival-rate', 'ramping-arrival-rate'];
 
@@ -109,9 +109,8 @@ export function readMetricsConfig(env) {
   return finish(cfg, OTLP_METRICS, cfg.seriesPerRequest * cfg.pointsPerSeries);
 }
 
-// loki-push
-export function readPushConfig(env) {
-  const cfg = readCommon(env);
+// The shape of Loki push requests (loki-push, and logql-query's pushes).
+function pushShape(env, cfg) {
   cfg.streamsPerRequest = int(env, 'LOAD_STREAMS_PER_REQUEST', 10, 1);
   cfg.linesPerStream = int(env, 'LOAD_LINES_PER_STREAM', 10, 1);
   cfg.lokiStreams = int(env, 'LOAD_LOKI_STREAMS', 100, 1);
@@ -119,8 +118,42 @@ export function readPushConfig(env) {
     throw new Error(`LOAD_STREAMS_PER_REQUEST (${cfg.streamsPerRequest}) must not exceed LOAD_LOKI_STREAMS (${cfg.lokiStreams})`);
   }
   bodies(env, cfg);
+}
+
+// loki-push
+export function readPushConfig(env) {
+  const cfg = readCommon(env);
+  pushShape(env, cfg);
   cfg.perRequest = { streams_per_request: cfg.streamsPerRequest, lines_per_stream: cfg.linesPerStream };
   return finish(cfg, LOKI_PUSH, cfg.streamsPerRequest * cfg.linesPerStream);
+}
+
+// otlp-traces
+export function readTracesConfig(env) {
+  const cfg = readCommon(env);
+  cfg.tracesPerRequest = int(env, 'LOAD_TRACES_PER_REQUEST', 5, 1);
+  cfg.spansPerTrace = int(env, 'LOAD_SPANS_PER_TRACE', 9, 1);
+  cfg.spanAttributes = int(env, 'LOAD_SPAN_ATTRIBUTES', 20, 0);
+  cfg.attributeSize = int(env, 'LOAD_ATTRIBUTE_SIZE', 32, 1);
+  cfg.perRequest = { traces_per_request: cfg.tracesPerRequest, spans_per_trace: cfg.spansPerTrace };
+  return finish(cfg, OTLP_TRACES, cfg.tracesPerRequest * cfg.spansPerTrace);
+}
+
+// logql-query: its unit is queries (one a request); beside them it pushes lines at pushRate
+// per minute, in requests of the loki-push shape, on a k6 scenario of their own.
+export function readQueryConfig(env) {
+  const cfg = readCommon(env);
+  pushShape(env, cfg);
+  cfg.pushRate = int(env, 'LOAD_PUSH_RATE', 6000, 1);
+  cfg.queryWindowS = int(env, 'LOAD_QUERY_WINDOW', 60, 1);
+  cfg.linesPerPush = cfg.streamsPerRequest * cfg.linesPerStream;
+  if (cfg.pushRate < cfg.linesPerPush) {
+    throw new Error(`LOAD_PUSH_RATE (${cfg.pushRate}) must be at least one push request (${cfg.linesPerPush} lines) per minute`);
+  }
+  cfg.pushesPerMinute = Math.max(1, Math.round(cfg.pushRate / cfg.linesPerPush));
+  cfg.pushMaxVus = Math.min(10000, Math.max(cfg.vus * 10, Math.ceil(cfg.pushesPerMinute / 60)));
+  cfg.perRequest = { push_rate: cfg.pushRate, query_window: cfg.queryWindowS };
+  return finish(cfg, LOGQL_QUERY, 1);
 }
 
 export function scenarioFor(cfg) {
@@ -152,18 +185,36 @@ export function scenarioFor(cfg) {
 export function thresholdsFor(cfg) {
   const t = {
     errors: [`rate<=${cfg.maxErrorRate}`],
-    http_req_duration: [`p(99)<${cfg.p99Ms}`],
+    [cfg.scenario.duration || 'http_req_duration']: [`p(99)<${cfg.p99Ms}`],
   };
   if (cfg.minLogsPerMinute > 0) {
     // k6 counter rates are per second.
     t[cfg.scenario.accepted] = [`rate>=${cfg.minLogsPerMinute / 60}`];
   }
+  if (cfg.scenario.wrong) t[cfg.scenario.wrong] = ['count<1'];
   return t;
 }
 
+// The k6 scenario of a scenario's pushes beside its queries (logql-query): at pushRate lines per
+// minute whatever the queries' executor.
+function pushScenarioFor(cfg) {
+  return {
+    executor: 'constant-arrival-rate',
+    exec: cfg.scenario.push.exec,
+    rate: cfg.pushesPerMinute,
+    timeUnit: '1m',
+    duration: cfg.duration,
+    preAllocatedVUs: cfg.vus,
+    maxVUs: cfg.pushMaxVus,
+    gracefulStop: '5s',
+  };
+}
+
 export function optionsFor(cfg) {
+  const scenarios = { [cfg.scenario.key]: scenarioFor(cfg) };
+  if (cfg.scenario.push) scenarios[cfg.scenario.push.key] = pushScenarioFor(cfg);
   const options = {
-    scenarios: { [cfg.scenario.key]: scenarioFor(cfg) },
+    scenarios,
     thresholds: thresholdsFor(cfg),
     discardResponseBodies: true,
     summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'],

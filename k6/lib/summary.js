@@ -33,14 +33,26 @@ function withoutBuckets(metrics) {
   return out;
 }
 
-// `records_*` count the scenario's unit (log records, data points, lines).
+// What a scenario that pushes what it queries (logql-query) counts beside its own unit.
+function pushedOf(data, cfg) {
+  const s = cfg.scenario;
+  if (!s.push) return {};
+  return {
+    lines_sent: metric(data, s.push.sent).count || 0,
+    lines_accepted: metric(data, s.push.accepted).count || 0,
+    wrong_answers: metric(data, s.wrong).count || 0,
+  };
+}
+
+// `records_*` count the scenario's unit (log records, data points, lines, spans, queries); the
+// p99 is of its duration metric (logql-query: its queries').
 export function summarize(data, cfg) {
   const durationS = ((data.state && data.state.testRunDurationMs) || 0) / 1000;
   const sent = metric(data, cfg.scenario.sent).count || 0;
   const accepted = metric(data, cfg.scenario.accepted).count || 0;
   const errors = metric(data, 'errors');
   const reqs = metric(data, 'http_reqs').count || 0;
-  const dur = metric(data, 'http_req_duration');
+  const dur = metric(data, cfg.scenario.duration || 'http_req_duration');
   return Object.assign({
     format: 'loadgate-k6-summary/1',
     run_id: cfg.runId,
@@ -63,6 +75,7 @@ export function summarize(data, cfg) {
     records_accepted: accepted,
     records_per_minute: durationS > 0 ? (accepted * 60) / durationS : 0,
     dropped_iterations: metric(data, 'dropped_iterations').count || 0,
+  }, pushedOf(data, cfg), {
     thresholds: thresholdResults(data),
     latency_histogram: histogramOf(data),
     metrics: withoutBuckets(data.metrics || {}),
@@ -81,8 +94,11 @@ export function textSummary(s, cfg) {
     `  loadgate ${s.scenario}  run ${s.run_id}  instance ${s.instance}  ${s.executor}  ${s.duration_s.toFixed(1)}s`,
     `  requests ${s.requests}  failed ${s.failed}  error rate ${(s.error_rate * 100).toFixed(3)}%`,
     `  ${unit} sent ${s.records_sent}  accepted ${s.records_accepted}  per minute ${Math.round(s.records_per_minute)}`,
-    `  latency p95 ${s.p95_ms === null ? '-' : s.p95_ms.toFixed(2)} ms  p99 ${s.p99_ms === null ? '-' : s.p99_ms.toFixed(2)} ms`,
+    `  ${cfg.scenario.duration ? 'query ' : ''}latency p95 ${s.p95_ms === null ? '-' : s.p95_ms.toFixed(2)} ms  p99 ${s.p99_ms === null ? '-' : s.p99_ms.toFixed(2)} ms`,
   ];
+  if (cfg.scenario.push) {
+    lines.push(`  lines pushed ${s.lines_sent}  accepted ${s.lines_accepted}  wrong answers ${s.wrong_answers} (of ${s.records_accepted} queries answered)`);
+  }
   if (s.dropped_iterations) lines.push(`  dropped iterations ${s.dropped_iterations} (k6 had no free VU: those ${unit} were never sent)`);
   for (const key of Object.keys(s.thresholds)) {
     const t = s.thresholds[key];

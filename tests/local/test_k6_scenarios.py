@@ -1,5 +1,6 @@
-"""otlp-metrics and loki-push with the real k6 binary: the options each derives from LOAD_*
-match RunSpec and the registry's names, the payloads its builders make have the shape the
+"""otlp-metrics and loki-push with the real k6 binary (otlp-traces and logql-query:
+test_k6_traces_and_queries.py): the options each scenario derives from LOAD_* match RunSpec
+and the registry's names, the payloads its builders make have the shape the
 collector and Loki take (captured off the wire), the metrics clock never repeats a
 millisecond, and the summary accounts for every request in the scenario's unit."""
 
@@ -30,8 +31,10 @@ pytestmark = pytest.mark.local
 
 HERE = Path(__file__).resolve().parent
 # The k6 scenario's key and function, as k6/lib/scenarios.js declares them.
-K6_SCENARIO = {"otlp-logs": "logs", "otlp-metrics": "metrics", "loki-push": "push"}
-K6_EXEC = {"otlp-logs": "sendLogs", "otlp-metrics": "sendMetrics", "loki-push": "pushLines"}
+K6_SCENARIO = {"otlp-logs": "logs", "otlp-metrics": "metrics", "loki-push": "push",
+               "otlp-traces": "traces", "logql-query": "query"}  # fmt: skip
+K6_EXEC = {"otlp-logs": "sendLogs", "otlp-metrics": "sendMetrics", "loki-push": "pushLines",
+           "otlp-traces": "sendTraces", "logql-query": "queryLines"}  # fmt: skip
 
 
 def inspect(bin_dir: Path, spec: RunSpec) -> dict[str, Any]:
@@ -53,8 +56,17 @@ def test_each_scenario_derives_the_runspecs_options_and_the_registrys_names(
 ) -> None:
     spec = RunSpec.from_params({"scenario": kind.name, "rate": 120_000, "labels": "rev=3"})
     opts = inspect(built_bin_dir, spec)
-    (key,) = opts["scenarios"]
-    assert key == K6_SCENARIO[kind.name]
+    key = K6_SCENARIO[kind.name]
+    # A scenario that pushes what it queries (logql-query) pushes on a k6 scenario of its own,
+    # at its push rate in requests of loki-push's shape, whatever its queries' executor.
+    pushes = {"push"} if kind.pushed else set()
+    assert set(opts["scenarios"]) == {key} | pushes
+    if kind.pushed:
+        push = opts["scenarios"]["push"]
+        assert (push["exec"], push["executor"]) == ("pushLines", "constant-arrival-rate")
+        assert push["rate"] == spec.push_rate // spec.lines_per_push
+        assert opts["thresholds"][kind.wrong_metric] == ["count<1"]
+        assert opts["thresholds"][kind.duration_metric] == [f"p(99)<{js_number(spec.p99_ms)}"]
     scenario = opts["scenarios"][key]
     assert scenario["exec"] == K6_EXEC[kind.name]
     assert scenario["rate"] == spec.iterations_per_minute

@@ -219,3 +219,36 @@ def test_loadgate_run_refuses_a_label_the_model_contradicts(tmp_path: Path) -> N
     assert done.returncode == 2
     assert "revision=201 but the model runs revision=1" in done.stderr
     assert commands(calls) == ["status"]
+
+
+def test_loadgate_run_juju_loki_push_dry_run(tmp_path: Path) -> None:
+    """A loki-push run through the k6 charm: start-load gets scenario=loki-push and the followed
+    Loki unit as target=, and its params pass Juju's own validation of the charm's schema
+    (with the defaults Juju fills in, which the charm drops for another scenario)."""
+    models = {"cos": {"apps": state.deployed_apps()}}
+    with fake_world(tmp_path, snap=True, models=models) as world:
+        done = loadgate_run(
+            world,
+            *("--model", "cos", "--scenario", "loki-push", "--rate", "60000", "--duration", "1m"),
+            *("--run-id", "push-1", "--loki-streams", "50", "--drain-timeout", "30"),
+        )
+        calls = world.calls()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert assert_params_valid(calls) == {
+        "get-ca-certificate": 1,
+        "start-load": 1,
+        "get-results": 1,
+    }
+    start = next(c for c in calls if c["argv"][0] == "run" and "start-load" in c["argv"])
+    params = params_of(start)
+    assert params["scenario"] == "loki-push"
+    # The Loki unit the figures follow (the leader, loki/1), by the name its certificate holds.
+    assert params["target"] == "https://loki-1.loki-endpoints.cos.svc.cluster.local:3100"
+    assert params["loki-streams"] == 50
+    assert "logs-per-request" not in params  # otlp-logs' own: not asked for
+    row = json.loads((world.root / "results" / "push-1" / "result.json").read_text())
+    assert row["verdict"] == "PASS"
+    assert [g["name"] for g in row["gates"]][-2:] == ["lines_per_minute", "lost_lines"]
+    assert row["ledger"]["unit"] == "lines"
+    assert row["ledger"]["balanced"]
+    assert row["delivered"]["records"] == 60000

@@ -54,6 +54,12 @@ BAD: dict[str, list[str]] = {
     "--lines-per-stream": ["0", "1001", "x", "10"],
     "--loki-streams": ["0", "100001", "x", "100"],
     "--hand": ["exporter=kafka", "gomemlimit=lots", "x=1", "nokey", "num-consumers=0"],
+    "--traces-per-request": ["0", "1001", "x", "5"],
+    "--spans-per-trace": ["0", "101", "x", "1.5", "9"],
+    "--span-attributes": ["-1", "129", "x", "20"],
+    "--attribute-size": ["0", "16385", "x", "32"],
+    "--push-rate": ["0", "1000000001", "x", "6000"],
+    "--query-window": ["0", "86401", "x", "60"],
 }
 CASES = [(flag, value) for flag, values in BAD.items() for value in values]
 

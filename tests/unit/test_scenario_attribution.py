@@ -14,6 +14,7 @@ from loadgate.judge.attribution import (
     LOKI,
     NONE,
     PROMETHEUS,
+    TRACES,
     UNKNOWN,
     BottleneckFigures,
     attribute,
@@ -122,3 +123,73 @@ def test_a_loki_push_run_without_lokis_figures_is_unknown() -> None:
 def test_the_offered_rate_is_the_scenarios_unit() -> None:
     spec = RunSpec.from_params({"scenario": "otlp-metrics", "rate": 600_000})
     assert spec.offered_logs_per_minute == 600_000  # 12,000 iterations of 50 points
+
+
+TRACES_CHAIN = chain_of("otlp-traces")
+QUERY = chain_of("logql-query")
+
+
+def test_the_chains_of_traces_and_queries() -> None:
+    assert (TRACES_CHAIN.backend, TRACES_CHAIN.collector, TRACES_CHAIN.unit) == (
+        TRACES, True, "spans",
+    )  # fmt: skip
+    assert (TRACES_CHAIN.exporter, TRACES_CHAIN.backend_name) == (
+        "traces exporter", "the traces backend",
+    )  # fmt: skip
+    assert (QUERY.backend, QUERY.collector, QUERY.unit, QUERY.reads) == (
+        LOKI, False, "queries", True,
+    )  # fmt: skip
+    assert not PUSH.reads
+
+
+def test_the_traces_backend_refusing_spans_names_it_and_a_clean_run_is_none() -> None:
+    figures = in_chain(CLEAN, TRACES_CHAIN)
+    assert figures.loki_received is None
+    assert attribute(figures, chain=TRACES_CHAIN).verdict == NONE
+    failing = in_chain(replace(CLEAN, collector_send_failed=90, queue_max=1000), TRACES_CHAIN)
+    att = attribute(failing, chain=TRACES_CHAIN)
+    assert att.verdict == TRACES
+    assert att.claims[0].text == (
+        "the collector's traces exporter failed to send 90 spans (the traces backend refused "
+        "them or was unreachable)"
+    )
+    # The collector's full queue follows from it.
+    assert any(c.component == COLLECTOR for c in att.claims)
+
+
+def test_a_full_traces_queue_with_the_backend_clean_names_the_collector() -> None:
+    figures = in_chain(replace(CLEAN, queue_max=1000), TRACES_CHAIN)
+    att = attribute(figures, chain=TRACES_CHAIN)
+    assert att.verdict == COLLECTOR
+    assert "its sending queue was full (1,000 of 1,000)" in att.claims[0].text
+
+
+def test_wrong_answers_and_slow_queries_name_lokis_query_path() -> None:
+    clean = in_chain(replace(CLEAN, wrong_answers=0), QUERY)
+    assert attribute(clean, chain=QUERY).verdict == NONE
+    wrong = in_chain(replace(CLEAN, wrong_answers=4, failed_gates=("wrong_answers",)), QUERY)
+    att = attribute(wrong, chain=QUERY)
+    assert att.verdict == LOKI
+    assert att.claims[0].figure == "wrong_answers"
+    slow = replace(CLEAN, p99_ms=2500.0, failed_gates=("p99_ms",), wrong_answers=0)
+    att = attribute(in_chain(slow, QUERY), chain=QUERY)
+    assert att.verdict == LOKI
+    assert att.claims[0].text == "Loki's queries took 2,500 ms at p99 (its query path)"
+    # loki-push's p99 is its pushes': no query claim there.
+    assert attribute(in_chain(slow, PUSH), chain=PUSH).verdict == UNKNOWN
+
+
+def test_slow_queries_of_a_k6_short_of_cpu_are_not_lokis() -> None:
+    busy = replace(CLEAN, p99_ms=2500.0, failed_gates=("p99_ms",), k6_cpu_s=119.0,
+                   wrong_answers=0)  # fmt: skip
+    att = attribute(in_chain(busy, QUERY), chain=QUERY)
+    assert att.verdict != LOKI
+    assert not any(c.figure == "p99_ms" for c in att.claims)
+
+
+def test_wrong_answers_are_recorded_only_where_counted() -> None:
+    assert "wrong_answers" not in CLEAN.to_dict()
+    assert replace(CLEAN, wrong_answers=2).to_dict()["wrong_answers"] == 2
+    back = BottleneckFigures.from_dict(replace(CLEAN, wrong_answers=2).to_dict())
+    assert back.wrong_answers == 2
+    assert BottleneckFigures.from_dict(CLEAN.to_dict()).wrong_answers is None

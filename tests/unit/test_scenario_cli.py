@@ -16,7 +16,7 @@ from test_run_flow import Calls
 from loadgate import cli
 from loadgate.capacity.generator_bench import GeneratorFigures, sink_config, sink_target
 from loadgate.cli import bench
-from loadgate.contract.scenarios import LOKI_PUSH, OTLP_LOGS, OTLP_METRICS
+from loadgate.contract.scenarios import LOGQL_QUERY, LOKI_PUSH, OTLP_LOGS, OTLP_METRICS, OTLP_TRACES
 from loadgate.stack.choice import StackRequest
 from loadgate.stack.layout import Layout
 from loadgate.stack.ports import Ports
@@ -37,7 +37,17 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (["--scenario", "otlp-metrics", "--logs-per-request", "5"], "--logs-per-request",
          "applies to otlp-logs only, not otlp-metrics"),
         (["--scenario", "otlp-metrics", "--body-max", "100"], "--body-max",
-         "applies to otlp-logs and loki-push only"),
+         "applies to otlp-logs, loki-push and logql-query only"),
+        (["--scenario", "otlp-traces", "--spans-per-trace", "101"], "--spans-per-trace",
+         "between 1 and 100"),
+        (["--scenario", "otlp-traces", "--lines-per-stream", "5"], "--lines-per-stream",
+         "applies to loki-push and logql-query only, not otlp-traces"),
+        (["--scenario", "logql-query", "--push-rate", "99"], "--push-rate",
+         "at least one push request (100 lines"),
+        (["--scenario", "logql-query", "--executor", "constant-vus", "--rate", "60"], "--rate",
+         "applies to arrival-rate executors, not constant-vus"),
+        (["--scenario", "logql-query", "--traces-per-request", "2"], "--traces-per-request",
+         "applies to otlp-traces only, not logql-query"),
         (["--scenario", "loki-push", "--series-per-request", "3"], "--series-per-request",
          "applies to otlp-metrics only, not loki-push"),
         (["--scenario", "otlp-metrics", "--points-per-series", "0"], "--points-per-series",
@@ -78,6 +88,17 @@ def test_an_otlp_metrics_run_asks_for_a_stack_carrying_metrics(
     code = cli.main(["run", "--scenario", "loki-push", "--run-id", "p1"], seams=seams)
     assert code == cli.EXIT_OK
     assert [r.charms.signals if r.charms else None for r in asked] == [("logs",)]
+    asked.clear()
+    code = cli.main(["run", "--scenario", "otlp-traces", "--run-id", "t1"], seams=seams)
+    assert code == cli.EXIT_OK
+    assert [r.charms.signals if r.charms else None for r in asked] == [("logs", "traces")]
+    assert "otlp-traces needs the traces signal" in capsys.readouterr().err
+    asked.clear()
+    code = cli.main(["run", "--scenario", "logql-query", "--run-id", "q1"], seams=seams)
+    assert [r.charms.signals if r.charms else None for r in asked] == [("logs",)]
+    # The simulated k6 reports no answers checked: unknown, so the gate fails (never a pass).
+    assert code == cli.EXIT_GATE_FAILED
+    assert "wrong_answers" in capsys.readouterr().out
 
 
 FIGURES = GeneratorFigures(records_accepted=600_000, wall_s=10.0, k6_cpu_s=4.0, collector_cpu_s=3)
@@ -92,6 +113,12 @@ FIGURES = GeneratorFigures(records_accepted=600_000, wall_s=10.0, k6_cpu_s=4.0, 
          ["data points per k6 CPU-second", "k6 CPU per data point", "20 points/request"]),
         (["--scenario", "loki-push", "--lines-per-stream", "2"],
          ["lines per minute per k6 core", "k6 CPU per line", "20 lines/request"]),
+        (["--scenario", "otlp-traces", "--traces-per-request", "2", "--spans-per-trace", "10"],
+         ["spans per k6 CPU-second", "k6 CPU per span", "20 spans/request",
+          "against a nop collector"]),
+        (["--scenario", "logql-query", "--push-rate", "1200"],
+         ["queries per k6 CPU-second", "k6 CPU per query", "1 query/request",
+          "1,200 lines/min (push-rate)", "sink CPU time", "against a sink answering as Loki"]),
     ],
 )  # fmt: skip
 def test_bench_generator_prints_each_scenarios_cost_per_unit(
@@ -120,11 +147,13 @@ def test_bench_generator_refuses_another_scenarios_flag(
 
 def test_the_bench_sink_takes_each_scenarios_requests(tmp_path: Path) -> None:
     ports, layout = Ports.from_base(25990), Layout(tmp_path)
-    for kind in (OTLP_LOGS, OTLP_METRICS):
+    for kind in (OTLP_LOGS, OTLP_METRICS, OTLP_TRACES):
         config = sink_config(kind, ports, layout)
-        assert set(config["service"]["pipelines"]) == {"logs", "metrics"}
+        assert set(config["service"]["pipelines"]) == {"logs", "metrics", "traces"}
         assert "tls" not in config["receivers"]["otlp"]["protocols"]["http"]
         assert sink_target(kind, ports) == f"http://127.0.0.1:{ports.otlp_http}"
+    # logql-query's sink is no collector (it answers queries): TLS on the same port, by name.
+    assert sink_target(LOGQL_QUERY, ports) == f"https://localhost:{ports.otlp_http}"
     push = sink_config(LOKI_PUSH, ports, layout)["receivers"]["otlp"]["protocols"]["http"]
     assert push["logs_url_path"] == "/loki/api/v1/push"
     assert push["tls"] == {"cert_file": str(layout.server_cert), "key_file": str(layout.server_key)}

@@ -5,6 +5,7 @@ its k6 command and its gates' names."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,13 @@ from loadgate.contract.summary import ClientFigures
 from loadgate.measure import scenarios as measures
 
 ROOT = Path(__file__).resolve().parents[2]
-NEW = [reg.OTLP_METRICS, reg.LOKI_PUSH]
+NEW = [reg.OTLP_METRICS, reg.LOKI_PUSH, reg.OTLP_TRACES, reg.LOGQL_QUERY]
 
 
 def test_every_scenario_is_registered_once_with_a_script_and_its_measures() -> None:
-    assert SCENARIOS == reg.NAMES == ("otlp-logs", "otlp-metrics", "loki-push")
+    assert SCENARIOS == reg.NAMES == (
+        "otlp-logs", "otlp-metrics", "loki-push", "otlp-traces", "logql-query",
+    )  # fmt: skip
     assert list(measures.BY_NAME) == list(reg.NAMES)
     assert {s.name: s.script for s in reg.ALL} == k6args.SCENARIO_FILES
     for kind in reg.ALL:
@@ -31,21 +34,33 @@ def test_every_scenario_is_registered_once_with_a_script_and_its_measures() -> N
         assert set(kind.per_request) <= set(kind.params), kind.name
         assert all(p in BY_NAME for p in kind.params), kind.name
         assert measures.of(kind.name).scenario is kind
-    for field in ("per_minute_gate", "lost_gate", "sent_metric", "accepted_metric", "unit"):
+    for field in ("per_minute_gate", "sent_metric", "accepted_metric", "unit"):
         values = [getattr(s, field) for s in reg.ALL]
         assert len(set(values)) == len(values), field
+    # A delivery gate per unit a ledger counts: logql-query's ledger counts lines, as
+    # loki-push's does, under the same gate; every other unit has a gate of its own.
+    lost = {s.as_ledger().unit: s.lost_gate for s in reg.ALL}
+    assert len(set(lost.values())) == len(lost) == len(reg.ALL) - 1
+    assert reg.LOGQL_QUERY.lost_gate == reg.LOKI_PUSH.lost_gate == "lost_lines"
 
 
 def test_what_each_scenario_measures() -> None:
-    logs, metrics, push = (measures.of(s.name) for s in reg.ALL)
+    logs, metrics, push, traces, query = (measures.of(s.name) for s in reg.ALL)
     assert (logs.own_logs, logs.through_collector, logs.store.name) == (True, True, "loki")
     assert (metrics.own_logs, metrics.through_collector) == (False, True)
     assert metrics.store.name == "prometheus"
     assert metrics.signals == ("logs", "metrics")
     assert metrics.exporter == "prometheusremotewrite.*"
     assert (push.own_logs, push.through_collector, push.store.name) == (False, False, "loki")
-    with pytest.raises(KeyError, match="otlp-logs, otlp-metrics, loki-push"):
-        measures.of("otlp-traces")
+    assert (traces.own_logs, traces.through_collector) == (False, True)
+    assert traces.store.name == "traces-standin"
+    assert traces.signals == ("logs", "traces")
+    assert traces.exporter == "otlphttp/send-traces.*"
+    assert traces.backend == "traces"
+    assert (query.own_logs, query.through_collector, query.store.name) == (False, False, "loki")
+    assert (query.reads, push.reads, traces.reads) == (True, False, False)
+    with pytest.raises(KeyError, match="otlp-logs, otlp-metrics, loki-push, otlp-traces, logql"):
+        measures.of("otlp-profiles")
 
 
 def test_a_parameter_is_common_or_some_scenarios_own() -> None:
@@ -53,7 +68,9 @@ def test_a_parameter_is_common_or_some_scenarios_own() -> None:
     assert own == reg.OWN_PARAMS
     common = [p.name for p in PARAMS if p.name not in own]
     assert {"scenario", "executor", "vus", "rate", "duration", "p99-ms", "labels"} <= set(common)
-    assert reg.takers("body-min") == ("otlp-logs", "loki-push")
+    assert reg.takers("body-min") == ("otlp-logs", "loki-push", "logql-query")
+    assert reg.takers("loki-streams") == ("loki-push", "logql-query")
+    assert reg.takers("spans-per-trace") == ("otlp-traces",)
     assert reg.applies("vus", reg.OTLP_METRICS)
     assert not reg.applies("logs-per-request", reg.OTLP_METRICS)
     # The later scenarios' own parameters have no action-schema default: Juju would fill it in
@@ -75,8 +92,14 @@ def test_what_juju_filled_in_for_another_scenario_is_dropped_not_refused() -> No
     assert push == {"scenario": "loki-push", "body-min": 256, "body-max": 2048, "vus": 10}
     # A value that is not the default was asked for: it stays, and the scenario refuses it.
     asked = reg.without_filled_defaults({"scenario": "otlp-metrics", "body-min": 100}, defaults)
-    with pytest.raises(SpecError, match="body-min: applies to otlp-logs and loki-push only"):
+    with pytest.raises(
+        SpecError, match="body-min: applies to otlp-logs, loki-push and logql-query only"
+    ):
         RunSpec.from_params(asked)
+    traces = reg.without_filled_defaults({"scenario": "otlp-traces", **filled}, defaults)
+    assert traces == {"scenario": "otlp-traces", "vus": 10}
+    query = reg.without_filled_defaults({"scenario": "logql-query", **filled}, defaults)
+    assert query == {"scenario": "logql-query", "body-min": 256, "body-max": 2048, "vus": 10}
     logs = {"scenario": "otlp-logs", **filled}
     assert reg.without_filled_defaults(logs, defaults) == logs
 
@@ -88,6 +111,9 @@ def test_what_juju_filled_in_for_another_scenario_is_dropped_not_refused() -> No
         ({"scenario": "otlp-metrics", "series-per-request": 3, "points-per-series": 7}, 21, 2857),
         ({"scenario": "loki-push"}, 100, 600),  # 10 streams x 10 lines
         ({"scenario": "loki-push", "streams-per-request": 2, "lines-per-stream": 4}, 8, 7500),
+        ({"scenario": "otlp-traces"}, 45, 1333),  # 5 traces x 9 spans
+        ({"scenario": "otlp-traces", "traces-per-request": 2, "spans-per-trace": 6}, 12, 5000),
+        ({"scenario": "logql-query"}, 1, 60_000),  # a query a request: the rate is queries
     ],
 )
 def test_units_per_request_and_the_arrival_rate(
@@ -106,7 +132,7 @@ def test_units_per_request_and_the_arrival_rate(
         ({"scenario": "otlp-metrics", "logs-per-request": 5}, "logs-per-request",
          "applies to otlp-logs only, not otlp-metrics"),
         ({"scenario": "otlp-metrics", "body-min": 10}, "body-min",
-         "applies to otlp-logs and loki-push only, not otlp-metrics"),
+         "applies to otlp-logs, loki-push and logql-query only, not otlp-metrics"),
         ({"series-per-request": 3}, "series-per-request", "applies to otlp-metrics only"),
         ({"scenario": "loki-push", "points-per-series": 2}, "points-per-series", "otlp-metrics"),
         ({"scenario": "otlp-metrics", "series-per-request": 0}, "series-per-request",
@@ -125,7 +151,35 @@ def test_units_per_request_and_the_arrival_rate(
         ({"scenario": "loki-push", "target": "https://loki:3100/loki/api/v1/push"}, "target",
          "(/loki/api/v1/push is added)"),
         ({"scenario": "loki-push", "target": "ftp://loki"}, "target", "URL of Loki"),
-        ({"scenario": "otlp-traces"}, "scenario", "otlp-logs, otlp-metrics, loki-push"),
+        ({"scenario": "otlp-spans"}, "scenario",
+         "otlp-logs, otlp-metrics, loki-push, otlp-traces, logql-query"),
+        ({"scenario": "otlp-traces", "traces-per-request": 0}, "traces-per-request",
+         "between 1 and 1000"),
+        ({"scenario": "otlp-traces", "spans-per-trace": 101}, "spans-per-trace",
+         "between 1 and 100"),
+        ({"scenario": "otlp-traces", "span-attributes": 129}, "span-attributes",
+         "between 0 and 128"),
+        ({"scenario": "otlp-traces", "attribute-size": 16385}, "attribute-size",
+         "between 1 and 16384"),
+        ({"scenario": "otlp-traces", "attribute-size": 2.5}, "attribute-size", "integer"),
+        ({"scenario": "otlp-traces", "rate": 44}, "rate",
+         "at least one iteration (45 spans) per minute"),
+        ({"scenario": "otlp-traces", "target": "https://otelcol:4318/v1/traces"}, "target",
+         "(/v1/traces is added)"),
+        ({"scenario": "otlp-logs", "span-attributes": 3}, "span-attributes",
+         "applies to otlp-traces only, not otlp-logs"),
+        ({"scenario": "logql-query", "push-rate": 99}, "push-rate",
+         "at least one push request (100 lines: streams-per-request x lines-per-stream)"),
+        ({"scenario": "logql-query", "push-rate": 0}, "push-rate", "between 1 and 1000000000"),
+        ({"scenario": "logql-query", "query-window": 86401}, "query-window",
+         "between 1 and 86400"),
+        ({"scenario": "logql-query", "target": "https://loki:3100/loki/api/v1/query"},
+         "target", "(/loki/api/v1/query is added)"),
+        ({"scenario": "logql-query", "target": "ftp://loki"}, "target", "URL of Loki"),
+        ({"scenario": "loki-push", "push-rate": 6000}, "push-rate",
+         "applies to logql-query only, not loki-push"),
+        ({"scenario": "logql-query", "histogram-buckets": 3}, "histogram-buckets",
+         "applies to otlp-metrics only, not logql-query"),
     ],
 )  # fmt: skip
 def test_bad_scenario_parameters_are_named(
@@ -249,3 +303,85 @@ def test_the_gates_are_named_for_the_unit(
     unknown = lost_gate(spec, None)
     assert (unknown.name, unknown.passed, unknown.value) == (lost, False, None)
     assert unknown.source == f"{source}: unknown"
+
+
+def test_the_k6_command_of_otlp_traces_carries_its_own_parameters() -> None:
+    spec = RunSpec.from_params(
+        {"scenario": "otlp-traces", "traces-per-request": 3, "spans-per-trace": 7,
+         "span-attributes": 40, "attribute-size": 100, "rate": 2100, "run-id": "t1"}
+    )  # fmt: skip
+    cmd = k6args.build_command(
+        spec, k6_bin="/bin/k6", scripts_dir="/k6", target="http://127.0.0.1:4318",
+        summary_path="/out/s.json",
+    )  # fmt: skip
+    assert cmd.argv[-1] == str(Path("/k6/otlp-traces.js"))
+    env = _env(cmd.argv)
+    assert set(env) == COMMON | {
+        "LOAD_TRACES_PER_REQUEST", "LOAD_SPANS_PER_TRACE", "LOAD_SPAN_ATTRIBUTES",
+        "LOAD_ATTRIBUTE_SIZE",
+    }  # fmt: skip
+    assert (env["LOAD_TRACES_PER_REQUEST"], env["LOAD_SPANS_PER_TRACE"]) == ("3", "7")
+    assert (env["LOAD_SPAN_ATTRIBUTES"], env["LOAD_ATTRIBUTE_SIZE"]) == ("40", "100")
+    assert spec.iterations_per_minute == 100  # 2,100 spans / 21 a request
+    assert env["LOAD_MIN_LOGS_PER_MINUTE"] == "1995"
+
+
+def test_the_k6_command_of_logql_query_carries_both_rates() -> None:
+    spec = RunSpec.from_params(
+        {"scenario": "logql-query", "push-rate": 30_000, "query-window": 120, "run-id": "q1"}
+    )
+    name = "loki-0.loki-endpoints.loadgate.svc.cluster.local"
+    cmd = k6args.build_command(
+        spec, k6_bin="/bin/k6", scripts_dir="/k6", target=f"https://{name}:3100",
+        summary_path="/out/s.json", ca_file="/tls/ca.crt", hosts={name: "127.0.0.1"},
+    )  # fmt: skip
+    assert cmd.argv[-1] == str(Path("/k6/logql-query.js"))
+    env = _env(cmd.argv)
+    assert set(env) == COMMON | {
+        "LOAD_PUSH_RATE", "LOAD_QUERY_WINDOW", "LOAD_STREAMS_PER_REQUEST",
+        "LOAD_LINES_PER_STREAM", "LOAD_LOKI_STREAMS", "LOAD_BODY_MIN", "LOAD_BODY_MAX",
+        "LOAD_HOSTS",
+    }  # fmt: skip
+    # The rate is queries (its own default, 600 a minute); the push rate lines.
+    assert (env["LOAD_RATE"], env["LOAD_PUSH_RATE"]) == ("600", "30000")
+    assert env["LOAD_QUERY_WINDOW"] == "120"
+    assert env["LOAD_MIN_LOGS_PER_MINUTE"] == "570"
+    assert cmd.env["SSL_CERT_FILE"] == "/tls/ca.crt"
+
+
+def test_logql_query_takes_its_own_default_rate_and_any_other_given() -> None:
+    assert RunSpec.from_params({"scenario": "logql-query"}).rate == 600
+    assert RunSpec.from_params({"scenario": "logql-query", "rate": 1200}).rate == 1200
+    assert RunSpec.from_params({"scenario": "otlp-traces"}).rate == 60_000
+    vus = RunSpec.from_params({"scenario": "logql-query", "executor": "constant-vus"})
+    assert vus.offered_logs_per_minute is None  # constant VUs: no rate
+    assert "rate" not in vus.to_params()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "names", "lost_source"),
+    [
+        ("otlp-traces", ["spans_per_minute", "lost_spans"],
+         "k6 accepted - spans the traces backend received"),
+        ("logql-query", ["queries_per_minute", "wrong_answers", "lost_lines"],
+         "k6 accepted - LogQL count in Loki"),
+    ],
+)  # fmt: skip
+def test_the_new_scenarios_gates(scenario: str, names: list[str], lost_source: str) -> None:
+    spec = RunSpec.from_params({"scenario": scenario, "rate": 600})
+    figures = replace(client(600.0), lines_sent=10, lines_accepted=10, wrong_answers=0)
+    gates = judge(spec, figures, lost_records=0)
+    assert [g.name for g in gates] == ["error_rate", "p99_ms", *names]
+    assert all(g.passed for g in gates)
+    assert gates[-1].source == lost_source
+
+
+def test_a_wrong_or_unknown_answer_fails_logql_querys_gate() -> None:
+    spec = RunSpec.from_params({"scenario": "logql-query"})
+    wrong = {g.name: g for g in judge(spec, replace(client(600.0), wrong_answers=2))}
+    assert not wrong["wrong_answers"].passed
+    assert wrong["wrong_answers"].value == 2
+    assert wrong["wrong_answers"].threshold == "<= 0"
+    unknown = {g.name: g for g in judge(spec, client(600.0))}  # the summary had none
+    assert (unknown["wrong_answers"].passed, unknown["wrong_answers"].value) == (False, None)
+    assert unknown["p99_ms"].source == "k6 summary (query_duration)"

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from loadgate.contract.scenarios import LOKI_PUSH, OTLP_METRICS
+from loadgate.contract.scenarios import LOGQL_QUERY, LOKI_PUSH, OTLP_METRICS, OTLP_TRACES
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge.ledger import Ledger
 from loadgate.judge.signal_ledger import build_collector, build_direct, exported_of_load
@@ -134,3 +134,48 @@ def test_the_ledger_table_names_the_unit() -> None:
     logs = Ledger(build_direct(CLIENT, PIPE, 3000, LOKI_PUSH).steps, acknowledged=3000)
     assert " records " in render(logs)  # otlp-logs' ledgers keep their column
     assert "unit" not in logs.to_dict()
+
+
+# A traces pipeline: no scrape of the collector's own enters it.
+SPANS = replace(PIPE, collector_exported=3000, collector_scraped=None)
+
+
+def test_a_clean_traces_run_balances_in_spans() -> None:
+    ledger = build_collector(CLIENT, SPANS, 3000, OTLP_TRACES)
+    assert counts(ledger) == [3000] * 4
+    assert ledger.unit == "spans"
+    assert [s.source for s in ledger.steps] == [
+        "k6 spans_sent", "collector receiver accepted", "collector exporter sent",
+        "spans the traces backend received",
+    ]  # fmt: skip
+    assert " spans " in render(ledger)
+
+
+def test_spans_the_traces_backend_did_not_get_are_lost_and_explained() -> None:
+    pipe = replace(SPANS, collector_exported=2950, collector_failed=50)
+    ledger = build_collector(CLIENT, pipe, 2950, OTLP_TRACES)
+    exported = ledger.steps[2]
+    assert exported.lost == 50
+    assert "50 failed after retries" in exported.note
+    assert ledger.lost_after_acceptance == 50
+    unknown = build_collector(CLIENT, SPANS, None, OTLP_TRACES)
+    assert "spans the traces backend received failed" in unknown.steps[3].note
+
+
+def test_logql_querys_ledger_counts_the_lines_it_pushed() -> None:
+    kind = LOGQL_QUERY.as_ledger()
+    assert (kind.unit, kind.sent_metric, kind.accepted_metric) == (
+        "lines", "lines_sent", "lines_accepted",
+    )  # fmt: skip
+    assert kind.lost_gate == "lost_lines"
+    assert LOGQL_QUERY.unit == "queries"  # its own unit stays the queries'
+    assert OTLP_TRACES.as_ledger() is OTLP_TRACES
+    client = replace(CLIENT, records_sent=600, records_accepted=600, lines_sent=5000,
+                     lines_accepted=4990)  # fmt: skip
+    sent, acknowledged = client.ledger_counts()
+    pushed = replace(client, records_sent=sent, records_accepted=acknowledged)
+    ledger = build_direct(pushed, replace(PIPE, loki_discarded=0), 4990, kind)
+    assert counts(ledger) == [5000, 4990, 4990]
+    assert ledger.steps[1].source == "k6 lines_accepted (2xx)"
+    assert ledger.unit == "lines"
+    assert ledger.lost_after_acceptance == 0

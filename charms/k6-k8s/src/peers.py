@@ -36,6 +36,12 @@ def figures_to_data(figures: ClientFigures) -> dict[str, Any]:
     return data
 
 
+def _optional(data: Mapping[str, Any], key: str) -> int | None:
+    """A count only some scenarios report (logql-query's pushed lines, wrong answers)."""
+    value = data.get(key)
+    return int(value) if value is not None else None
+
+
 def figures_from_data(data: Mapping[str, Any]) -> ClientFigures:
     hist = data.get("histogram") or {}
     p99 = data.get("p99_ms")
@@ -57,6 +63,9 @@ def figures_from_data(data: Mapping[str, Any]) -> ClientFigures:
             per_octave=int(hist.get("per_octave", 8)),
             counts={int(b): int(n) for b, n in (hist.get("counts") or {}).items()},
         ),
+        lines_sent=_optional(data, "lines_sent"),
+        lines_accepted=_optional(data, "lines_accepted"),
+        wrong_answers=_optional(data, "wrong_answers"),
     )
 
 

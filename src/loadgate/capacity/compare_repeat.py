@@ -29,6 +29,7 @@ from loadgate.capacity.compare_rule import BASELINE, Metric, ScheduledRun
 from loadgate.capacity.compare_sides import ComparedStack
 from loadgate.capacity.search_rule import SearchPlan
 from loadgate.contract.spec import RunSpec
+from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
 from loadgate.measure.saturation import SATURATE_PARAMS
@@ -36,6 +37,7 @@ from loadgate.records import result as results
 from loadgate.records.compare import Pressure
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
+from loadgate.runner.run_parts import with_collector_series
 from loadgate.stack import local
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
@@ -261,6 +263,13 @@ class LocalRepeats:
                     target.close()
         return tally.outcome(self.pressure)
 
+    def scope(self, target: LocalTarget) -> Scope:
+        """The series of the scenario's pipeline on this side's stack: its signal and exporter,
+        and the collector's own series where the stack holds other copies of them (a stack
+        carrying metrics remote-writes them too: runner.run_parts.with_collector_series)."""
+        measures = scenario_measures.of(self.spec.scenario)
+        return measures.scope(with_collector_series(Scope(), target))
+
     def _execute(
         self, spec: RunSpec, target: LocalTarget, what: str, tally: _Tally
     ) -> results.RunResult | None:
@@ -273,6 +282,7 @@ class LocalRepeats:
                 drain_timeout=self.drain_timeout,
                 on_progress=self.on_progress,
                 on_phase=self.on_phase,
+                scope=self.scope(target),
             )
         except (runner.RunError, QueryError) as exc:
             tally.notes.append(f"the {what} run failed, its metrics unknown: {exc}")
@@ -331,7 +341,7 @@ class LocalRepeats:
                 self.results_root,
                 search_id,
                 {"side": run.side, **stack.side().to_dict()},
-                scope=Scope(),
+                scope=self.scope(target),
                 on_step=self.on_search_step,
                 on_phase=self.on_phase,
                 on_progress=self.on_progress,

@@ -1,21 +1,24 @@
-"""The generator benchmark: how many units (log records, data points, lines) per minute one k6
-core generates, for each scenario (the command, `loadgate bench generator`, is
+"""The generator benchmark: how many units (log records, data points, lines, spans, queries) per
+minute one k6 core generates, for each scenario (the command, `loadgate bench generator`, is
 loadgate.cli.bench).
 
 k6 runs the scenario (constant VUs, no remote write) against a collector whose only exporter
-is `nop`, so the sink does as little as possible: its OTLP receiver takes otlp-logs and
-otlp-metrics as the real one does; for loki-push the same receiver serves TLS (a fresh CA,
-trusted by k6 as a loki-push run trusts the stack's) and takes the push path
+is `nop`, so the sink does as little as possible: its OTLP receiver takes otlp-logs,
+otlp-metrics and otlp-traces as the real one does; for loki-push the same receiver serves TLS
+(a fresh CA, trusted by k6 as a loki-push run trusts the stack's) and takes the push path
 (`logs_url_path: /loki/api/v1/push`): it parses the body as JSON and skips what OTLP does not
-name, so k6 pays for TLS and its request as against Loki, and the sink stays cheap. k6's own
-CPU time comes from the kernel's accounting of the k6 process (wait4 rusage), not from
-wall-clock time.
+name, so k6 pays for TLS and its request as against Loki, and the sink stays cheap. A
+collector cannot answer queries: logql-query's sink is capacity/query_sink.py (TLS with the
+same CA, Loki's push and query paths answered at once), and its k6 also pushes at the run's
+push rate, as a real run does. k6's own CPU time comes from the kernel's accounting of the k6
+process (wait4 rusage), not from wall-clock time.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +29,7 @@ import yaml
 
 from loadgate import paths
 from loadgate.contract import k6args
-from loadgate.contract.scenarios import LOKI_PUSH, OTLP_LOGS, Scenario
+from loadgate.contract.scenarios import LOGQL_QUERY, LOKI_PUSH, OTLP_LOGS, Scenario
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import read_summary
 from loadgate.stack import render
@@ -67,18 +70,20 @@ def _proc_cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+def _wait_ready(
+    url: str, proc: subprocess.Popen[bytes], timeout: float = 20.0, verify: str | bool = True
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the collector exited with code {proc.returncode}")
+            raise RuntimeError(f"the sink exited with code {proc.returncode}")
         try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
+            if httpx.get(url, timeout=1.0, verify=verify).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
-    raise RuntimeError(f"the collector was not healthy after {timeout:.0f}s")
+    raise RuntimeError(f"the sink was not healthy after {timeout:.0f}s")
 
 
 def sink_config(kind: Scenario, ports: Ports, layout: Layout) -> dict[str, Any]:
@@ -87,7 +92,7 @@ def sink_config(kind: Scenario, ports: Ports, layout: Layout) -> dict[str, Any]:
     certificate) and takes Loki's push path."""
     config = render.collector_config(PROFILES["nop"], ports, layout)
     pipelines = config["service"]["pipelines"]
-    for signal in ("logs", "metrics"):
+    for signal in ("logs", "metrics", "traces"):
         pipelines.setdefault(signal, {"receivers": ["otlp"], "exporters": ["nop"]})
     if kind.name == LOKI_PUSH.name:
         http = config["receivers"]["otlp"]["protocols"]["http"]
@@ -97,11 +102,32 @@ def sink_config(kind: Scenario, ports: Ports, layout: Layout) -> dict[str, Any]:
 
 
 def sink_target(kind: Scenario, ports: Ports) -> str:
-    """Where k6 sends: the receiver's URL, over TLS for loki-push (the certificate names
-    localhost)."""
-    if kind.name == LOKI_PUSH.name:
+    """Where k6 sends: the receiver's URL, over TLS for a scenario that goes to Loki (the
+    certificate names localhost)."""
+    if kind.otlp is None:
         return f"https://localhost:{ports.otlp_http}"
     return render.otlp_http_url(ports)
+
+
+def _start_sink(
+    kind: Scenario, ports: Ports, layout: Layout, tls: tls_material.TLSPaths
+) -> tuple[subprocess.Popen[bytes], str, str | bool]:
+    """The sink process, the URL that says it is ready and how to verify it."""
+    log = (layout.logs / "sink.log").open("wb")
+    if kind.name == LOGQL_QUERY.name:
+        argv = [sys.executable, "-m", "loadgate.capacity.query_sink", str(ports.otlp_http),
+                str(layout.server_cert), str(layout.server_key)]  # fmt: skip
+        ready: tuple[str, str | bool] = (f"{sink_target(kind, ports)}/ready", str(tls.ca_cert))
+    else:
+        config = sink_config(kind, ports, layout)
+        layout.collector_config.write_text(yaml.safe_dump(config, sort_keys=False))
+        argv = [str(paths.bin_dir() / "otelcol"), f"--config={layout.collector_config}"]
+        ready = (render.health_urls(ports)["otelcol"], True)
+    proc = subprocess.Popen(
+        argv, stdout=log, stderr=subprocess.STDOUT, preexec_fn=parent_death_signal()
+    )
+    log.close()
+    return proc, ready[0], ready[1]
 
 
 def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFigures:
@@ -110,18 +136,9 @@ def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFig
     for folder in layout.folders():
         folder.mkdir(parents=True, exist_ok=True)
     tls = tls_material.write(tls_material.generate(), layout.tls)
-    config = sink_config(spec.kind, ports, layout)
-    layout.collector_config.write_text(yaml.safe_dump(config, sort_keys=False))
-    collector_log = (layout.logs / "otelcol.log").open("wb")
-    collector = subprocess.Popen(
-        [str(bdir / "otelcol"), f"--config={layout.collector_config}"],
-        stdout=collector_log,
-        stderr=subprocess.STDOUT,
-        preexec_fn=parent_death_signal(),
-    )
-    collector_log.close()
+    collector, ready_url, verify = _start_sink(spec.kind, ports, layout, tls)
     try:
-        _wait_ready(render.health_urls(ports)["otelcol"], collector)
+        _wait_ready(ready_url, collector, verify=verify)
         cpu_before = _proc_cpu_seconds(collector.pid)
         summary_path = work / "k6-summary.json"
         cmd = k6args.build_command(
@@ -131,7 +148,7 @@ def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFig
             target=sink_target(spec.kind, ports),
             summary_path=summary_path,
             instance="bench",
-            ca_file=tls.ca_cert if spec.kind.name == LOKI_PUSH.name else None,
+            ca_file=tls.ca_cert if spec.kind.otlp is None else None,
         )
         started = time.monotonic()
         with (work / "k6.log").open("wb") as k6_log:

@@ -1,6 +1,6 @@
-"""`loadgate bench generator`: k6's units (log records, data points, lines) per minute per k6 CPU
-core, for each scenario, against a nop collector; the measuring is
-loadgate.capacity.generator_bench."""
+"""`loadgate bench generator`: k6's units (log records, data points, lines, spans, queries) per
+minute per k6 CPU core, for each scenario, against a nop collector (logql-query: a sink that
+answers as Loki); the measuring is loadgate.capacity.generator_bench."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 BENCH_PARAMS = (
     "scenario", "duration", "vus", "logs-per-request", "requests-per-iteration",
     "series-per-request", "points-per-series", "histogram-buckets", "streams-per-request",
-    "lines-per-stream", "loki-streams",
+    "lines-per-stream", "loki-streams", "traces-per-request", "spans-per-trace",
+    "span-attributes", "attribute-size", "push-rate", "query-window",
 )  # fmt: skip
 DEFAULT = RunSpec()
 # What the benchmark fixes of a run: constant VUs, a default run's bodies, gates that never fail.
@@ -52,8 +53,9 @@ def register(sub: Subparsers) -> None:
     bench_sub = p.add_subparsers(dest="bench", required=True)
     p_gen = bench_sub.add_parser(
         "generator",
-        help="k6's units (log records, data points, lines) per minute per k6 CPU core, per "
-        "scenario, against a nop collector",
+        help="k6's units (log records, data points, lines, spans, queries) per minute per k6 "
+        "CPU core, per scenario, against a nop collector (logql-query: a sink answering as "
+        "Loki)",
     )
     add_load_flags(p_gen, BENCH_PARAMS, defaults={"duration": "30s", "vus": 4})
     p_gen.add_argument("--base-port", type=base_port, default=24400)
@@ -80,11 +82,10 @@ def cmd_bench(args: argparse.Namespace, seams: Seams) -> int:
     if busy:
         listed = ", ".join(f"{n} {p}" for n, p in busy)
         raise UsageError(f"--base-port: ports in use ({listed}); pick another base")
+    sink = "a sink answering as Loki" if spec.kind.pushed else "a nop collector"
     with (
         tempfile.TemporaryDirectory(prefix="loadgate-bench-") as tmp,
-        console.status(
-            f"k6 {spec.vus} VUs for {spec.duration} against a nop collector ({payload(spec)})"
-        ),  # fmt: skip
+        console.status(f"k6 {spec.vus} VUs for {spec.duration} against {sink} ({payload(spec)})"),
     ):
         figures = seams.bench_generator(spec, ports, Path(tmp))
     stdout.print(bench_table(spec, figures))
@@ -106,15 +107,23 @@ def payload(spec: RunSpec) -> str:
     )
 
 
+def one(unit: str) -> str:
+    """The singular of a unit: `log record`, `query`."""
+    return unit[:-3] + "y" if unit.endswith("ies") else unit.removesuffix("s")
+
+
 def bench_table(spec: RunSpec, figures: GeneratorFigures) -> Table:
     """The benchmark's figures: the scenario's units per minute and per k6 CPU-second."""
     kind = spec.kind
     unit = kind.unit
-    table = Table(title=f"bench generator: k6 {kind.name} against a nop collector")
+    sink = "a sink answering as Loki" if kind.pushed else "a nop collector"
+    table = Table(title=f"bench generator: k6 {kind.name} against {sink}")
     table.add_column("figure")
     table.add_column("value", justify="right")
     if kind.name == DEFAULT.scenario:
         setup = f"{spec.logs_per_request} records/request"
+    elif kind.pushed is not None:
+        setup = "1 query/request"
     else:
         setup = f"{spec.units_per_request} {kind.short}/request"
     table.add_row(
@@ -135,6 +144,9 @@ def bench_table(spec: RunSpec, figures: GeneratorFigures) -> Table:
     )
     if figures.k6_cpu_s and figures.records_accepted:
         micro = figures.k6_cpu_s / figures.records_accepted * 1e6
-        table.add_row(f"k6 CPU per {kind.unit.removesuffix('s')}", f"{micro:.2f} µs")
-    table.add_row("collector CPU time", f"{figures.collector_cpu_s:.2f} s")
+        table.add_row(f"k6 CPU per {one(kind.unit)}", f"{micro:.2f} µs")
+    if kind.pushed is not None:
+        table.add_row("pushed beside the queries", f"{spec.push_rate:,} lines/min (push-rate)")
+    table.add_row(f"{'sink' if kind.pushed else 'collector'} CPU time",
+                  f"{figures.collector_cpu_s:.2f} s")  # fmt: skip
     return table

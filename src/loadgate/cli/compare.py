@@ -21,12 +21,14 @@ from rich.text import Text
 from loadgate import paths
 from loadgate.capacity import compare_driver as comparing
 from loadgate.capacity import compare_rule as rule
+from loadgate.capacity import compare_scenario
 from loadgate.capacity import compare_sequential as seq
 from loadgate.capacity.compare_repeat import DEFAULT_PRESSURE_FRACTION, saturating
 from loadgate.capacity.compare_rule import ScheduledRun
 from loadgate.capacity.compare_sequential import Plan
 from loadgate.capacity.search_rule import SearchPlan
-from loadgate.contract.params import MAX_RATE
+from loadgate.contract.params import MAX_RATE, PARAMS
+from loadgate.contract.scenarios import OWN_PARAMS, Scenario
 from loadgate.contract.spec import (
     RunSpec,
     SpecError,
@@ -65,15 +67,19 @@ from .flags import (
     load_params,
     stack_flags,
 )
-from .run import check_results_dir, progress_line
+from .run import check_results_dir, progress_line, with_scenario_signals
 from .stack import prepare_stack
 
 if TYPE_CHECKING:
     from .seams import Seams
 
-# Run parameters a comparison takes (the executor is constant-arrival-rate; run ids and the
-# compare, side and repeat labels are set per run).
-COMPARE_PARAMS = ("rate", "duration", "logs-per-request", "body-min", "body-max", "labels")
+# Run parameters a comparison takes: the scenario and the parameters of its own (the executor is
+# constant-arrival-rate; run ids and the compare, side and repeat labels are set per run; the
+# charm's streams stay the scenario's default).
+_FIRST = ("scenario", "rate", "duration", "logs-per-request", "body-min", "body-max", "labels")
+COMPARE_PARAMS = _FIRST + tuple(
+    p.name for p in PARAMS if p.name in OWN_PARAMS and p.name not in _FIRST and p.action
+)
 # compare's own defaults: 30 s runs, so a pair (a saturation and a pressure run on each side's
 # fresh stack) takes about 5 minutes and 3 pairs fit the default budget. To be calibrated.
 COMPARE_DEFAULTS: dict[str, str | int | float] = {"duration": "30s"}
@@ -111,11 +117,10 @@ def register(sub: Subparsers) -> None:
     _add_plan_flags(p)
     p.add_argument(
         "--metrics",
-        default=",".join(comparing.DEFAULT_METRICS),
         help="comma-separated, of " + ", ".join(comparing.METRIC_KEYS) + " (default "
         + ",".join(comparing.DEFAULT_METRICS) + ": a saturation and a pressure run per side "
         "and pair; p99,cpu: a run at --rate; capacity: a capacity search of up to 5 minutes of "
-        "load)",
+        "load; another scenario than otlp-logs: p99, and cpu through the collector)",
     )  # fmt: skip
     p.add_argument(
         "--pressure-fraction",
@@ -125,14 +130,15 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument(
         "--pressure-rate",
-        help="the pressure runs' rate in records/min, instead of the fraction of the baseline's "
-        "saturation (e.g. to compare at one rate across comparisons)",
+        help="the pressure runs' rate in the scenario's units per minute (records/min for "
+        "otlp-logs), instead of the fraction of the baseline's saturation (e.g. to compare at "
+        "one rate across comparisons; required for another scenario's pressure metrics)",
     )
     p.add_argument(
         "--saturate-rate",
         default=str(SATURATE_PARAMS["rate"]),
         help=f"records/min the saturation runs offer (default {SATURATE_PARAMS['rate']}: more "
-        "than the pipeline takes; raise it when a side is not saturated)",
+        "than the pipeline takes; raise it when a side is not saturated; otlp-logs only)",
     )
     add_load_flags(p, COMPARE_PARAMS, COMPARE_DEFAULTS)
     p.add_argument("--compare-id", help="the comparison's id (default: time stamp and suffix)")
@@ -361,12 +367,22 @@ def print_result(record: CompareRecord, path: Path) -> None:
 # ---- the command -----------------------------------------------------------------------------
 
 
-def metrics_and_plan(args: argparse.Namespace) -> tuple[tuple[rule.Metric, ...], SearchPlan]:
-    """The metrics to compare and the plan of capacity searches (when capacity is one)."""
+def metrics_and_plan(
+    args: argparse.Namespace, kind: Scenario
+) -> tuple[tuple[rule.Metric, ...], SearchPlan]:
+    """The metrics to compare (those the scenario can be compared on, in its unit) and the plan
+    of capacity searches (when capacity is one)."""
+    names = args.metrics
+    if names is None:
+        names = ",".join(compare_scenario.default_metrics(kind))
     try:
-        metrics = comparing.parse_metrics(args.metrics, args.search_precision)
+        metrics = comparing.parse_metrics(names, args.search_precision)
     except comparing.SideError as exc:
         raise UsageError(str(exc)) from None
+    refused = compare_scenario.problems(kind, metrics, args.pressure_rate is not None)
+    if refused:
+        raise invalid_flags(refused)
+    metrics = compare_scenario.in_unit(metrics, kind)
     plan = SearchPlan(precision=args.search_precision)
     problems = plan.problems()
     if problems:
@@ -383,11 +399,11 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
     spec = spec_of(args, compare_id)
     saturate = saturate_spec_of(args, spec)
     fraction, pressure = pressure_of(args)
-    metrics, search_plan = metrics_and_plan(args)
+    metrics, search_plan = metrics_and_plan(args, spec.kind)
     results_root = paths.results_dir()
     check_compare_id_free(results_root, compare_id, plan.max_pairs)
     check_results_dir(results_root, compare_id)
-    shared = stack_flags(args)
+    shared = with_scenario_signals(stack_flags(args), spec)
     baseline = prepare_side(shared, rule.BASELINE, args.baseline, seams.resolve_stack)
     candidate = prepare_side(shared, rule.CANDIDATE, args.candidate, seams.resolve_stack)
     aa = comparing.sameness(baseline.what, candidate.what)

@@ -12,7 +12,8 @@ for every scenario: the charm drops one that does not apply to the run's scenari
 the table's default). tests/unit/test_charm_action_params.py checks charmcraft.yaml against this
 table.
 
-`rate` and the per-minute gate count the scenario's unit (log records, data points, lines);
+`rate` and the per-minute gate count the scenario's unit (log records, data points, lines,
+spans, queries);
 their names and the word "records" in help and RunSpec's derived figures stay those of the
 first scenario, otlp-logs.
 """
@@ -43,6 +44,11 @@ MAX_HISTOGRAM_BUCKETS = 64
 MAX_STREAMS_PER_REQUEST = 1000
 MAX_LINES_PER_STREAM = 1000
 MAX_LOKI_STREAMS = 100_000
+MAX_TRACES_PER_REQUEST = 1000
+MAX_SPANS_PER_TRACE = 100
+MAX_SPAN_ATTRIBUTES = 128
+MAX_ATTRIBUTE_SIZE = 16_384
+MAX_QUERY_WINDOW_S = 24 * 3600
 
 # Also the `pattern` of the k6 charm's `run-id` action parameters (charmcraft.yaml).
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -129,8 +135,8 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "rate",
         INTEGER,
-        "records per minute (the scenario's unit: log records, data points, lines), for the "
-        "arrival-rate executors",
+        "records per minute (the scenario's unit: log records, data points, lines, spans, "
+        "queries; logql-query's default: 600), for the arrival-rate executors",
         60_000,
         low=1,
         high=MAX_RATE,
@@ -167,7 +173,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "body-min",
         INTEGER,
-        "shortest log body or line (otlp-logs, loki-push)",
+        "shortest log body or line (otlp-logs, loki-push, logql-query)",
         256,
         low=1,
         high=MAX_BODY,
@@ -176,7 +182,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "body-max",
         INTEGER,
-        "longest log body or line (otlp-logs, loki-push)",
+        "longest log body or line (otlp-logs, loki-push, logql-query)",
         2048,
         low=1,
         high=MAX_BODY,
@@ -185,7 +191,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "p99-ms",
         NUMBER,
-        "gate: p99 request duration below this",
+        "gate: p99 request duration below this (logql-query: query duration)",
         100.0,
         low=0,
         high=MAX_P99_MS,
@@ -206,7 +212,7 @@ PARAMS: tuple[Param, ...] = (
         "target",
         URL,
         "base URL the load goes to: the OTLP/HTTP receiver (the charm: the related one), or "
-        "Loki for loki-push",
+        "Loki for loki-push and logql-query",
         "",
     ),
     Param(
@@ -256,7 +262,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "streams-per-request",
         INTEGER,
-        "Loki streams in each push request (loki-push)",
+        "Loki streams in each push request (loki-push, logql-query)",
         10,
         low=1,
         high=MAX_STREAMS_PER_REQUEST,
@@ -265,7 +271,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "lines-per-stream",
         INTEGER,
-        "lines of each stream in a push request (loki-push)",
+        "lines of each stream in a push request (loki-push, logql-query)",
         10,
         low=1,
         high=MAX_LINES_PER_STREAM,
@@ -274,10 +280,70 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "loki-streams",
         INTEGER,
-        "distinct Loki streams the run writes, taken in turn by its requests (loki-push)",
+        "distinct Loki streams the run writes, taken in turn by its requests (loki-push, "
+        "logql-query)",
         100,
         low=1,
         high=MAX_LOKI_STREAMS,
+        schema_default=False,
+    ),
+    Param(
+        "traces-per-request",
+        INTEGER,
+        "traces in each OTLP request (otlp-traces)",
+        5,
+        low=1,
+        high=MAX_TRACES_PER_REQUEST,
+        schema_default=False,
+    ),
+    Param(
+        "spans-per-trace",
+        INTEGER,
+        "spans of a trace on average (otlp-traces): a request's traces go in pairs of this "
+        "less and more a third at most, so a request carries traces x spans exactly",
+        9,
+        low=1,
+        high=MAX_SPANS_PER_TRACE,
+        schema_default=False,
+    ),
+    Param(
+        "span-attributes",
+        INTEGER,
+        "attributes of each span (otlp-traces)",
+        20,
+        low=0,
+        high=MAX_SPAN_ATTRIBUTES,
+        schema_default=False,
+    ),
+    Param(
+        "attribute-size",
+        INTEGER,
+        "characters of each span attribute's value (otlp-traces)",
+        32,
+        low=1,
+        high=MAX_ATTRIBUTE_SIZE,
+        unit="characters",
+        schema_default=False,
+    ),
+    Param(
+        "push-rate",
+        INTEGER,
+        "lines per minute the run pushes to Loki while it queries (logql-query; each query "
+        "also pushes one probe line)",
+        6_000,
+        low=1,
+        high=MAX_RATE,
+        unit="lines/min",
+        schema_default=False,
+    ),
+    Param(
+        "query-window",
+        INTEGER,
+        "seconds of the run's lines each query counts, up to the query's time (logql-query)",
+        60,
+        low=1,
+        high=MAX_QUERY_WINDOW_S,
+        unit="s",
         schema_default=False,
     ),
 )

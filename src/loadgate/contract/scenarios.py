@@ -1,12 +1,12 @@
 """The scenarios, declared once: what the k6 charm and loadgate share about each k6 scenario.
 
-A scenario is a file of `k6/` that sends one kind of unit (log records, data points, lines)
-somewhere. What both packagings need to know of it is here: its script, its unit and the
-names it gives its k6 counters and gates, the run parameters of its own (beside the common
-ones of params.py, which every scenario takes), which of those multiply to the units in one
-request, and what its `target` is. What loadgate measures of a scenario in the pipeline (the
-collector's counters, the backend that stores its units) is loadgate's alone:
-loadgate.measure.scenarios.
+A scenario is a file of `k6/` that sends one kind of unit (log records, data points, lines,
+spans) somewhere, or asks something of it (queries). What both packagings need to know of it
+is here: its script, its unit and the names it gives its k6 counters and gates, the run
+parameters of its own (beside the common ones of params.py, which every scenario takes),
+which of those multiply to the units in one request, and what its `target` is. What
+loadgate measures of a scenario in the pipeline (the collector's counters, the backend that
+stores its units) is loadgate's alone: loadgate.measure.scenarios.
 
 Adding a scenario: docs/architecture.md ("A new scenario").
 """
@@ -14,7 +14,19 @@ Adding a scenario: docs/architecture.md ("A new scenario").
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What a scenario pushes beside its own unit, for its queries to read (logql-query:
+    lines): counted by k6 counters of their own, and what the run's ledger counts."""
+
+    unit: str  # "lines"
+    short: str  # "lines"
+    lost_gate: str  # the delivery gate: "lost_lines"
+    sent_metric: str  # "lines_sent"
+    accepted_metric: str  # "lines_accepted"
 
 
 @dataclass(frozen=True)
@@ -36,11 +48,28 @@ class Scenario:
     path: str  # what the script adds to the target: "/v1/logs"
     backend: str  # where its units end up: "Loki"
     store: str  # how they are counted there, for gate sources: "LogQL count in Loki"
+    # k6's metric of the durations the p99 gate is on (logql-query: its queries' only).
+    duration_metric: str = "http_req_duration"
+    pushed: Pushed | None = None  # what it pushes for its queries (its ledger's unit)
+    # The gate on answers that did not match what was pushed (logql-query), and its k6 counter.
+    wrong_gate: str = ""
+    wrong_metric: str = ""
+    # Its `rate` when none is given, where the table's (60,000 a minute) does not fit its unit.
+    default_rate: int | None = None
 
     @property
     def unit_per_minute(self) -> str:
         """`log records per minute`, as figures and gates say it."""
         return f"{self.unit} per minute"
+
+    def as_ledger(self) -> Scenario:
+        """The scenario as its ledger counts: itself, or for one that pushes what it queries
+        the pushed unit, its counters and delivery gate (logql-query: lines)."""
+        if self.pushed is None:
+            return self
+        p = self.pushed
+        return replace(self, unit=p.unit, short=p.short, lost_gate=p.lost_gate,
+                       sent_metric=p.sent_metric, accepted_metric=p.accepted_metric)  # fmt: skip
 
 
 OTLP_LOGS = Scenario(
@@ -95,8 +124,59 @@ LOKI_PUSH = Scenario(
     store="LogQL count in Loki",
 )
 
+OTLP_TRACES = Scenario(
+    name="otlp-traces",
+    script="otlp-traces.js",
+    unit="spans",
+    short="spans",
+    per_minute_gate="spans_per_minute",
+    lost_gate="lost_spans",
+    sent_metric="spans_sent",
+    accepted_metric="spans_accepted",
+    params=("traces-per-request", "spans-per-trace", "span-attributes", "attribute-size"),
+    per_request=("traces-per-request", "spans-per-trace"),
+    target="an OTLP/HTTP receiver",
+    otlp="traces",
+    path="/v1/traces",
+    backend="the traces backend",
+    store="spans the traces backend received",
+)
+# Queries of the lines it pushes while it pushes: its unit is queries (the rate, the per-minute
+# gate); its ledger counts the lines (sent, accepted, stored); each query's count is checked
+# against what its VU pushed by then (the wrong_answers gate).
+LOGQL_QUERY = Scenario(
+    name="logql-query",
+    script="logql-query.js",
+    unit="queries",
+    short="queries",
+    per_minute_gate="queries_per_minute",
+    lost_gate="lost_lines",
+    sent_metric="queries_sent",
+    accepted_metric="queries_accepted",
+    params=(
+        "push-rate",
+        "streams-per-request",
+        "lines-per-stream",
+        "loki-streams",
+        "body-min",
+        "body-max",
+        "query-window",
+    ),
+    per_request=(),  # one query a request
+    target="Loki (its push and query APIs)",
+    otlp=None,
+    path="/loki/api/v1/query",
+    backend="Loki",
+    store="LogQL count in Loki",
+    duration_metric="query_duration",
+    pushed=Pushed("lines", "lines", "lost_lines", "lines_sent", "lines_accepted"),
+    wrong_gate="wrong_answers",
+    wrong_metric="wrong_answers",
+    default_rate=600,
+)
+
 # In the order the `scenario` parameter lists them; the first is the default.
-ALL: tuple[Scenario, ...] = (OTLP_LOGS, OTLP_METRICS, LOKI_PUSH)
+ALL: tuple[Scenario, ...] = (OTLP_LOGS, OTLP_METRICS, LOKI_PUSH, OTLP_TRACES, LOGQL_QUERY)
 BY_NAME: Mapping[str, Scenario] = {s.name: s for s in ALL}
 NAMES: tuple[str, ...] = tuple(s.name for s in ALL)
 # Parameters some scenario has of its own; every other parameter is common to all.

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .combinations import combination_problems
 from .params import (
     ARRIVAL_EXECUTORS,
     BY_NAME,
@@ -141,9 +142,18 @@ class RunSpec:
     streams_per_request: int = default("streams-per-request", int)
     lines_per_stream: int = default("lines-per-stream", int)
     loki_streams: int = default("loki-streams", int)
+    # otlp-traces
+    traces_per_request: int = default("traces-per-request", int)
+    spans_per_trace: int = default("spans-per-trace", int)
+    span_attributes: int = default("span-attributes", int)
+    attribute_size: int = default("attribute-size", int)
+    # logql-query
+    push_rate: int = default("push-rate", int)  # lines per minute (rate: queries per minute)
+    query_window: int = default("query-window", int)  # seconds
 
     # ---- derived figures -------------------------------------------------------------------
-    # "records" in these names is the scenario's unit (log records, data points, lines).
+    # "records" in these names is the scenario's unit (log records, data points, lines, spans,
+    # queries).
     @property
     def kind(self) -> Scenario:
         """The scenario's entry in the registry (contract/scenarios.py)."""
@@ -157,6 +167,11 @@ class RunSpec:
     def units_per_request(self) -> int:
         """Units one request carries: the product of the scenario's per-request parameters."""
         return math.prod(int(getattr(self, n.replace("-", "_"))) for n in self.kind.per_request)
+
+    @property
+    def lines_per_push(self) -> int:
+        """Lines of one push request (loki-push; logql-query's pushes beside its queries)."""
+        return self.streams_per_request * self.lines_per_stream
 
     @property
     def records_per_iteration(self) -> int:
@@ -239,16 +254,23 @@ class RunSpec:
         values: dict[str, Any] = {}
         for param in PARAMS:
             value, problem = _CHECKS[param.kind](
-                param, norm.get(param.name, param.default), options
+                param, norm.get(param.name, _default(param, options.scenario)), options
             )
             if problem is None:
                 values[param.field] = value
             else:
                 problems.append((param.name, problem))
-        problems += _combination_problems(values, "rate" in norm, options.scenario)
+        problems += combination_problems(values, "rate" in norm, options.scenario)
         if problems:
             raise SpecError(problems)
         return cls(**values)
+
+
+def _default(param: Param, kind: Scenario) -> Any:
+    """A parameter's default for a run of `kind`: the table's, or the scenario's own rate."""
+    if param.name == "rate" and kind.default_rate is not None:
+        return kind.default_rate
+    return param.default
 
 
 @dataclass(frozen=True)
@@ -263,10 +285,15 @@ def _scenario_problems(norm: Mapping[str, Any], kind: Scenario | None) -> list[t
     if kind is None:
         return []  # the scenario itself is refused
     return [
-        (name, f"applies to {' and '.join(takers(name))} only, not {kind.name}")
+        (name, f"applies to {_listed(takers(name))} only, not {kind.name}")
         for name in sorted(norm)
         if name in BY_NAME and not applies(name, kind)
     ]
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 # How a parameter of each kind is checked: (param, value given or its default, options) ->
@@ -357,46 +384,3 @@ _CHECKS: dict[str, _Check] = {
     URL: _url,
     RUN_ID: _run_id,
 }
-
-
-def _per_iteration(values: Mapping[str, Any], kind: Scenario) -> int | None:
-    """Units one iteration sends (None when a factor of it is invalid)."""
-    factors = [
-        values.get(n.replace("-", "_")) for n in (*kind.per_request, "requests-per-iteration")
-    ]
-    if not all(isinstance(v, int) for v in factors):
-        return None
-    return math.prod(int(v) for v in factors if isinstance(v, int))
-
-
-def _combination_problems(
-    values: Mapping[str, Any], rate_given: bool, kind: Scenario
-) -> list[tuple[str, str]]:
-    """What is wrong with parameters together (each was valid on its own)."""
-    problems: list[tuple[str, str]] = []
-    bmin, bmax = values.get("body_min"), values.get("body_max")
-    if isinstance(bmin, int) and isinstance(bmax, int) and bmin > bmax:
-        problems.append(("body-min", f"must not exceed body-max ({bmax}); got {bmin}"))
-    spr, streams = values.get("streams_per_request"), values.get("loki_streams")
-    if isinstance(spr, int) and isinstance(streams, int) and spr > streams:
-        problems.append(
-            ("streams-per-request", f"must not exceed loki-streams ({streams}); got {spr}")
-        )
-    executor, rate = values.get("executor"), values.get("rate")
-    per_iteration = _per_iteration(values, kind)
-    if (
-        executor in ARRIVAL_EXECUTORS
-        and isinstance(rate, int)
-        and per_iteration is not None
-        and rate < per_iteration
-    ):
-        problems.append(
-            (
-                "rate",
-                f"must be at least one iteration ({per_iteration} {kind.short}) per minute; "
-                f"got {rate}",
-            )
-        )
-    if executor == "constant-vus" and rate_given:
-        problems.append(("rate", "applies to arrival-rate executors, not constant-vus"))
-    return problems

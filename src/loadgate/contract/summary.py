@@ -14,6 +14,8 @@ from .typed import read
 SUMMARY_FORMAT = "loadgate-k6-summary/1"
 # k6's request-duration trend beside p99 (the summary's avg, p(90), p(95), max).
 LATENCY_FIGURES = ("mean_ms", "p90_ms", "p95_ms", "max_ms")
+# ClientFigures' fields only some scenarios have (absent from the others' summaries and records).
+OPTIONAL = ("lines_sent", "lines_accepted", "wrong_answers")
 
 
 class SummaryError(ValueError):
@@ -79,6 +81,11 @@ class ClientFigures:
     p90_ms: float | None = None
     p95_ms: float | None = None
     max_ms: float | None = None
+    # A scenario that pushes what it queries (logql-query): the lines it pushed and had
+    # acknowledged, and its answers that did not match what was pushed by then. None elsewhere.
+    lines_sent: int | None = None
+    lines_accepted: int | None = None
+    wrong_answers: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -86,7 +93,17 @@ class ClientFigures:
         for key in LATENCY_FIGURES:  # written when measured: older records keep their shape
             if d[key] is None:
                 d.pop(key)
+        for name in OPTIONAL:  # written only by the scenarios that count them
+            if d[name] is None:
+                del d[name]
         return d
+
+    def ledger_counts(self) -> tuple[int, int]:
+        """(sent, acknowledged) in the unit of the run's ledger: the pushed lines when the
+        scenario counts them (logql-query), else its own units."""
+        if self.lines_sent is not None and self.lines_accepted is not None:
+            return self.lines_sent, self.lines_accepted
+        return self.records_sent, self.records_accepted
 
     @classmethod
     def from_dict(cls, data: object, where: str = "client") -> ClientFigures:
@@ -132,12 +149,29 @@ def parse_summary(data: Mapping[str, Any]) -> ClientFigures:
         p90_ms=_ms(data, "p90_ms"),
         p95_ms=_ms(data, "p95_ms"),
         max_ms=_ms(data, "max_ms"),
+        lines_sent=_optional_int(data, "lines_sent"),
+        lines_accepted=_optional_int(data, "lines_accepted"),
+        wrong_answers=_optional_int(data, "wrong_answers"),
     )
 
 
 def _ms(data: Mapping[str, Any], key: str) -> float | None:
     value = data.get(key)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _optional_int(d: Mapping[str, Any], key: str) -> int | None:
+    """A count only some scenarios' summaries hold: None when absent."""
+    if d.get(key) is None:
+        return None
+    return _int(d, key)
+
+
+def _sum_optional(items: list[ClientFigures], name: str) -> int | None:
+    values = [getattr(i, name) for i in items]
+    if all(v is None for v in values):
+        return None
+    return sum(int(v or 0) for v in values)
 
 
 def read_summary(path: Path) -> ClientFigures:
@@ -190,6 +224,9 @@ def combine(parts: Iterable[ClientFigures], p99_ms: float | None = None) -> Clie
         p90_ms=hist.quantile_ms(0.90),
         p95_ms=hist.quantile_ms(0.95),
         max_ms=max((i.max_ms for i in items if i.max_ms is not None), default=None),
+        lines_sent=_sum_optional(items, "lines_sent"),
+        lines_accepted=_sum_optional(items, "lines_accepted"),
+        wrong_answers=_sum_optional(items, "wrong_answers"),
     )
 
 

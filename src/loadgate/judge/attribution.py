@@ -26,9 +26,13 @@ k6's CPU seconds and the run's duration are known.
 Those are otlp-logs' rules. A scenario's chain (judge/claims.py `Chain`, from its measures)
 says what else holds: otlp-metrics' store is **prometheus** (named when the collector's
 remote-write exporter failed to send points: Prometheus refused them or was unreachable; its
-queue is the remote-write queue); loki-push's load does not pass the collector (generator ->
-Loki: no collector claims, and Loki's figures alone decide whether Loki is clean). The unit in
-the claims is the scenario's (records, points, lines).
+queue is the remote-write queue); otlp-traces' is **traces**, the traces backend (named when the
+collector's traces exporter failed to send spans); loki-push's load does not pass the collector
+(generator -> Loki: no collector claims, and Loki's figures alone decide whether Loki is
+clean); logql-query's neither, and it reads from Loki: **loki** also when Loki answered
+queries with counts off what was pushed (wrong_answers), or when the p99 gate on its queries
+failed while k6 had CPU to spare (k6 timed them at Loki itself). The unit in the claims is the
+scenario's (records, points, lines, spans, queries).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from loadgate.judge.bottleneck import (
     LOKI,
     NONE,
     PROMETHEUS,
+    TRACES,
     UNKNOWN,
     VERDICTS,
     Attribution,
@@ -61,7 +66,8 @@ from loadgate.judge.claims import (
 )
 
 __all__ = [  # what callers use of attribution, wherever it is defined
-    "COLLECTOR", "COMPONENTS", "GENERATOR", "LOKI", "NONE", "PROMETHEUS", "UNKNOWN", "VERDICTS",
+    "COLLECTOR", "COMPONENTS", "GENERATOR", "LOKI", "NONE", "PROMETHEUS", "TRACES", "UNKNOWN",
+    "VERDICTS",
     "Attribution", "BottleneckFigures", "Chain", "Claim", "Thresholds", "attribute", "chain_of",
 ]  # fmt: skip
 

@@ -12,10 +12,11 @@ GENERATOR = "generator"
 COLLECTOR = "collector"
 LOKI = "loki"
 PROMETHEUS = "prometheus"  # the store of otlp-metrics (remote write)
+TRACES = "traces"  # the traces backend of otlp-traces (locally a stand-in, not Tempo)
 NONE = "none"
 UNKNOWN = "unknown"
-VERDICTS = (GENERATOR, COLLECTOR, LOKI, PROMETHEUS, NONE, UNKNOWN)
-COMPONENTS = (GENERATOR, COLLECTOR, LOKI, PROMETHEUS)
+VERDICTS = (GENERATOR, COLLECTOR, LOKI, PROMETHEUS, TRACES, NONE, UNKNOWN)
+COMPONENTS = (GENERATOR, COLLECTOR, LOKI, PROMETHEUS, TRACES)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class BottleneckFigures:
     loki_discarded: int | None = None  # lines Loki discarded (rate limited, too old, ...)
     loki_push_p99_ms: float | None = None  # Loki push request latency p99, when measured
     other_traffic_per_min: float | None = None  # other records/min the collector carried
+    # Answers that did not match what was pushed by then (logql-query; None elsewhere).
+    wrong_answers: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -57,6 +60,8 @@ class BottleneckFigures:
             if fl.name != "failed_gates"
         }
         d["failed_gates"] = list(self.failed_gates) if self.failed_gates is not None else None
+        if self.wrong_answers is None:  # only the scenarios that check answers have it
+            del d["wrong_answers"]
         return d
 
     @classmethod
@@ -75,6 +80,7 @@ _INT_FIELDS = frozenset(
         "memory_limiter_refused",
         "loki_received",
         "loki_discarded",
+        "wrong_answers",
     }
 )
 

@@ -1,7 +1,9 @@
 """The signs of giving way that attribution weighs (judge/attribution.py), each a Claim citing
 its figure and threshold, per component of the run's chain: the generator, the collector when
-the load passes it, and the store downstream (Loki, or Prometheus for metrics), named by the
-scenario's measures (measure/scenarios.py)."""
+the load passes it, and the store downstream (Loki, Prometheus for metrics, the traces backend
+for traces), named by the scenario's measures (measure/scenarios.py). A load that reads from
+its store (logql-query) makes the store's query path part of the chain: its slow or wrong
+answers are the store's."""
 
 from __future__ import annotations
 
@@ -12,16 +14,17 @@ from loadgate.judge.bottleneck import (
     GENERATOR,
     LOKI,
     PROMETHEUS,
+    TRACES,
     BottleneckFigures,
     Claim,
     Thresholds,
 )
 from loadgate.measure import scenarios as scenario_measures
 
-BACKEND_NAMES = {LOKI: "Loki", PROMETHEUS: "Prometheus"}
+BACKEND_NAMES = {LOKI: "Loki", PROMETHEUS: "Prometheus", TRACES: "the traces backend"}
 # The collector's exporter towards each backend, and its queue, as the claims say them.
 EXPORTERS = {LOKI: ("Loki exporter", "sending queue"), PROMETHEUS: ("remote-write exporter",
-             "remote-write queue")}  # fmt: skip
+             "remote-write queue"), TRACES: ("traces exporter", "sending queue")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class Chain:
     backend: str = LOKI
     collector: bool = True
     unit: str = "records"
+    reads: bool = False  # the load reads from the store (its query path is on the chain)
 
     @property
     def backend_name(self) -> str:
@@ -47,7 +51,7 @@ class Chain:
 
     def backend_clean(self) -> tuple[str, ...]:
         """The store's figures that must be measured and clean to blame the collector."""
-        if self.backend == PROMETHEUS:
+        if self.backend in (PROMETHEUS, TRACES):
             return ("collector_send_failed",)
         return (
             ("loki_discarded", "collector_send_failed") if self.collector else ("loki_discarded",)
@@ -62,7 +66,8 @@ def chain_of(scenario: str) -> Chain:
     measures = scenario_measures.BY_NAME.get(scenario)
     if measures is None:
         return Chain()
-    return Chain(measures.backend, measures.through_collector, measures.scenario.short)
+    kind = measures.scenario
+    return Chain(measures.backend, measures.through_collector, kind.short, measures.reads)
 
 
 def num(value: float) -> str:
@@ -97,20 +102,39 @@ def contradictions(fig: BottleneckFigures) -> list[str]:
 def backend_claims(fig: BottleneckFigures, th: Thresholds, chain: Chain) -> list[Claim]:
     """The store pushing back: Loki discarding lines or slow to push to, or the collector's
     exporter failing to send to it."""
-    if chain.backend == PROMETHEUS:
-        return _prometheus_claims(fig)
-    return _loki_claims(fig, th, chain.collector)
+    if chain.backend in (PROMETHEUS, TRACES):
+        return _exporter_claims(fig, chain)
+    claims = _loki_claims(fig, th, chain.collector)
+    return claims + (_query_claims(fig, th) if chain.reads else [])
 
 
-def _prometheus_claims(fig: BottleneckFigures) -> list[Claim]:
+def _exporter_claims(fig: BottleneckFigures, chain: Chain) -> list[Claim]:
+    """A backend the collector's exporter failed to send to (Prometheus, the traces one)."""
     if not fig.collector_send_failed:
         return []
     text = (
-        f"the collector's remote-write exporter failed to send {fig.collector_send_failed:,} "
-        "points (Prometheus refused them or was unreachable)"
+        f"the collector's {chain.exporter} failed to send {fig.collector_send_failed:,} "
+        f"{chain.unit} ({chain.backend_name} refused them or was unreachable)"
     )
     failed = fig.collector_send_failed
-    return [Claim(PROMETHEUS, text, "collector_send_failed", failed, "> 0")]
+    return [Claim(chain.backend, text, "collector_send_failed", failed, "> 0")]
+
+
+def _query_claims(fig: BottleneckFigures, th: Thresholds) -> list[Claim]:
+    """Loki's query path: answers that did not match what was pushed, or queries slower than
+    their gate (k6 timed them at Loki itself: nothing else was on their way, unless k6 itself
+    was short of CPU, when the latency is not Loki's to answer for)."""
+    claims: list[Claim] = []
+    if fig.wrong_answers:
+        text = f"Loki answered {fig.wrong_answers:,} queries with counts off what was pushed"
+        claims.append(Claim(LOKI, text, "wrong_answers", fig.wrong_answers, "> 0"))
+    failed = fig.failed_gates or ()
+    cores = k6_cores(fig)
+    k6_busy = cores is not None and cores[0] >= th.cpu_near * cores[1]
+    if "p99_ms" in failed and fig.p99_ms is not None and not k6_busy:
+        text = f"Loki's queries took {num(fig.p99_ms)} ms at p99 (its query path)"
+        claims.append(Claim(LOKI, text, "p99_ms", fig.p99_ms, "the run's p99_ms gate failed"))
+    return claims
 
 
 def _loki_claims(fig: BottleneckFigures, th: Thresholds, collector: bool = True) -> list[Claim]:

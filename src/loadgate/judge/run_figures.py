@@ -81,6 +81,7 @@ def figures_from_result(result: RunResult) -> BottleneckFigures:
         loki_discarded=count("loki_discarded", pipe.loki_discarded),
         loki_push_p99_ms=pipe.loki_push_p99_ms,
         other_traffic_per_min=_other_per_minute(result),
+        wrong_answers=client.wrong_answers,
     )
 
 

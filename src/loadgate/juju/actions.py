@@ -10,7 +10,8 @@ get-results):
 - start-load: `run-id`.
 - get-results: `run-id`, `status` (running, passed, failed, error, stopped), `client`
   (requests, failed, error-rate, p99-ms, records-sent, records-accepted, records-per-minute,
-  duration-s, dropped-iterations, p99-source, instances; optionally histogram), `gates`,
+  duration-s, dropped-iterations, p99-source, instances; optionally histogram, and for
+  logql-query lines-sent, lines-accepted, wrong-answers), `gates`,
   `verdict`, `units` (unit -> its status; or unit -> its figures), `stderr-tail` / `detail`.
   On the leader of several units the figures are the combined ones.
   A `summary` field holding the k6 summary JSON (loadgate-k6-summary/1) is read as such.
@@ -111,7 +112,17 @@ def parse_client(value: Any, where: str = "client") -> ClientFigures:
         histogram=parse_histogram(data["histogram"], f"{where}.histogram")
         if data.get("histogram")
         else Histogram(),
+        lines_sent=_optional_whole(data, "lines-sent", where),
+        lines_accepted=_optional_whole(data, "lines-accepted", where),
+        wrong_answers=_optional_whole(data, "wrong-answers", where),
     )
+
+
+def _optional_whole(data: Mapping[str, Any], key: str, where: str) -> int | None:
+    """A count only some scenarios report (logql-query): None when absent."""
+    if data.get(key) in (None, "", "null", "None"):
+        return None
+    return whole(data, key, where)
 
 
 def _truthy(value: Any) -> bool:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from loadgate.contract import scenarios as contract
 from loadgate.contract.scenarios import Scenario
 from loadgate.measure.scope import Scope
-from loadgate.measure.signal_counters import LOGS, METRICS, SignalCounters
-from loadgate.measure.stores import LOKI_STORE, PROMETHEUS_STORE, Store
+from loadgate.measure.signal_counters import LOGS, METRICS, TRACES, SignalCounters
+from loadgate.measure.stores import LOKI_STORE, PROMETHEUS_STORE, STANDIN_STORE, Store
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ class Measures:
     signals: tuple[str, ...]  # what the local stack must carry (charms.signals names)
     backend: str  # the store's component, downstream of the collector (attribution)
     exporter: str | None = None  # regex of the exporter under test; None: the scope's own
+    # The load reads from its store (logql-query): its request durations are the store's
+    # query path, and its answers are checked.
+    reads: bool = False
 
     @property
     def through_collector(self) -> bool:
@@ -74,7 +77,25 @@ LOKI_PUSH = Measures(
     backend="loki",
 )
 
-BY_NAME: Mapping[str, Measures] = {m.scenario.name: m for m in (OTLP_LOGS, OTLP_METRICS, LOKI_PUSH)}
+OTLP_TRACES = Measures(
+    scenario=contract.OTLP_TRACES,
+    signal=TRACES,
+    store=STANDIN_STORE,
+    signals=("logs", "traces"),
+    backend="traces",
+    exporter="otlphttp/send-traces.*",
+)
+LOGQL_QUERY = Measures(
+    scenario=contract.LOGQL_QUERY,
+    signal=None,
+    store=LOKI_STORE,
+    signals=("logs",),
+    backend="loki",
+    reads=True,
+)
+
+ALL: tuple[Measures, ...] = (OTLP_LOGS, OTLP_METRICS, LOKI_PUSH, OTLP_TRACES, LOGQL_QUERY)
+BY_NAME: Mapping[str, Measures] = {m.scenario.name: m for m in ALL}
 
 
 def of(scenario: str) -> Measures:

@@ -1,5 +1,5 @@
 """The collector's self-metrics of one signal: what its receiver accepted and refused, what its
-exporter sent and failed, for log records or metric points. A Scope (pipeline.py) reads the
+exporter sent and failed, for log records, metric points or spans. A Scope (pipeline.py) reads the
 signal its scenario sends (measure/scenarios.py).
 
 Names as a Prometheus reader with `without_units: true` exposes them; selectors match the
@@ -22,6 +22,14 @@ POINTS_FAILED = "otelcol_exporter_send_failed_metric_points_total"
 POINTS_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_metric_points_total"
 PROCESSOR_POINTS_ACCEPTED = "otelcol_processor_accepted_metric_points_total"
 PROCESSOR_POINTS_REFUSED = "otelcol_processor_refused_metric_points_total"
+# Spans: the same families again.
+SPANS_ACCEPTED = "otelcol_receiver_accepted_spans_total"
+SPANS_REFUSED = "otelcol_receiver_refused_spans_total"
+SPANS_SENT = "otelcol_exporter_sent_spans_total"
+SPANS_FAILED = "otelcol_exporter_send_failed_spans_total"
+SPANS_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_spans_total"
+PROCESSOR_SPANS_ACCEPTED = "otelcol_processor_accepted_spans_total"
+PROCESSOR_SPANS_REFUSED = "otelcol_processor_refused_spans_total"
 # The receivers the load enters by (the OTLP receiver; the charm names it otlp/<unit>).
 OTLP_RECEIVERS = "otlp.*"
 
@@ -37,8 +45,8 @@ class SignalCounters:
     `collector_scraped`) and leaves by the same exporter. `loop_breaker`: the collector's own
     log records its internal-telemetry filter drops are counted (`collector_own_filtered`)."""
 
-    name: str  # the pipeline's signal: logs, metrics
-    unit: str  # what its counters count, for reasons: "log records", "metric points"
+    name: str  # the pipeline's signal: logs, metrics, traces
+    unit: str  # what its counters count, for reasons: "log records", "metric points", "spans"
     accepted: str
     refused: str
     exported: str
@@ -85,4 +93,17 @@ METRICS = SignalCounters(
     processor_refused=PROCESSOR_POINTS_REFUSED,
     receiver=OTLP_RECEIVERS,
     scraped=True,
+)
+# The traces pipeline: only the OTLP receiver feeds it (the charm renders no other there).
+TRACES = SignalCounters(
+    name="traces",
+    unit="spans",
+    accepted=SPANS_ACCEPTED,
+    refused=SPANS_REFUSED,
+    exported=SPANS_SENT,
+    failed=SPANS_FAILED,
+    enqueue_failed=SPANS_ENQUEUE_FAILED,
+    processor_accepted=PROCESSOR_SPANS_ACCEPTED,
+    processor_refused=PROCESSOR_SPANS_REFUSED,
+    receiver=OTLP_RECEIVERS,
 )

@@ -140,7 +140,11 @@ def figures_table(result: RunResult) -> Table:
 
     row("requests (failed)", f"{c.requests:,} ({c.failed:,})", "k6")
     row(f"{measures.scenario.unit_per_minute} accepted", f"{c.records_per_minute:,.0f}", "k6")
-    row("p99 request duration", "-" if c.p99_ms is None else f"{c.p99_ms:.2f} ms", c.p99_source)
+    p99_what = "query" if measures.reads else "request"
+    p99 = "-" if c.p99_ms is None else f"{c.p99_ms:.2f} ms"
+    row(f"p99 {p99_what} duration", p99, c.p99_source)
+    if measures.reads:
+        _read_rows(result, row)
     if c.dropped_iterations:
         row("dropped iterations (never sent)", f"{c.dropped_iterations:,}", "k6")
     p99_prom = result.environment.get("p99_ms_prometheus")
@@ -182,6 +186,16 @@ def figures_table(result: RunResult) -> Table:
             drained = "drained" if d.drained else "NOT drained"
             row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
     return table
+
+
+def _read_rows(result: RunResult, row: Callable[[str, str, str], None]) -> None:
+    """A load that reads what it pushes (logql-query): its pushes and its wrong answers."""
+    c = result.client
+    pushed = "unknown" if c.lines_accepted is None else f"{c.lines_accepted:,}"
+    sent = "unknown" if c.lines_sent is None else f"{c.lines_sent:,}"
+    row("lines pushed / accepted", f"{sent} / {pushed}", "k6 lines_sent / lines_accepted")
+    wrong = "unknown" if c.wrong_answers is None else f"{c.wrong_answers:,}"
+    row("wrong answers (counts off what was pushed)", wrong, "k6 wrong_answers")
 
 
 def _collector_rows(result: RunResult, row: Callable[[str, str, str], None]) -> None:

@@ -48,7 +48,7 @@ from loadgate.runner.target import (
     resource_figures,
     service_states,
 )
-from loadgate.runner.waits import wait_fresh_scrape, wait_quiet
+from loadgate.runner.waits import wait_fresh_scrape, wait_quiet, wait_sampled
 
 # What callers use of the runner, wherever it is defined.
 __all__ = [
@@ -198,7 +198,7 @@ class RunSteps:
     def _all_stored(self) -> bool:
         assert self.client is not None
         stored = self._run_stored()
-        return stored is not None and stored >= self.client.records_accepted
+        return stored is not None and stored >= self.client.ledger_counts()[1]
 
     def _drain(self) -> DrainOutcome:
         """Wait until the collector's queue is empty; a load that went to the store itself
@@ -246,6 +246,7 @@ class RunSteps:
         """The run's records, the collector's own records and other traffic in Loki; for a
         scenario whose pipeline has none of those, the run's units in its store."""
         if not self.measures.own_logs:
+            self._wait_store_scraped()
             self.collected_at = self.options.clock.time()
             window = (self.started, self.collected_at)
             self.delivery = readback.stored_delivery(
@@ -267,6 +268,19 @@ class RunSteps:
             self.loki, self.spec.run_id, self.started, self.collected_at, self.outcome, own,
             self.problems, other,
         )  # fmt: skip
+
+    def _wait_store_scraped(self) -> None:
+        """A store counted from its own scrapes (the traces stand-in): one scrape of it after
+        the drain's horizon holds everything the collector's exporter had sent by then."""
+        anchor = self.measures.store.anchor
+        if anchor is None:
+            return
+        o = self.options
+        since = self.tracker.until_ms / 1000 if self.tracker.until_ms else self.ended
+        try:
+            wait_sampled(self.prom, anchor, since, o.scrape_timeout, clock=o.clock)
+        except RunError as exc:
+            self.problems.append(f"stored units may be short: {exc}")
 
     def judge(self) -> results.RunResult:
         """The ledger, the gates, the verdict and the bottleneck attribution."""
@@ -298,7 +312,9 @@ class RunSteps:
         out, another signal through the collector, or a load straight to its store."""
         kind, stored = self.spec.kind, delivery.records
         if not self.measures.through_collector:
-            return signal_ledger.build_direct(client, self.figures, stored, kind)
+            sent, acknowledged = client.ledger_counts()  # logql-query: the lines it pushed
+            pushed = replace(client, records_sent=sent, records_accepted=acknowledged)
+            return signal_ledger.build_direct(pushed, self.figures, stored, kind.as_ledger())
         if self.measures.own_logs:
             return ledger_mod.build(client, self.figures, stored, delivery.own_stored,
                                     delivery.other)  # fmt: skip

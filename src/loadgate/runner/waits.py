@@ -74,6 +74,32 @@ def wait_fresh_scrape(
         clock.sleep(0.5)
 
 
+def wait_sampled(
+    prom: PrometheusAPI,
+    sel: str,
+    since: float,
+    timeout: float = 30.0,
+    *,
+    clock: Clock = SYSTEM,
+) -> float:
+    """Block until Prometheus holds a sample newer than `since` of every series of `sel` (a
+    store counted from its own scrapes: the traces backend stand-in); returns the oldest of
+    their newest samples. Raises RunError after `timeout` seconds."""
+    deadline = clock.monotonic() + timeout
+    while True:
+        try:
+            oldest = prom.instant(f"min(timestamp({sel}))")
+            if oldest is not None and oldest > since:
+                return oldest
+            age = "none" if oldest is None else f"newest {clock.time() - oldest:.0f}s old"
+            problem = f"Prometheus has no fresh scrape of {sel} ({age})"
+        except QueryError as exc:
+            problem = f"Prometheus answered with an error ({exc})"
+        if clock.monotonic() > deadline:
+            raise RunError(f"{problem} (waited {timeout:.0f}s)")
+        clock.sleep(0.5)
+
+
 @dataclass(frozen=True)
 class Quiet:
     """Where a wait for a quiet collector ended: a horizon (as wait_fresh_scrape), whether the

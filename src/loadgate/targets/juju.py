@@ -1,5 +1,12 @@
 """The Juju target: the k6 charm's actions drive the load; the model's Prometheus and Loki
-answer for the pipeline, over TLS verified with the CA of the model's `ca` application."""
+answer for the pipeline, over TLS verified with the CA of the model's `ca` application.
+
+A scenario whose load goes to Loki itself (loki-push, logql-query) is given the followed Loki
+unit's URL as `target=` (its in-cluster name, which its certificate carries: k6 trusts the CA
+through the charm's receive-ca-cert), unless the spec names one. While a run goes on, the
+charm's get-results has no figures yet (k6's summary comes at the end): progress is read from
+k6's own counters of the scenario's unit (`k6_<sent>_total`, `k6_<accepted>_total`, remote
+written by the charm) in the model's Prometheus."""
 
 from __future__ import annotations
 
@@ -7,14 +14,17 @@ import json
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import jubilant
 
+from loadgate.contract.scenarios import OTLP_LOGS, Scenario
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
-from loadgate.measure.queries import LokiAPI, PrometheusAPI
+from loadgate.measure import queries as q
+from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError
 from loadgate.runner.target import Progress, RunError
 
 from ..juju import actions, deployed, endpoints
@@ -78,6 +88,7 @@ class JujuTarget:
         self._last_poll = 0.0
         self._last: Progress | None = None
         self._final: actions.RunStatus | None = None
+        self._kind: Scenario = OTLP_LOGS
 
     # ---- where the figures come from (juju/scope.py states the rule) ----------------------
 
@@ -113,7 +124,22 @@ class JujuTarget:
     def leader(self) -> str:
         return endpoints.leader(self.juju.status(), self.k6_app)
 
+    def loki_url(self) -> str:
+        """The followed Loki unit as k6 reaches it in the cluster: the name its certificate
+        carries."""
+        return f"https://{self.loki_unit.hostname}:{endpoints.LOKI_PORT}"
+
+    def load_spec(self, spec: RunSpec) -> RunSpec:
+        """The spec start-load gets: a scenario whose target is no OTLP receiver goes to the
+        followed Loki unit unless the spec names a target (the figures and the LogQL count
+        follow that unit)."""
+        if spec.target or spec.kind.otlp is not None:
+            return spec
+        return replace(spec, target=self.loki_url())
+
     def start(self, spec: RunSpec, out_dir: Path) -> None:
+        spec = self.load_spec(spec)
+        self._kind = spec.kind
         try:
             params = actions.start_load_params(spec)
         except actions.ActionResultError as exc:
@@ -159,17 +185,34 @@ class JujuTarget:
                 f"(duration {self._total:.0f}s)"
             )
         client = state.client
-        # Progress shows 0 until the units report figures (a summary always has an error rate).
+        # Until the units report figures, k6's own counters in Prometheus (a summary always
+        # has an error rate).
         error_rate = client.error_rate if client else None
+        sent, accepted = (
+            (client.records_sent, client.records_accepted) if client else self.live_counts()
+        )
         self._last = Progress(
             elapsed,
             self._total,
-            client.records_sent if client else 0,
-            client.records_accepted if client else 0,
+            sent,
+            accepted,
             error_rate if error_rate is not None else 0.0,
             f"{self.k6_app}: {state.status}",
         )
         return self._last
+
+    def live_counts(self) -> tuple[int, int]:
+        """The run's units sent and accepted so far, from k6's counters of its scenario as the
+        charm remote-writes them (0 while Prometheus has none)."""
+        counts: list[int] = []
+        for metric in (self._kind.sent_metric, self._kind.accepted_metric):
+            expr = q.counter_total(f"k6_{metric}_total", {"run_id": self._run_id})
+            try:
+                value = self._prom.instant(expr)
+            except QueryError:
+                value = None
+            counts.append(int(value or 0))
+        return counts[0], counts[1]
 
     def finish(self) -> ClientFigures:
         while self._final is None:

@@ -15,7 +15,7 @@ from loadgate import paths
 from loadgate.build import binaries
 from loadgate.charms import signals as signal_relations
 from loadgate.contract import k6args
-from loadgate.contract.scenarios import LOKI_PUSH, OTLP_LOGS
+from loadgate.contract.scenarios import OTLP_LOGS
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures, SummaryError, read_summary
 from loadgate.measure import cpu
@@ -119,11 +119,12 @@ class LocalTarget:
 
     def load_target(self, spec: RunSpec) -> tuple[str, dict[str, str]]:
         """Where the scenario's load goes on this stack, and the names k6 must resolve itself:
-        the collector's OTLP/HTTP receiver, or for loki-push Loki under the name its
-        certificate holds (k6 maps it to loopback and verifies TLS against the stack's CA)."""
+        the collector's OTLP/HTTP receiver, or for a scenario whose target is no OTLP one
+        (loki-push, logql-query) Loki under the name its certificate holds (k6 maps it to
+        loopback and verifies TLS against the stack's CA)."""
         if spec.target:
             return spec.target, {}
-        if spec.kind.name == LOKI_PUSH.name:
+        if spec.kind.otlp is None:
             name = self.stack.loki_server_name
             return f"https://{name}:{self.stack.ports.loki_http}", {name: "127.0.0.1"}
         return self.stack.otlp_http_url, {}

@@ -23,6 +23,7 @@ every call.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Mapping
@@ -320,11 +321,29 @@ def duration_s(text: str) -> float:
     return int(h or 0) * 3600 + int(mins or 0) * 60 + float(secs or 0)
 
 
+# Each scenario's parameters whose product is the units of one request, with their defaults
+# (loadgate.contract.scenarios and params; tests/unit/test_juju_helpers.py checks they agree).
+PER_REQUEST: dict[str, dict[str, int]] = {
+    "otlp-logs": {"logs-per-request": 5},
+    "otlp-metrics": {"series-per-request": 10, "points-per-series": 5},
+    "loki-push": {"streams-per-request": 10, "lines-per-stream": 10},
+    "otlp-traces": {"traces-per-request": 5, "spans-per-trace": 9},
+    "logql-query": {},  # a query a request
+}
+
+
+def units_per_request(params: Mapping[str, Any]) -> int:
+    """The units one request of the run's scenario carries (its per-request parameters, each
+    given or its default): log records, data points, lines, spans; 1 for queries."""
+    own = PER_REQUEST[str(params.get("scenario") or "otlp-logs")]
+    return math.prod(int(params.get(name, default)) for name, default in own.items())
+
+
 def _start_load(
     state: State, model: dict[str, Any], units: list[int], params: dict[str, Any]
 ) -> dict[str, Any]:
     seconds = duration_s(str(params.get("duration", "60s")))
-    lpr = int(params.get("logs-per-request", 5))
+    lpr = units_per_request(params)
     records = int(int(params.get("rate", 60000)) * seconds / 60)
     run_id = model.get("k6_own_run_id") or params["run-id"]
     run: dict[str, Any] = {

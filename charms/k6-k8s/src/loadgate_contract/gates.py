@@ -56,11 +56,16 @@ def judge(spec: RunSpec, client: ClientFigures, lost_records: int | None = None)
     """The gates of a run. `lost_records` (units accepted by the generator but not stored)
     adds the delivery gate when the pipeline side was measured. The per-minute and delivery
     gates are named for the scenario's unit (contract/scenarios.py): `logs_per_minute` and
-    `lost_records` for otlp-logs, `points_per_minute` and `lost_points` for otlp-metrics, …"""
+    `lost_records` for otlp-logs, `points_per_minute` and `lost_points` for otlp-metrics, …; a
+    scenario that checks its answers (logql-query) adds its gate on wrong ones, and its
+    delivery gate counts what it pushed (`lost_lines`)."""
     kind = spec.kind
+    p99_source = client.p99_source
+    if kind.duration_metric != "http_req_duration":
+        p99_source += f" ({kind.duration_metric})"
     gates = [
         _gate("error_rate", "<=", spec.max_error_rate, client.error_rate, "%", "k6 errors rate"),
-        _gate("p99_ms", "<", spec.p99_ms, client.p99_ms, "ms", f"{client.p99_source}"),
+        _gate("p99_ms", "<", spec.p99_ms, client.p99_ms, "ms", p99_source),
     ]
     min_lpm = spec.effective_min_logs_per_minute
     if min_lpm > 0:
@@ -74,6 +79,9 @@ def judge(spec: RunSpec, client: ClientFigures, lost_records: int | None = None)
                 f"k6 {kind.accepted_metric} per minute",
             )
         )
+    if kind.wrong_gate:
+        source = f"k6 {kind.wrong_metric}: counts off what the query's VU had pushed by then"
+        gates.append(_gate(kind.wrong_gate, "<=", 0, client.wrong_answers, "", source))
     if lost_records is not None:
         gates.append(lost_gate(spec, lost_records))
     return gates

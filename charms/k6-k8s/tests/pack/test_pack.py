@@ -111,6 +111,7 @@ def test_the_pack_primes_the_charm_code_and_its_scenarios(primed: dict[str, Any]
     assert outside_venv == {"dispatch", *charm_files("src")}
     for scenario in (
         "src/k6/otlp-logs.js", "src/k6/otlp-metrics.js", "src/k6/loki-push.js",
+        "src/k6/otlp-traces.js", "src/k6/logql-query.js",
         "src/k6/lib/config.js", "src/k6/lib/payload.js",
     ):  # fmt: skip
         assert scenario in listed

@@ -5,18 +5,37 @@ import http from 'k6/http';
 import { Counter, Rate } from 'k6/metrics';
 import { bucketOf, makeBuckets } from './histogram.js';
 
+let errors = null;
+
+// The `errors` rate, fed on every request of every k6 scenario of a script: 1 when it failed
+// (not 2xx), 0 when it was accepted. Declared once per VU (in the init context).
+export function errorRate() {
+  if (errors === null) errors = new Rate('errors');
+  return errors;
+}
+
+// The scenario's own units: its counters, the units one request carries, and the duration
+// buckets when several k6 instances combine their p99.
+function ownUnits(cfg) {
+  return {
+    sent: cfg.scenario.sent, accepted: cfg.scenario.accepted, units: cfg.unitsPerRequest,
+    buckets: cfg.histogram, perIteration: cfg.requestsPerIteration,
+  };
+}
+
 // Call in the init context (k6 metrics are declared there). `build(n, nowMs)` returns the
 // body of the run's n-th request of this VU; the returned function sends one iteration.
-export function makeSender(cfg, url, contentType, build) {
-  // Fed on every request: 1 when it failed (not 2xx), 0 when it was accepted.
-  const errors = new Rate('errors');
-  const sent = new Counter(cfg.scenario.sent);
-  const accepted = new Counter(cfg.scenario.accepted);
-  const durationBuckets = cfg.histogram ? makeBuckets() : null;
-  const units = cfg.unitsPerRequest;
+// `side` counts another unit than the scenario's own (logql-query's pushed lines).
+export function makeSender(cfg, url, contentType, build, side) {
+  const counts = side || ownUnits(cfg);
+  const errors = errorRate();
+  const sent = new Counter(counts.sent);
+  const accepted = new Counter(counts.accepted);
+  const durationBuckets = counts.buckets ? makeBuckets() : null;
+  const units = counts.units;
   const params = { headers: { 'Content-Type': contentType }, responseType: 'none' };
   const batch = [];
-  for (let i = 0; i < cfg.requestsPerIteration; i++) batch.push(['POST', url, '', params]);
+  for (let i = 0; i < counts.perIteration; i++) batch.push(['POST', url, '', params]);
 
   function account(res) {
     const ok = res.status >= 200 && res.status < 300;
