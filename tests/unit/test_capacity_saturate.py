@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -244,6 +244,18 @@ def test_a_heavily_overloaded_saturation_step_is_measured_again_at_a_milder_over
     ]
     assert within(result, 85_000, pipeline), result
     assert result.saturation_per_min == pytest.approx(82_400, rel=0.01)
+
+    # measured once more only: read heavy again (the machine got busier), the holds go on
+    class Busier(QueuePipeline):
+        def __call__(self, step: Step) -> StepOutcome:
+            outcome = super().__call__(step)
+            if step.phase == SATURATION and step.rate < 300_000:
+                return replace(outcome, throughput_per_min=40_000.0)
+            return outcome
+
+    busier = Busier(85_000, overload_cost=0.19)
+    search(busier)
+    assert [s.phase for s in busier.offered][:3] == [SATURATION, SATURATION, HOLD]
     # a quiet machine's overload (300,000 for 210,000) is mild: one saturation step
     quiet = QueuePipeline(210_000, overload_cost=0.19)
     assert within(search(quiet), 210_000, quiet)

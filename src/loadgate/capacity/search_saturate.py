@@ -159,11 +159,13 @@ def propose(plan: SearchPlan, state: State) -> tuple[int, str, int] | str:
 
 def _milder(plan: SearchPlan, state: State, reading: Saturation) -> int | None:
     """The rate of one more saturation step, at a milder overload, when the reading's was
-    heavy, nothing was offered below it yet and it read at least `min_rate`."""
+    heavy, read at least `min_rate` and is the only step that saturated, with nothing offered
+    below it yet: once per search."""
     s = reading.throughput_per_min
     assert s is not None
+    saturated = sum(bool(x.measured and x.saturated) for x in state.saturations)
     lower = any(x.rate < reading.rate for x in state.saturations)
-    if reading.rate <= HEAVY_OVERLOAD * s or lower or s < plan.min_rate:
+    if reading.rate <= HEAVY_OVERLOAD * s or lower or saturated > 1 or s < plan.min_rate:
         return None
     rate = round_rate(MILD_OVERLOAD * s)
     return rate if rate < reading.rate else None
