@@ -108,7 +108,8 @@ class QueuePipeline:
             passed = False
         if passed and step.attempt == 1 and self.once and self._rng.random() < self.once:
             passed = False
-        return StepOutcome(step.rate, passed, verdict="PASS" if passed else "FAIL", wall_s=30.0)
+        verdict = "PASS" if passed else "FAIL"
+        return StepOutcome(step.rate, passed, verdict=verdict, wall_s=30.0, saturated=refused > 0)
 
 
 def search(pipeline: QueuePipeline, plan: SearchPlan = PLAN) -> SearchResult:
@@ -333,7 +334,8 @@ class EarlyGate(QueuePipeline):
     def __call__(self, step: Step) -> StepOutcome:
         outcome = super().__call__(step)
         if step.phase == HOLD and step.rate > self.gate_at:
-            return StepOutcome(step.rate, False, verdict="FAIL: p99_ms")
+            full = bool(outcome.saturated)
+            return StepOutcome(step.rate, False, verdict="FAIL: p99_ms", saturated=full)
         return outcome
 
 
@@ -353,6 +355,21 @@ def test_a_knee_far_below_the_saturation_throughput_is_found_by_bisecting_holds(
     assert short.status == OUT_OF_BUDGET
     assert short.capacity_per_min == 90_500
     assert "load budget" in short.summary
+
+
+def test_holds_whose_queue_filled_step_down_a_width_at_a_time() -> None:
+    """A reading 20 % high: D and the hold below it fail with their queue full, which explains
+    them (the knee is near), so the holds go on down a precision width, not halving; the lowest
+    failure below S is offered again before it counts."""
+    pipeline = QueuePipeline(150_000, low=1.2)
+    result = search(pipeline)
+    assert [(s.rate, s.attempt) for s in pipeline.offered if s.phase == HOLD] == [
+        (189_000, 1),  # D: above S, final
+        (171_000, 1),  # below S, but its queue filled
+        (155_000, 1),  # passes
+        (171_000, 2),  # fails again: counts
+    ]
+    assert within(result, 150_000, pipeline), result
 
 
 # ---- short runs never decide ------------------------------------------------------------------

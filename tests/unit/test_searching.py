@@ -378,6 +378,28 @@ def test_without_a_steady_window_the_saturation_step_reads_k6s_accepted_rate(
     assert record.result.status == FOUND
 
 
+def test_saturated_when_the_queue_grew_or_filled_without_a_steady_window() -> None:
+    spec = searching.step_spec(BASE, Step(0, 141_000, 30, SATURATION), "s-00")
+    growing = replace(
+        run_result(spec),
+        saturation=saturation(141_000, 141_000, saturated=False, exported_per_min=131_000),
+    )
+    assert searching.saturation_of(growing) == (True, 131_000, 5000, "")
+    even = replace(run_result(spec), saturation=saturation(141_000, 141_000, saturated=False))
+    assert searching.saturation_of(even)[:2] == (False, 141_000)
+    hold = searching.step_spec(BASE, Step(1, 90_000, 40, HOLD), "s-01")
+    late = saturation(90_000, None, saturated=None, reason="the steady window is 6s")
+    full = run_result(hold, accepted_ratio=0.99, pipe=pipeline(accepted=59_400, queue_size_max=990))
+    filled = searching.saturation_of(replace(full, saturation=late))
+    assert filled[0] is True  # the queue reached 90 % of its capacity
+    assert filled[3] == (
+        "no steady window (the steady window is 6s): the throughput is k6's accepted rate over "
+        "the whole load"
+    )
+    calm = run_result(hold, pipe=pipeline(accepted=60_000, queue_size_max=40))
+    assert searching.saturation_of(replace(calm, saturation=late))[0] is False
+
+
 def test_the_holds_are_judged_by_the_base_runs_error_gate(tmp_path: Path) -> None:
     base = RunSpec.from_params({**BASE.to_params(), "max-error-rate": 0.002})
     sim = QueueSim(knee=210_000)

@@ -34,7 +34,7 @@ from loadgate.judge import run_figures
 from loadgate.judge.attribution import Attribution, BottleneckFigures
 from loadgate.measure import pipeline as pipe
 from loadgate.measure.queries import PrometheusAPI
-from loadgate.measure.saturation import SATURATE_PARAMS
+from loadgate.measure.saturation import FULL_SHARE, SATURATE_PARAMS
 from loadgate.records import result as results
 from loadgate.records.result import RunResult
 from loadgate.records.search import SEARCH_FILE, SearchRecord
@@ -47,7 +47,8 @@ MAX_SEARCH_ID = 60  # leaves room for the step suffix in a run id (64 characters
 PREALLOCATED_VUS_MAX = 100  # each VU compiles the scenario: start-up time and memory
 # A saturation step's pre-allocated VUs, as `loadgate run --saturate`'s.
 SATURATE_VUS = int(str(SATURATE_PARAMS["vus"]))
-# Without a steady window, a saturation step saturated when k6 got less than this share in.
+# Saturated: the exporter sent on less than this share of what the receiver took, or (without
+# a steady window) k6 got less than this share of the offered rate in.
 SATURATED_SHARE = 0.95
 
 Execute = Callable[..., RunResult]
@@ -114,25 +115,34 @@ def step_spec(base: RunSpec, step: Step, run_id: str) -> RunSpec:
 
 
 def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float | None, str]:
-    """(saturated, throughput per minute, queue capacity in records, a note) from a run: its
-    steady window's figures, else k6's accepted rate over the whole load (with a note saying
-    why); None where unknown."""
+    """(saturated, throughput per minute, queue capacity in records, a note) from a run.
+
+    Over a steady window: what the exporter sent on per minute (the collector's accepted, then
+    Loki's stored, when unknown); saturated when the queue filled, or when the exporter sent
+    on less than SATURATED_SHARE of what the receiver took (the queue was growing: it would
+    have filled in a longer run). Without one: k6's accepted rate over the whole load (with a
+    note saying why), saturated when the queue filled (its high-water mark at FULL_SHARE of its
+    capacity) or k6 got less than SATURATED_SHARE of the offered rate in. None where unknown."""
     sat, spec, pipeline = result.saturation, result.spec, result.pipeline
     capacity = sat.queue_capacity if sat is not None else None
     if capacity is None and pipeline is not None:
         capacity = pipeline.queue_capacity
     queue_records = capacity * spec.logs_per_request if capacity else None
     if sat is not None and sat.saturated is not None:
-        throughput = sat.accepted_per_min or sat.exported_per_min or sat.stored_per_min
+        accepted, exported = sat.accepted_per_min, sat.exported_per_min
+        throughput = exported or accepted or sat.stored_per_min
         if throughput is not None:
-            return sat.saturated, throughput, queue_records, ""
+            growing = bool(accepted and exported and exported < SATURATED_SHARE * accepted)
+            return sat.saturated or growing, throughput, queue_records, ""
     offered = spec.offered_logs_per_minute
     accepted = result.client.records_per_minute if result.complete else None
     if not offered or accepted is None:
         return None, None, queue_records, "saturation unknown: no figures"
+    high = pipeline.queue_size_max if pipeline is not None else None
+    filled = bool(capacity and high is not None and high >= FULL_SHARE * capacity)
     why = sat.reason if sat is not None and sat.reason else "not measured"
     note = f"no steady window ({why}): the throughput is k6's accepted rate over the whole load"
-    return accepted < SATURATED_SHARE * offered, accepted, queue_records, note
+    return filled or accepted < SATURATED_SHARE * offered, accepted, queue_records, note
 
 
 def outcome_of(step: Step, result: RunResult, wall_s: float | None) -> StepOutcome:

@@ -22,9 +22,9 @@ knee is, a few holds just long enough to decide confirm it.
    says the same); the next hold is one precision width below (`step_below(D)`, ~0.95 S at
    ±5 %), and its pass ends the search. D passing means S read low: up one precision width
    at a time (`step_above`) until a hold fails. A failure below S contradicts the reading:
-   one precision width further down; a second such failure means the knee is not where the
-   saturation step says (e.g. the p99 gate gives way first): divide by `growth` until a hold
-   passes, then bisect with holds. The search ends when a passing and a failing hold are
+   one precision width further down; a second failure that neither S nor the hold's own queue
+   explains (it did not fill) means the knee is not where the saturation step says (e.g. the
+   p99 gate gives way first): divide by `growth` until a hold passes, then bisect with holds. The search ends when a passing and a failing hold are
    within the precision. D is run rather than taken as the bracket's end: S read low would
    otherwise make the capacity low by as much.
 3. **Hold length** (`hold_seconds`): long enough for the queue to fill at the precision's
@@ -179,6 +179,20 @@ def _first_hold(plan: SearchPlan, state: State) -> int:
     return min(plan.max_rate, max(plan.min_rate, state.took_all or plan.max_rate))
 
 
+def _unexplained(state: State) -> list[int]:
+    """The failing holds' rates that neither the saturation reading nor their own full queue
+    explains."""
+    ceiling = state.ceiling
+    return [
+        rate
+        for (rate, phase), t in state.tries.items()
+        if phase == HOLD
+        and t.failed
+        and (ceiling is None or rate <= ceiling)
+        and t.queue_full is not True
+    ]
+
+
 def _holds(plan: SearchPlan, state: State) -> tuple[int, str, int] | str:
     held, p = state.held, plan.precision
     if state.high is None:
@@ -194,11 +208,10 @@ def _holds(plan: SearchPlan, state: State) -> tuple[int, str, int] | str:
     if high <= plan.min_rate:
         return BELOW_MIN if confirmed else retry
     if held is None:
-        # one precision width down; after two failures the reading did not foresee (below S,
-        # or with no reading), the knee is elsewhere: divide by growth until a hold passes
-        ceiling = state.ceiling
-        failed = state.rates(HOLD, passed=False)
-        if sum(ceiling is None or r <= ceiling for r in failed) <= 1:
+        # one precision width down; after two failures neither the reading (they were below
+        # S, or there is none) nor their own queue (it did not fill) explains, the knee is
+        # elsewhere: divide by growth until a hold passes
+        if len(_unexplained(state)) <= 1:
             return max(plan.min_rate, step_below(high, p)), HOLD, 1
         return max(plan.min_rate, round_rate(high / plan.growth)), HOLD, 1
     return round_rate(math.sqrt(held * high)), HOLD, 1

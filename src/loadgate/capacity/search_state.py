@@ -213,6 +213,7 @@ class Tries:
     passed: bool = False  # an attempt passed: the rate counts as a pass
     failures: int = 0
     duration_s: int = 0  # the longest attempt
+    queue_full: bool | None = None  # the last failure's sending queue filled (None: unknown)
 
     @property
     def failed(self) -> bool:
@@ -346,6 +347,7 @@ def fold(history: Sequence[tuple[Step, StepOutcome]]) -> State:
             tries.passed = True
         else:
             tries.failures += 1
+            tries.queue_full = outcome.saturated
     return state
 
 
