@@ -24,9 +24,9 @@ knee is, a few holds just long enough to decide confirm it.
    at a time (`step_above`) until a hold fails. A failure below S contradicts the reading:
    one precision width further down; a second failure that neither S nor the hold's own queue
    explains (it did not fill) means the knee is not where the saturation step says (e.g. the
-   p99 gate gives way first): divide by `growth` until a hold passes, then bisect with holds. The search ends when a passing and a failing hold are
-   within the precision. D is run rather than taken as the bracket's end: S read low would
-   otherwise make the capacity low by as much.
+   p99 gate gives way first): divide by `growth` until a hold passes, then bisect with holds.
+   The search ends when a passing and a failing hold are within the precision. D is run
+   rather than taken as the bracket's end: S read low would make the capacity low by as much.
 3. **Hold length** (`hold_seconds`): long enough for the queue to fill at the precision's
    excess and then refuse past the error-rate gate. At a rate p above S the queue, holding
    Q records (queue capacity x records per request, from the saturation step), fills in
