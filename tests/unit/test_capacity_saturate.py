@@ -265,11 +265,10 @@ def test_a_heavily_overloaded_saturation_step_is_measured_again_at_a_milder_over
 
 def test_a_milder_step_that_takes_everything_overrules_the_heavy_reading() -> None:
     """Read at 300,000 as 100,000, the pipeline then takes 150,000 whole: the holds start at
-    150,000 and go up a precision width at a time, each failure offered twice (no reading
-    says the same); more than the default budget."""
-    plan = SearchPlan(budget_s=400)
+    150,000 and go up a precision width at a time; the failure counts at once, its own queue
+    full (no reading says the same)."""
     pipeline = QueuePipeline(180_000, overload_cost=1.15)
-    result = search(pipeline, plan)
+    result = search(pipeline)
     assert [(s.phase, s.rate, s.attempt) for s in pipeline.offered] == [
         (SATURATION, 300_000, 1),
         (SATURATION, 150_000, 1),  # takes everything
@@ -277,9 +276,8 @@ def test_a_milder_step_that_takes_everything_overrules_the_heavy_reading() -> No
         (HOLD, 165_000, 1),
         (HOLD, 182_000, 1),
         (HOLD, 201_000, 1),
-        (HOLD, 201_000, 2),
     ]
-    assert within(result, 180_000, pipeline, plan), result
+    assert within(result, 180_000, pipeline), result
     assert result.saturation_per_min is None
 
 
@@ -359,17 +357,21 @@ def test_a_knee_far_below_the_saturation_throughput_is_found_by_bisecting_holds(
 
 def test_holds_whose_queue_filled_step_down_a_width_at_a_time() -> None:
     """A reading 20 % high: D and the hold below it fail with their queue full, which explains
-    them (the knee is near), so the holds go on down a precision width, not halving; the lowest
-    failure below S is offered again before it counts."""
+    them (the knee is near, and the failure is no glitch: it counts at once), so the holds go
+    on down a precision width, not halving."""
     pipeline = QueuePipeline(150_000, low=1.2)
     result = search(pipeline)
     assert [(s.rate, s.attempt) for s in pipeline.offered if s.phase == HOLD] == [
         (189_000, 1),  # D: above S, final
-        (171_000, 1),  # below S, but its queue filled
+        (171_000, 1),  # below S, but its queue filled: final too
         (155_000, 1),  # passes
-        (171_000, 2),  # fails again: counts
     ]
     assert within(result, 150_000, pipeline), result
+    # the bisect method offers every failure again, a full queue or not
+    bisected = QueuePipeline(150_000)
+    search(bisected, SearchPlan(method=BISECT))
+    failed = [s.rate for s in bisected.offered if s.attempt == 2]
+    assert failed
 
 
 # ---- short runs never decide ------------------------------------------------------------------

@@ -244,7 +244,7 @@ def _duration(plan: SearchPlan, state: State, phase: str) -> int:
 
 def advance(plan: SearchPlan, history: Sequence[tuple[Step, StepOutcome]]) -> Step | SearchResult:
     """The next step to run after `history`, or the result when the search is over."""
-    state = fold(history)
+    state = fold(history, queue_explains=plan.method == SATURATE)
     proposal = _proposal(plan, state)
     if isinstance(proposal, str):
         return result_of(plan, state, proposal)
@@ -301,7 +301,8 @@ class Search:
         if isinstance(nxt, SearchResult):
             return nxt
         why = f"in progress, next: {nxt.phase} at {rate_text(nxt.rate)}"
-        return result_of(self.plan, fold(self._history), IN_PROGRESS, why)
+        state = fold(self._history, queue_explains=self.plan.method == SATURATE)
+        return result_of(self.plan, state, IN_PROGRESS, why)
 
 
 def run_search(plan: SearchPlan, execute: Callable[[Step], StepOutcome]) -> Search:

@@ -46,10 +46,12 @@ knee is, a few holds just long enough to decide confirm it.
    bisect method's 60 s hold.
 
 Noise guard: a failing hold counts when it failed twice, or once above S (the saturation step
-says the same). Below S a failure contradicts the saturation step, so it is offered again
+says the same), or once with its own sending queue full (the pipeline did not keep up: an
+observation, not a glitch; on a busy machine the knee itself moves). Any other failure below S
+(p99 or errors without a full queue) contradicts the saturation step, so it is offered again
 lazily, as in the bisect method: the search goes on below it and retries it when the bracket
 is within the precision; a retry that passes reopens the bracket above it. A single spurious
-failure never makes a knee.
+failure of that kind never makes a knee.
 
 Load at the defaults (a 30 s saturation step, ±5 %) against the default collector on a quiet
 2-core machine (S about 210,000, holds of 39 s): the saturation step, D failing and the hold

@@ -242,6 +242,7 @@ class State:
 
     tries: dict[tuple[int, str], Tries] = field(default_factory=dict[tuple[int, str], Tries])
     saturations: list[Saturation] = field(default_factory=list[Saturation])
+    queue_explains: bool = False  # a failure whose own queue filled counts at once
     steps: int = 0
     load_s: int = 0
     wall_s: float | None = 0.0
@@ -283,9 +284,11 @@ class State:
 
     def confirmed(self, rate: int, tries: Tries) -> bool:
         """A failure counts: it failed twice, or once above what the pipeline took when
-        saturated (the saturation step says the same)."""
+        saturated (the saturation step says the same), or (`queue_explains`) once with its
+        own sending queue full (the pipeline did not keep up: no glitch)."""
         ceiling = self.ceiling
-        return tries.failures >= 2 or (ceiling is not None and rate > ceiling)
+        explained = self.queue_explains and tries.queue_full is True
+        return tries.failures >= 2 or (ceiling is not None and rate > ceiling) or explained
 
     @property
     def high(self) -> tuple[int, str, bool] | None:
@@ -321,8 +324,8 @@ class State:
         return t.duration_s if t is not None else None
 
 
-def fold(history: Sequence[tuple[Step, StepOutcome]]) -> State:
-    state = State()
+def fold(history: Sequence[tuple[Step, StepOutcome]], *, queue_explains: bool = False) -> State:
+    state = State(queue_explains=queue_explains)
     for step, outcome in history:
         state.steps += 1
         state.load_s += step.duration_s
