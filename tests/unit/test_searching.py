@@ -373,7 +373,7 @@ def test_without_a_steady_window_the_saturation_step_reads_k6s_accepted_rate(
     assert measured.throughput_per_min == pytest.approx(210_000, rel=0.01)
     assert record.notes == (
         "step 0 (sat2-00): no steady window (too short): the throughput is k6's accepted rate "
-        "over the whole load",
+        "over the whole load less what the queue held at its fullest",
     )
     assert record.result.status == FOUND
 
@@ -392,9 +392,11 @@ def test_saturated_when_the_queue_grew_or_filled_without_a_steady_window() -> No
     full = run_result(hold, accepted_ratio=0.99, pipe=pipeline(accepted=59_400, queue_size_max=990))
     filled = searching.saturation_of(replace(full, saturation=late))
     assert filled[0] is True  # the queue reached 90 % of its capacity
+    # k6 got 89,100/min in; 990 requests of 5 records were still queued: 7,425/min less
+    assert filled[1] == pytest.approx(89_100 - 7_425)
     assert filled[3] == (
         "no steady window (the steady window is 6s): the throughput is k6's accepted rate over "
-        "the whole load"
+        "the whole load less what the queue held at its fullest"
     )
     calm = run_result(hold, pipe=pipeline(accepted=60_000, queue_size_max=40))
     assert searching.saturation_of(replace(calm, saturation=late))[0] is False

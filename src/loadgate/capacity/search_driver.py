@@ -120,9 +120,10 @@ def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float |
     Over a steady window: what the exporter sent on per minute (the collector's accepted, then
     Loki's stored, when unknown); saturated when the queue filled, or when the exporter sent
     on less than SATURATED_SHARE of what the receiver took (the queue was growing: it would
-    have filled in a longer run). Without one: k6's accepted rate over the whole load (with a
-    note saying why), saturated when the queue filled (its high-water mark at FULL_SHARE of its
-    capacity) or k6 got less than SATURATED_SHARE of the offered rate in. None where unknown."""
+    have filled in a longer run). Without one: k6's accepted rate over the whole load less what
+    the queue held at its fullest (accepted, not sent on during the load), with a note saying
+    why; saturated when the queue filled (its high-water mark at FULL_SHARE of its capacity) or
+    k6 got less than SATURATED_SHARE of the offered rate in. None where unknown."""
     sat, spec, pipeline = result.saturation, result.spec, result.pipeline
     capacity = sat.queue_capacity if sat is not None else None
     if capacity is None and pipeline is not None:
@@ -140,9 +141,17 @@ def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float |
         return None, None, queue_records, "saturation unknown: no figures"
     high = pipeline.queue_size_max if pipeline is not None else None
     filled = bool(capacity and high is not None and high >= FULL_SHARE * capacity)
+    saturated = filled or accepted < SATURATED_SHARE * offered
+    seconds = result.client.duration_s
+    if high and seconds > 0:
+        queued = high * spec.logs_per_request * 60 / seconds
+        accepted = max(0.0, accepted - queued)
     why = sat.reason if sat is not None and sat.reason else "not measured"
-    note = f"no steady window ({why}): the throughput is k6's accepted rate over the whole load"
-    return filled or accepted < SATURATED_SHARE * offered, accepted, queue_records, note
+    note = (
+        f"no steady window ({why}): the throughput is k6's accepted rate over the whole load "
+        "less what the queue held at its fullest"
+    )
+    return saturated, accepted, queue_records, note
 
 
 def outcome_of(step: Step, result: RunResult, wall_s: float | None) -> StepOutcome:
