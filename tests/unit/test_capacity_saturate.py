@@ -501,6 +501,27 @@ def test_a_pipeline_that_takes_nothing_is_below_min() -> None:
     )
 
 
+def test_min_rate_failing_with_its_queue_full_is_below_min() -> None:
+    def execute(step: Step) -> StepOutcome:
+        if step.phase == SATURATION:
+            return StepOutcome(step.rate, False, saturated=True, throughput_per_min=12_000.0)
+        return StepOutcome(step.rate, False, verdict="FAIL", saturated=True)
+
+    plan = SearchPlan(max_rate=14_000, budget_s=600)
+    search = run_search(plan, execute)
+    result = search.result()
+    assert [(s.rate, s.attempt) for s, _ in search.history if s.phase == HOLD] == [
+        (12_600, 1),  # D = 12,000 / 0.95: above S
+        (11_400, 1),  # below S: its full queue makes each failure count at once
+        (10_400, 1),
+        (10_000, 1),
+    ]
+    assert result.status == BELOW_MIN
+    assert result.summary.startswith(
+        "below 10,000 records/min: the lowest rate offered failed with its queue full"
+    )
+
+
 # ---- figures that could not be measured -------------------------------------------------------
 
 

@@ -371,7 +371,14 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
     if status == BELOW_MIN:
         capacity, confirmed = None, False
         tries = [t.failures for (r, _), t in state.tries.items() if r == plan.min_rate]
-        how = "twice" if max(tries, default=0) >= 2 else "above the saturation throughput"
+        above = state.ceiling is not None and plan.min_rate > state.ceiling
+        how = (
+            "twice"
+            if max(tries, default=0) >= 2
+            else "above the saturation throughput"
+            if above
+            else "with its queue full"
+        )
         summary = (
             f"below {rate_text(plan.min_rate)} records/min: the lowest rate offered failed {how}"
         )
