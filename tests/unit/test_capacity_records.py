@@ -17,7 +17,16 @@ from loadgate.capacity.compare_rule import (
     capacity_metric,
     schedule,
 )
-from loadgate.capacity.search_rule import FOUND, SearchPlan, Step, StepOutcome, run_search
+from loadgate.capacity.search_rule import (
+    BISECT,
+    FOUND,
+    SATURATE,
+    SATURATION,
+    SearchPlan,
+    Step,
+    StepOutcome,
+    run_search,
+)
 from loadgate.judge.attribution import BottleneckFigures, attribute
 from loadgate.records.compare import (
     COMPARE_FORMAT,
@@ -79,7 +88,7 @@ def outcome_of(step: Step) -> StepOutcome:
 
 
 def a_search_record() -> SearchRecord:
-    search = run_search(SearchPlan(), outcome_of)
+    search = run_search(SearchPlan(method=BISECT), outcome_of)
     attributions = [
         (figures_at(step.rate), attribute(figures_at(step.rate))) for step, _ in search.history
     ]
@@ -128,8 +137,44 @@ def test_search_record_round_trips_through_json() -> None:
     assert SearchRecord.from_json(text).to_json() == text
 
 
+def saturate_outcome(step: Step) -> StepOutcome:
+    """The default stack's pipeline as the saturate method sees it: it takes 190,000/min."""
+    if step.phase == SATURATION:
+        return StepOutcome(
+            step.rate, False, verdict="SATURATED at 190,000/min", saturated=True,
+            throughput_per_min=190_000.0, queue_records=5000.0, run_id=f"step-{step.index}",
+        )  # fmt: skip
+    return outcome_of(step)
+
+
+def test_a_saturate_search_record_keeps_the_saturation_figures_and_round_trips() -> None:
+    search = run_search(SearchPlan(), saturate_outcome)
+    record = SearchRecord.build("sat", STACK, search, wall_s=200.0)
+    d = record.to_dict()
+    assert d["plan"]["method"] == SATURATE
+    assert d["steps"][0]["step"]["phase"] == SATURATION
+    assert d["steps"][0]["outcome"]["throughput_per_min"] == 190_000.0
+    assert d["steps"][0]["outcome"]["queue_records"] == 5000.0
+    assert d["steps"][0]["outcome"]["saturated"] is True
+    assert "saturated" not in d["steps"][1]["outcome"]  # a hold without saturation figures
+    assert d["result"]["saturation_per_min"] == 190_000.0
+    assert d["result"]["status"] == FOUND
+    text = record.to_json()
+    assert SearchRecord.from_json(text) == record
+    assert SearchRecord.from_json(text).to_json() == text
+
+
+def test_a_record_written_before_the_saturate_method_reads_as_a_bisect_search() -> None:
+    d = a_search_record().to_dict()
+    for key in ("method", "saturate_rate", "saturate_s", "hold_min_s", "max_error_rate"):
+        del d["plan"][key]
+    record = SearchRecord.from_dict(d)
+    assert record.plan == SearchPlan(method=BISECT)
+    assert record.result.saturation_per_min is None
+
+
 def test_search_record_of_an_unfinished_search_with_no_attributions() -> None:
-    search = run_search(SearchPlan(), outcome_of)
+    search = run_search(SearchPlan(method=BISECT), outcome_of)
     partial = type(search)(search.plan, search.history[:3])
     record = SearchRecord.build("s1", {}, partial, notes=["interrupted"])
     assert record.result.status == "in-progress"

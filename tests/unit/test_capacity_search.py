@@ -13,6 +13,7 @@ import pytest
 from loadgate.capacity.search_rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
+    BISECT,
     FOUND,
     HOLD,
     IN_PROGRESS,
@@ -34,7 +35,7 @@ from loadgate.capacity.search_rule import (
     step_below,
 )
 
-PLAN = SearchPlan()
+PLAN = SearchPlan(method=BISECT)  # the bisect method; the saturate one: test_capacity_saturate
 
 
 def rng(seed: int) -> random.Random:
@@ -294,7 +295,7 @@ def test_flakes_near_a_knee_do_not_move_it() -> None:
 
 
 def test_the_budget_stops_a_search_and_says_so() -> None:
-    plan = SearchPlan(budget_s=180)
+    plan = SearchPlan(method=BISECT, budget_s=180)
     pipeline = Pipeline(knee=200_000, hold_knee=120_000)
     result = search(pipeline, plan)
     assert result.status == OUT_OF_BUDGET
@@ -306,7 +307,7 @@ def test_the_budget_stops_a_search_and_says_so() -> None:
 
 
 def test_max_steps_stops_a_search_and_says_so() -> None:
-    plan = SearchPlan(max_steps=9, budget_s=3600)
+    plan = SearchPlan(method=BISECT, max_steps=9, budget_s=3600)
     result = search(Pipeline(knee=200_000, hold_knee=120_000), plan)
     assert result.status == OUT_OF_STEPS
     assert result.steps == 9
@@ -358,18 +359,21 @@ def test_record_refuses_after_the_end() -> None:
 
 
 def test_plan_problems_name_each_setting() -> None:
-    plan = SearchPlan(start_rate=5, precision=0.5, growth=1.05, probe_s=0, hold_s=10)
+    plan = SearchPlan(method=BISECT, start_rate=5, precision=0.5, growth=1.05, probe_s=0, hold_s=10)
     names = [name for name, _ in plan.problems()]
     assert names == ["start_rate", "precision", "probe_s"]
     with pytest.raises(PlanError, match="start_rate: must be between min_rate"):
         plan.validate()
-    assert SearchPlan(hold_s=10).problems() == [("hold_s", "must be at least probe_s (15); got 10")]
-    assert "must be above 1.105" in SearchPlan(growth=1.1).problems()[0][1]
+    assert SearchPlan(method=BISECT, hold_s=10).problems() == [
+        ("hold_s", "must be at least probe_s (15); got 10")
+    ]
+    assert "must be above 1.105" in SearchPlan(method=BISECT, growth=1.1).problems()[0][1]
 
 
 def test_budget_and_steps_are_checked_against_the_longest_noiseless_search() -> None:
     assert SearchPlan().problems() == []
-    problems = dict(SearchPlan(budget_s=179, max_steps=8).problems())
+    assert PLAN.problems() == []
+    problems = dict(SearchPlan(method=BISECT, budget_s=179, max_steps=8).problems())
     assert problems == {
         "max_steps": "must be at least 9, the steps of this plan's longest search without "
         "noise; got 8",
@@ -377,7 +381,7 @@ def test_budget_and_steps_are_checked_against_the_longest_noiseless_search() -> 
         "noise; got 179",
     }
     # longer probes need a larger budget
-    assert SearchPlan(probe_s=20).noiseless_worst_case() == (9, 220)
+    assert SearchPlan(method=BISECT, probe_s=20).noiseless_worst_case() == (9, 220)
 
 
 def test_plan_from_settings_refuses_unknown_and_bad_values() -> None:

@@ -34,7 +34,7 @@ scenarios:
     duration: 30s
     logs_per_request: 50
 rates: [60000, saturate, search]
-search: {precision: 0.1, probe: 10, hold: 30, budget: 120, max_steps: 20}
+search: {precision: 0.1, probe: 10, hold: 30, budget: 240, max_steps: 20}
 drain_timeout: 90
 """
 
@@ -54,7 +54,7 @@ def test_a_good_file() -> None:
     assert mib.flags.backend_fault == "503=0.7,until=30s"
     assert m.scenarios[0].spec.logs_per_request == 50
     assert [load.key for load in m.loads] == ["r60000", "sat", "search"]
-    assert (m.search.precision, m.search.probe_s, m.search.budget_s) == (0.1, 10, 120)
+    assert (m.search.precision, m.search.probe_s, m.search.budget_s) == (0.1, 10, 240)
     assert m.drain_timeout == 90.0
     assert percent.line == 7
     assert percent.settings()["hand"] == ["file-storage=off", "gc-trace=on"]

@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from loadgate import cli
+from loadgate.capacity.search_rule import SATURATION, SearchPlan, Step, StepOutcome, run_search
 from loadgate.cli import report as cli_report
 from loadgate.measure import timeseries as ts
 from loadgate.records.result import RunResult
+from loadgate.records.search import SearchRecord
 from loadgate.report import naming, page, plots
 from loadgate.report.capacity import Capacity, KneeCurve, KneePoint, capacity_of, knee_curve
 from loadgate.report.content import ReportError, build, load
@@ -413,6 +415,33 @@ def test_a_row_takes_its_capacity_from_converged_searches_only() -> None:
     assert row(cap("in-progress", 70_000, None)).capacity_text == "70,000 (in-progress)"
     two = row(cap("in-progress", 70_000), cap("out-of-budget", None))
     assert two.capacity_text == "unknown (2 not converged)"
+
+
+def test_a_saturate_search_shows_its_saturation_step_on_the_knee_curve() -> None:
+    """The saturation step is a point at its rate that failed (the pipeline did not take all
+    offered), with its p99 and error rate; the capacity is the holds'."""
+
+    def execute(step: Step) -> StepOutcome:
+        if step.phase == SATURATION:
+            return StepOutcome(
+                step.rate, False, p99_ms=250.0, error_rate=0.3, saturated=True,
+                throughput_per_min=210_000.0, queue_records=5000.0,
+            )  # fmt: skip
+        passed = step.rate <= 210_000
+        return StepOutcome(step.rate, passed, p99_ms=20.0, error_rate=0.0 if passed else 0.03)
+
+    record = SearchRecord.build(
+        "sat", {"labels": {"revision": "9"}}, run_search(SearchPlan(), execute)
+    )
+    curve = knee_curve(record, {})
+    assert [(p.rate, p.phase, p.passed) for p in curve.points] == [
+        (200_000, "hold", True),
+        (221_000, "hold", False),
+        (300_000, "saturation", False),
+    ]
+    assert curve.capacity_per_min == 200_000
+    assert capacity_of(record, {}).text == "200,000 ±5.0%"
+    assert sum(len(ax.lines) for ax in plots.knee_figure([curve]).axes) >= 2
 
 
 def test_an_unconverged_search_marks_no_knee(results: Path) -> None:

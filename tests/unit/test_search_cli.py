@@ -18,6 +18,7 @@ from loadgate.capacity import search_driver as searching
 from loadgate.capacity.search_rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
+    BISECT,
     FOUND,
     OUT_OF_BUDGET,
     OUT_OF_STEPS,
@@ -25,6 +26,7 @@ from loadgate.capacity.search_rule import (
     SearchPlan,
     StepOutcome,
 )
+from loadgate.cli import search as search_cli
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.run_figures import assess
@@ -77,11 +79,23 @@ def search_seams(session: Callable[..., Any], run_search: Callable[..., Any]) ->
         (["--precision", "abc"], "--precision: must be a number; got 'abc'"),
         (["--probe", "x"], "--probe: must be an integer; got 'x'"),
         (["--probe", "0"], "--probe: must be an integer between 1 and 3600; got 0"),
-        (["--hold", "5", "--probe", "10"], "--hold: must be at least --probe (10); got 5"),
+        (
+            ["--method", "bisect", "--hold", "5", "--probe", "10"],
+            "--hold: must be at least --probe (10); got 5",
+        ),
         (["--min-rate", "5000", "--max-rate", "4000"], "--max-rate: must be above --min-rate"),
-        (["--start-rate", "5"], "--start-rate: must be between --min-rate (10000) and"),
-        (["--budget", "100"], "--budget: must be at least 180 s"),
-        (["--max-steps", "2"], "--max-steps: must be at least 9"),
+        (
+            ["--method", "bisect", "--start-rate", "5"],
+            "--start-rate: must be between --min-rate (10000) and",
+        ),
+        (["--method", "bisect", "--budget", "100"], "--budget: must be at least 180 s"),
+        (["--method", "bisect", "--max-steps", "2"], "--max-steps: must be at least 9"),
+        (["--budget", "100"], "--budget: must be at least 210 s"),
+        (["--max-steps", "2"], "--max-steps: must be at least 5"),
+        (["--method", "fast"], "--method: must be one of saturate, bisect; got 'fast'"),
+        (["--saturation", "10"], "--saturation: must be an integer between 15 and 3600; got 10"),
+        (["--min-hold", "x"], "--min-hold: must be an integer; got 'x'"),
+        (["--saturate-rate", "0"], "--saturate-rate: must be an integer between 1 and"),
         (["--p99-ms", "-1"], "--p99-ms: must be a number greater than 0"),
         (["--labels", "run_id=x"], "--labels: label name 'run_id' is reserved"),
         (["--search-id", "a b"], "--search-id: must be 1-60 characters"),
@@ -114,6 +128,21 @@ def test_a_search_id_that_has_results_is_refused(
     assert "taken already has results" in capsys.readouterr().err
 
 
+def test_method_and_saturation_flags_set_the_plan_and_the_error_gate_comes_from_the_run(
+    nothing_starts: Path,
+) -> None:
+    args = cli.build_parser().parse_args(
+        ["search", "--method", "bisect", "--saturate-rate", "200000", "--saturation", "20",
+         "--min-hold", "25", "--hold", "50", "--max-error-rate", "0.02"]
+    )  # fmt: skip
+    plan, base = search_cli.plan_and_base(args)
+    assert (plan.method, plan.saturate_rate, plan.saturate_s) == (BISECT, 200_000, 20)
+    assert (plan.hold_min_s, plan.hold_s, plan.max_error_rate) == (25, 50, 0.02)
+    assert base.max_error_rate == 0.02
+    default, _ = search_cli.plan_and_base(cli.build_parser().parse_args(["search"]))
+    assert default == SearchPlan()
+
+
 def test_the_defaults_are_sound_and_within_five_minutes_of_load() -> None:
     plan = SearchPlan()
     assert plan.problems() == []
@@ -124,11 +153,11 @@ def test_the_defaults_are_sound_and_within_five_minutes_of_load() -> None:
 def record_with(status: str, tmp_path: Path) -> SearchRecord:
     """A finished record of that status, steps from a simulated knee."""
     plans = {
-        FOUND: (SearchPlan(), 150_000),
-        AT_LEAST_MAX: (SearchPlan(), 10**9),
-        BELOW_MIN: (SearchPlan(), 1),
-        OUT_OF_BUDGET: (SearchPlan(budget_s=180, hold_s=60), None),
-        OUT_OF_STEPS: (SearchPlan(max_steps=9), None),
+        FOUND: (SearchPlan(method=BISECT), 150_000),
+        AT_LEAST_MAX: (SearchPlan(method=BISECT), 10**9),
+        BELOW_MIN: (SearchPlan(method=BISECT), 1),
+        OUT_OF_BUDGET: (SearchPlan(method=BISECT, budget_s=180, hold_s=60), None),
+        OUT_OF_STEPS: (SearchPlan(method=BISECT, max_steps=9), None),
     }
     plan, knee = plans[status]
     search = Search(plan)
@@ -327,3 +356,25 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
     assert data["spread"]["found"] == [capacity, capacity]
     assert data["spread"]["not_found"] == 1
     assert data["statuses"] == [FOUND, OUT_OF_BUDGET, FOUND]
+    # each search's figures: the benchmark of the search itself
+    assert [f["search_id"] for f in data["figures"]] == ["rep-r1", "rep-r2", "rep-r3"]
+    assert data["figures"][0] == {
+        "search_id": "rep-r1",
+        "method": BISECT,
+        "status": FOUND,
+        "capacity_per_min": capacity,
+        "precision": found.result.precision,
+        "saturation_per_min": None,
+        "load_s": found.result.load_s,
+        "wall_s": 400.0,
+        "steps": found.result.steps,
+    }
+    assert data["figures"][1]["status"] == OUT_OF_BUDGET
+    assert data["figures"][1]["capacity_per_min"] == short.result.capacity_per_min
+    assert "3 searches" in out
+    precision = found.result.precision
+    assert precision is not None
+    assert (
+        f"rep-r1 │ bisect │ found │ {capacity:,} ±{precision * 100:.1f} % │ - │ "
+        f"{found.result.load_s} │ 400 │ {found.result.steps}" in out
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +17,20 @@ from runresults import pipeline, run_result
 from loadgate.capacity import search_driver as searching
 from loadgate.capacity.search_rule import (
     AT_LEAST_MAX,
+    BISECT,
     FOUND,
     HOLD,
     IN_PROGRESS,
     OUT_OF_BUDGET,
     PROBE,
+    SATURATION,
     SearchPlan,
     Step,
 )
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COLLECTOR
 from loadgate.measure.pipeline import Scope
+from loadgate.measure.saturation import SaturationFigures
 from loadgate.records.result import RunResult
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
@@ -119,7 +122,7 @@ def search(
     seen: list[SearchRecord] = []
     record = searching.run_search(
         FakeTarget(prom),  # pyright: ignore[reportArgumentType]
-        plan or SearchPlan(),
+        plan or SearchPlan(method=BISECT),
         BASE,
         tmp_path,
         sim.search_id,
@@ -216,7 +219,7 @@ def test_a_failing_step_is_retried_and_a_spurious_failure_makes_no_knee(tmp_path
 
 def test_the_load_budget_stops_a_search_whose_holds_keep_failing(tmp_path: Path) -> None:
     sim = Pipeline(tmp_path, "s5", knee=400_000, hold_knee=100_000)
-    plan = SearchPlan(budget_s=200)
+    plan = SearchPlan(method=BISECT, budget_s=200)
     record, _ = search(tmp_path, sim, plan)
     assert record.result.status == OUT_OF_BUDGET
     assert record.result.load_s <= 200
@@ -274,3 +277,143 @@ def test_each_step_preallocates_vus_for_its_rate_at_the_p99_gate() -> None:
     step = searching.step_spec(base, Step(0, 100_000, 15, PROBE), "r-00")
     assert (step.vus, step.rate, step.duration, step.run_id) == (67, 100_000, "15s", "r-00")
     assert step.max_vus == 670
+
+
+# ---- the saturate method ----------------------------------------------------------------------
+
+
+def saturation(offered: float, accepted: float | None, **over: Any) -> SaturationFigures:
+    """A saturation block as the runner writes it (a steady window unless told otherwise)."""
+    values: dict[str, Any] = {
+        "offered_per_min": offered,
+        "saturated": accepted is not None and accepted < offered,
+        "window_s": 22.0,
+        "accepted_per_min": accepted,
+        "exported_per_min": accepted,
+        "stored_per_min": accepted,
+        "queue_capacity": 1000.0,
+    }
+    values.update(over)
+    return SaturationFigures(**values)
+
+
+@dataclass
+class QueueSim:
+    """A pipeline that takes `knee` records/min: a saturation run above it measures it; a hold
+    above it fails."""
+
+    knee: int
+    specs: list[RunSpec] = field(default_factory=list[RunSpec])
+    steady: bool = True  # False: the saturation run has no steady window
+
+    def __call__(self, spec: RunSpec, target: Any, root: Path, **kw: Any) -> RunResult:
+        self.specs.append(spec)
+        if spec.max_error_rate == 1.0:  # the saturation step: run --saturate's gates
+            accepted = min(spec.rate, self.knee)
+            ratio = accepted / spec.rate
+            result = run_result(spec, accepted_ratio=ratio, error_rate=1 - ratio)
+            sat = saturation(spec.rate, accepted)
+            if not self.steady:
+                sat = replace(sat, saturated=None, accepted_per_min=None, reason="too short")
+            return replace(result, saturation=sat)
+        if spec.rate <= self.knee:
+            return replace(run_result(spec), saturation=saturation(spec.rate, spec.rate))
+        pipe = pipeline(accepted=round(self.knee * spec.duration_s / 60), queue_size_max=1000.0)
+        return run_result(spec, accepted_ratio=0.97, error_rate=0.03, pipe=pipe)
+
+
+def saturate_search(tmp_path: Path, sim: QueueSim, search_id: str) -> SearchRecord:
+    return searching.run_search(
+        FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
+        SearchPlan(),
+        BASE,
+        tmp_path,
+        search_id,
+        STACK,
+        execute=sim,
+    )
+
+
+def test_a_saturate_search_measures_then_holds_around_the_throughput(tmp_path: Path) -> None:
+    sim = QueueSim(knee=210_000)
+    record = saturate_search(tmp_path, sim, "sat1")
+    steps = [(s.step.phase, s.step.rate, s.step.duration_s) for s in record.steps]
+    # 1,000 requests of 5 records: holds of 39 s (search_saturate.hold_seconds)
+    assert steps == [(SATURATION, 300_000, 30), (HOLD, 221_000, 39), (HOLD, 200_000, 39)]
+    first = sim.specs[0]
+    assert (first.max_error_rate, first.p99_ms, first.min_logs_per_minute) == (1.0, 3_600_000, 0)
+    assert first.vus == 300
+    assert first.labels == {"revision": "7"}
+    assert all(s.max_error_rate == BASE.max_error_rate for s in sim.specs[1:])
+    measured = record.steps[0].outcome
+    assert measured.saturated is True
+    assert measured.throughput_per_min == 210_000
+    assert measured.queue_records == 5000
+    assert not measured.passed  # the pipeline did not take everything offered
+    assert measured.verdict == "SATURATED at 210,000/min"
+    assert record.result.status == FOUND
+    assert record.result.capacity_per_min == 200_000
+    assert record.result.saturation_per_min == 210_000
+    assert record.plan.max_error_rate == BASE.max_error_rate
+    assert record.bottleneck is not None  # the failing hold's, not the saturation step's
+    assert record.bottleneck.verdict == COLLECTOR
+    on_disk = SearchRecord.from_json(searching.search_file(tmp_path, "sat1").read_text())
+    assert on_disk.steps == record.steps
+    assert on_disk.result == record.result
+    assert not record.notes
+
+
+def test_without_a_steady_window_the_saturation_step_reads_k6s_accepted_rate(
+    tmp_path: Path,
+) -> None:
+    sim = QueueSim(knee=210_000, steady=False)
+    record = saturate_search(tmp_path, sim, "sat2")
+    measured = record.steps[0].outcome
+    assert measured.saturated is True  # 70 % of the offered rate accepted
+    assert measured.throughput_per_min == pytest.approx(210_000, rel=0.01)
+    assert record.notes == (
+        "step 0 (sat2-00): no steady window (too short): the throughput is k6's accepted rate "
+        "over the whole load less what the queue held at its fullest",
+    )
+    assert record.result.status == FOUND
+
+
+def test_saturated_when_the_queue_grew_or_filled_without_a_steady_window() -> None:
+    spec = searching.step_spec(BASE, Step(0, 141_000, 30, SATURATION), "s-00")
+    growing = replace(
+        run_result(spec),
+        saturation=saturation(141_000, 141_000, saturated=False, exported_per_min=131_000),
+    )
+    assert searching.saturation_of(growing) == (True, 131_000, 5000, "")
+    even = replace(run_result(spec), saturation=saturation(141_000, 141_000, saturated=False))
+    assert searching.saturation_of(even)[:2] == (False, 141_000)
+    hold = searching.step_spec(BASE, Step(1, 90_000, 40, HOLD), "s-01")
+    late = saturation(90_000, None, saturated=None, reason="the steady window is 6s")
+    full = run_result(hold, accepted_ratio=0.99, pipe=pipeline(accepted=59_400, queue_size_max=990))
+    filled = searching.saturation_of(replace(full, saturation=late))
+    assert filled[0] is True  # the queue reached 90 % of its capacity
+    # k6 got 89,100/min in; 990 requests of 5 records were still queued: 7,425/min less
+    assert filled[1] == pytest.approx(89_100 - 7_425)
+    assert filled[3] == (
+        "no steady window (the steady window is 6s): the throughput is k6's accepted rate over "
+        "the whole load less what the queue held at its fullest"
+    )
+    calm = run_result(hold, pipe=pipeline(accepted=60_000, queue_size_max=40))
+    assert searching.saturation_of(replace(calm, saturation=late))[0] is False
+
+
+def test_the_holds_are_judged_by_the_base_runs_error_gate(tmp_path: Path) -> None:
+    base = RunSpec.from_params({**BASE.to_params(), "max-error-rate": 0.002})
+    sim = QueueSim(knee=210_000)
+    record = searching.run_search(
+        FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
+        SearchPlan(),
+        base,
+        tmp_path,
+        "sat3",
+        STACK,
+        execute=sim,
+    )
+    assert record.plan.max_error_rate == 0.002
+    # a stricter gate sees the overflow sooner: shorter holds (1 - 1.25 x 0.2 % x 21 = 0.9475)
+    assert [s.step.duration_s for s in record.steps[1:]] == [31, 31]

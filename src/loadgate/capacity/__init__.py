@@ -3,7 +3,9 @@
 The rules are pure (no processes, no I/O); the drivers feed them real runs:
 
 - `search_rule`: which rate to offer next, until the highest rate that passes every gate is
-  bracketed to the precision and confirmed by a longer hold; `search_driver` runs each step;
+  bracketed to the precision by holds (the saturate method, `search_saturate`: a saturation
+  step, then holds around its throughput; the bisect method, `search_bisect`: probes, then a
+  hold); `search_state` holds the steps and the bracket; `search_driver` runs each step;
 - `compare_rule`: baseline against candidate, interleaved pairs, a regression decision per
   metric (the metrics and their margins in one table); `compare_sequential`: how many pairs and
   at which confidence each look decides; `compare_driver` runs the pairs on fresh stacks

@@ -1,12 +1,18 @@
 """`loadgate search` driven for real: each step of the capacity search is a run on a target.
 
-The strategy (which rate next, when to stop) is the pure state machine of `capacity.search`;
-this module runs what it asks: before each step it waits until the stack has settled (the
-collector's sending queue empty in a fresh scrape; the run's own baseline then waits for a
-quiet collector), runs the step with `runner.execute` at the step's rate for its duration
-(probe or hold), judges it with the run's gates (error rate, p99, records per minute, nothing
+The strategy (which rate next, when to stop) is the pure state machine of
+`capacity.search_rule`; this module runs what it asks: before each step it waits until the
+stack has settled (the collector's sending queue empty in a fresh scrape; the run's own baseline
+then waits for a quiet collector), runs the step with `runner.execute` at the step's rate for
+its duration, judges it with the run's gates (error rate, p99, records per minute, nothing
 lost), attributes what gave way from the run's figures, and writes `search.json` after every
 step, so an interrupted or broken search leaves a partial record (status `in-progress`).
+
+A saturation step runs with the gates of `loadgate run --saturate` (refusals expected) and
+gives the rule the run's saturation figures: whether its queue filled, the throughput over the
+steady window and the queue's capacity in records. Without a steady window (e.g. the queue
+filled too late) the throughput is k6's accepted rate over the whole load, saturated when that
+fell short of 95 % of the offered rate, and a note says so.
 
 Files: `<results_root>/<search_id>/search.json`, and each step's run under it:
 `<results_root>/<search_id>/runs/<search_id>-NN/result.json` (NN the step index).
@@ -17,16 +23,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from loadgate.capacity.search_rule import Search, SearchPlan, Step, StepOutcome
+from loadgate.capacity.search_rule import SATURATION, Search, SearchPlan, Step, StepOutcome
 from loadgate.contract.gates import PASS
 from loadgate.contract.spec import RunSpec, SpecError, is_run_id
 from loadgate.judge import run_figures
 from loadgate.judge.attribution import Attribution, BottleneckFigures
 from loadgate.measure import pipeline as pipe
 from loadgate.measure.queries import PrometheusAPI
+from loadgate.measure.saturation import FULL_SHARE, SATURATE_PARAMS
 from loadgate.records import result as results
 from loadgate.records.result import RunResult
 from loadgate.records.search import SEARCH_FILE, SearchRecord
@@ -37,6 +45,11 @@ RUNS_DIR = "runs"
 SETTLE_TIMEOUT = 120.0  # seconds the queue may take to empty between steps
 MAX_SEARCH_ID = 60  # leaves room for the step suffix in a run id (64 characters)
 PREALLOCATED_VUS_MAX = 100  # each VU compiles the scenario: start-up time and memory
+# A saturation step's pre-allocated VUs, as `loadgate run --saturate`'s.
+SATURATE_VUS = int(str(SATURATE_PARAMS["vus"]))
+# Saturated: the exporter sent on less than this share of what the receiver took, or (without
+# a steady window) k6 got less than this share of the offered rate in.
+SATURATED_SHARE = 0.95
 
 Execute = Callable[..., RunResult]
 
@@ -81,7 +94,8 @@ def step_vus(base: RunSpec, rate: int) -> int:
 def step_spec(base: RunSpec, step: Step, run_id: str) -> RunSpec:
     """The run of one step: `base` (scenario, payload, gates, labels) at the step's rate and
     duration, constant arrival rate, VUs for that rate (`step_vus`), the records-per-minute
-    gate at 95 % of the step's rate."""
+    gate at 95 % of the step's rate. A saturation step takes the VUs and gates of
+    `loadgate run --saturate` (SATURATE_PARAMS) instead."""
     params = base.to_params()
     params.pop("min-logs-per-minute", None)
     params.update(
@@ -91,17 +105,70 @@ def step_spec(base: RunSpec, step: Step, run_id: str) -> RunSpec:
         run_id=run_id,
         vus=step_vus(base, step.rate),
     )
+    if step.phase == SATURATION:
+        params.update({k: v for k, v in SATURATE_PARAMS.items() if k not in ("rate", "vus")})
+        params["vus"] = max(base.vus, SATURATE_VUS)
     try:
         return RunSpec.from_params(params)
     except SpecError as exc:
         raise ValueError(f"step {step.index} at {step.rate:,}/min: {exc}") from None
 
 
+def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float | None, str]:
+    """(saturated, throughput per minute, queue capacity in records, a note) from a run.
+
+    Over a steady window: what the exporter sent on per minute (the collector's accepted, then
+    Loki's stored, when unknown); saturated when the queue filled, or when the exporter sent
+    on less than SATURATED_SHARE of what the receiver took (the queue was growing: it would
+    have filled in a longer run). Without one: k6's accepted rate over the whole load less what
+    the queue held at its fullest (accepted, not sent on during the load), with a note saying
+    why; saturated when the queue filled (its high-water mark at FULL_SHARE of its capacity) or
+    k6 got less than SATURATED_SHARE of the offered rate in. None where unknown."""
+    sat, spec, pipeline = result.saturation, result.spec, result.pipeline
+    capacity = sat.queue_capacity if sat is not None else None
+    if capacity is None and pipeline is not None:
+        capacity = pipeline.queue_capacity
+    queue_records = capacity * spec.logs_per_request if capacity else None
+    if sat is not None and sat.saturated is not None:
+        accepted, exported = sat.accepted_per_min, sat.exported_per_min
+        throughput = exported or accepted or sat.stored_per_min
+        if throughput is not None:
+            growing = bool(accepted and exported and exported < SATURATED_SHARE * accepted)
+            return sat.saturated or growing, throughput, queue_records, ""
+    offered = spec.offered_logs_per_minute
+    accepted = result.client.records_per_minute if result.complete else None
+    if not offered or accepted is None:
+        return None, None, queue_records, "saturation unknown: no figures"
+    high = pipeline.queue_size_max if pipeline is not None else None
+    filled = bool(capacity and high is not None and high >= FULL_SHARE * capacity)
+    saturated = filled or accepted < SATURATED_SHARE * offered
+    seconds = result.client.duration_s
+    if high and seconds > 0:
+        queued = high * spec.logs_per_request * 60 / seconds
+        accepted = max(0.0, accepted - queued)
+    why = sat.reason if sat is not None and sat.reason else "not measured"
+    note = (
+        f"no steady window ({why}): the throughput is k6's accepted rate over the whole load "
+        "less what the queue held at its fullest"
+    )
+    return saturated, accepted, queue_records, note
+
+
 def outcome_of(step: Step, result: RunResult, wall_s: float | None) -> StepOutcome:
-    """A step's outcome from its run: passed when every gate passed."""
+    """A step's outcome from its run: passed when every gate passed; a saturation step when
+    the pipeline took everything offered."""
     figures = result.pipeline
     failed = [g.name for g in result.gates if not g.passed]
     passed = result.verdict == PASS
+    saturated, throughput, queue_records, _ = saturation_of(result)
+    verdict = PASS if passed else "FAIL: " + ", ".join(failed)
+    if step.phase == SATURATION:
+        passed = saturated is False
+        verdict = (
+            "unknown"
+            if throughput is None
+            else f"{'SATURATED' if saturated else 'TOOK ALL'} at {throughput:,.0f}/min"
+        )
     return StepOutcome(
         rate=step.rate,
         passed=passed,
@@ -111,9 +178,12 @@ def outcome_of(step: Step, result: RunResult, wall_s: float | None) -> StepOutco
         queue_max=figures.queue_size_max if figures else None,
         collector_cpu_cores=figures.collector_cpu_max if figures else None,
         loki_discarded=figures.loki_discarded if figures else None,
-        verdict=PASS if passed else "FAIL: " + ", ".join(failed),
+        verdict=verdict,
         run_id=result.run_id,
         wall_s=round(wall_s, 1) if wall_s is not None else None,
+        saturated=saturated,
+        throughput_per_min=round(throughput, 1) if throughput is not None else None,
+        queue_records=queue_records,
     )
 
 
@@ -174,7 +244,8 @@ def run_search(
     problem = check_search_id(search_id)
     if problem:
         raise ValueError(f"search id: {problem}")
-    search = Search(plan)  # validates the plan
+    # the holds last until refusals pass the steps' own error-rate gate
+    search = Search(replace(plan, max_error_rate=base.max_error_rate))  # validates the plan
     scope = scope or pipe.Scope()
     run = execute or runner.execute
     runs = runs_root(results_root, search_id)
@@ -227,6 +298,9 @@ def run_search(
                     + "; ".join(result.problems)
                 )
             outcome = outcome_of(step, result, time.monotonic() - step_started)
+            note = saturation_of(result)[3]
+            if step.phase == SATURATION and note:
+                notes.append(f"step {step.index} ({result.run_id}): {note}")
             figures, attribution = run_figures.assess(result)
             search.record(step, outcome)
             attributions.append((figures, attribution))

@@ -7,6 +7,8 @@ used): n, median, min, max, the range relative to the median and the coefficient
 (sample standard deviation / mean, None with fewer than two values). `repeats_for` turns that
 spread into the repeats a side `loadgate compare --metrics capacity` would need to decide a
 regression of `margin` (the comparison rule's own estimate, at the observed spread).
+`SearchFigures` is what each search found and cost (status, capacity, load, wall time, steps),
+the figures `loadgate search --repeat N` prints as its benchmark of the search itself.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgate.capacity.compare_rule import NO_REGRESSION, capacity_metric, decide
+from loadgate.records import fields as f
+from loadgate.records.search import SearchRecord
 
 
 @dataclass(frozen=True)
@@ -64,3 +68,46 @@ def repeats_for(capacities: Sequence[int], precision: float) -> int | None:
     if decision.decision == NO_REGRESSION:
         return len(values)
     return decision.repeats_needed
+
+
+@dataclass(frozen=True)
+class SearchFigures:
+    """What one search found and what it cost."""
+
+    search_id: str
+    method: str
+    status: str
+    capacity_per_min: int | None
+    precision: float | None  # of the bracket found
+    saturation_per_min: float | None  # the saturation step's throughput, when measured
+    load_s: int
+    wall_s: float | None  # the whole search's, from its first step's settling to its end
+    steps: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "search_id": self.search_id,
+            "method": self.method,
+            "status": self.status,
+            "capacity_per_min": self.capacity_per_min,
+            "precision": f.real(self.precision),
+            "saturation_per_min": f.real(self.saturation_per_min),
+            "load_s": self.load_s,
+            "wall_s": f.real(self.wall_s),
+            "steps": self.steps,
+        }
+
+
+def search_figures(record: SearchRecord) -> SearchFigures:
+    r = record.result
+    return SearchFigures(
+        record.search_id,
+        record.plan.method,
+        r.status,
+        r.capacity_per_min,
+        r.precision,
+        r.saturation_per_min,
+        r.load_s,
+        record.wall_s,
+        r.steps,
+    )

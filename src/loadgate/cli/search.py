@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +26,11 @@ from loadgate.capacity import search_driver as searching
 from loadgate.capacity.search_rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
+    BISECT,
     FOUND,
     OUT_OF_BUDGET,
     OUT_OF_STEPS,
+    SATURATE,
     SearchPlan,
 )
 from loadgate.contract.spec import RunSpec, SpecError, new_run_id
@@ -78,6 +81,10 @@ PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--budget": ("budget_s", int),
     "--max-steps": ("max_steps", int),
     "--growth": ("growth", float),
+    "--method": ("method", str),
+    "--saturate-rate": ("saturate_rate", int),
+    "--saturation": ("saturate_s", int),
+    "--min-hold": ("hold_min_s", int),
 }
 # Run parameters a search takes (the rate, duration and executor are the search's).
 SEARCH_PARAMS = (
@@ -104,21 +111,44 @@ def register(sub: Subparsers) -> None:
         help="find the highest rate at which every gate passes (capacity), and what gave way",
     )
     p.add_argument(
+        "--method",
+        help=f"{SATURATE}: a saturation step, then holds around its throughput; {BISECT}: "
+        f"probes bracket and bisect, a hold confirms (default {PLAN.method})",
+    )
+    p.add_argument(
         "--precision",
         help=f"the knee within ±this fraction of the bracket's middle (default {PLAN.precision})",
     )
     p.add_argument(
-        "--start-rate", help=f"first probe, log records per minute (default {PLAN.start_rate:,})"
+        "--saturate-rate",
+        help="saturate: the saturation step's rate, log records per minute, at most --max-rate "
+        f"(default {PLAN.saturate_rate:,})",
+    )
+    p.add_argument(
+        "--saturation", help=f"saturate: seconds of the saturation step (default {PLAN.saturate_s})"
+    )
+    p.add_argument(
+        "--min-hold", help=f"saturate: seconds of the shortest hold (default {PLAN.hold_min_s})"
+    )
+    p.add_argument(
+        "--start-rate",
+        help=f"bisect: first probe, log records per minute (default {PLAN.start_rate:,})",
     )
     p.add_argument("--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,})")
     p.add_argument("--max-rate", help=f"highest rate offered (default {PLAN.max_rate:,})")
-    p.add_argument("--probe", help=f"seconds of a probe step (default {PLAN.probe_s})")
-    p.add_argument("--hold", help=f"seconds of the confirmation hold (default {PLAN.hold_s})")
+    p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {PLAN.probe_s})")
+    p.add_argument(
+        "--hold",
+        help=f"seconds of a hold (bisect), of the longest hold (saturate) (default {PLAN.hold_s})",
+    )
     p.add_argument(
         "--budget", help=f"seconds of load, all steps together (default {PLAN.budget_s})"
     )
     p.add_argument("--max-steps", help=f"most steps (default {PLAN.max_steps})")
-    p.add_argument("--growth", help=f"factor between bracketing probes (default {PLAN.growth:g})")
+    p.add_argument(
+        "--growth",
+        help=f"factor between bracketing probes or saturation steps (default {PLAN.growth:g})",
+    )
     add_load_flags(p, SEARCH_PARAMS)
     p.add_argument("--search-id", help="search id (default: time stamp and random suffix)")
     p.add_argument(
@@ -179,7 +209,7 @@ def plan_and_base(args: argparse.Namespace) -> tuple[SearchPlan, RunSpec]:
     problems += spec_problems
     if problems or plan is None or base is None:
         raise invalid_flags(problems)
-    return plan, base
+    return replace(plan, max_error_rate=base.max_error_rate), base
 
 
 def search_id_from_args(args: argparse.Namespace, results_root: Path) -> str:
@@ -251,6 +281,23 @@ def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
             )
         )
     return lines
+
+
+def figures_table(figures: list[spread.SearchFigures]) -> Table:
+    """What each of repeated searches found and cost: the benchmark of the search itself."""
+    table = Table(title=Text(f"{len(figures)} searches"))
+    left = ("search", "method", "status")
+    for name in (*left, "capacity/min", "saturation/min", "load s", "wall s", "steps"):
+        table.add_column(name, justify="left" if name in left else "right")
+    for one in figures:
+        capacity = _num(one.capacity_per_min)
+        if one.capacity_per_min is not None and one.precision is not None:
+            capacity += f" ±{one.precision * 100:.1f} %"
+        table.add_row(
+            one.search_id, one.method, one.status, capacity, _num(one.saturation_per_min),
+            str(one.load_s), _num(one.wall_s), str(one.steps),
+        )  # fmt: skip
+    return table
 
 
 def _num(value: float | None, fmt: str = ",.0f", suffix: str = "") -> str:
@@ -379,7 +426,10 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
 def _print_spread(
     out: Console, root: Path, search_id: str, records: list[SearchRecord], plan: SearchPlan
 ) -> None:
-    """The spread of repeated searches, printed and written to spread.json."""
+    """Each search's figures and the spread of repeated searches, printed and written to
+    spread.json."""
+    figures = [spread.search_figures(r) for r in records]
+    out.print(figures_table(figures))
     lines = spread_lines(records, plan)
     for line in lines:
         out.print(line)
@@ -392,6 +442,7 @@ def _print_spread(
                 "searches": [r.search_id for r in records],
                 "statuses": [r.result.status for r in records],
                 "spread": spread.spread(capacities(records)).to_dict(),
+                "figures": [one.to_dict() for one in figures],
                 "lines": [line.plain for line in lines],
             },
             indent=2,

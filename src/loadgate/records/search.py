@@ -11,9 +11,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
-from loadgate.capacity.search_rule import Search, SearchPlan, SearchResult, Step, StepOutcome
+from loadgate.capacity.search_rule import (
+    SATURATION,
+    Search,
+    SearchPlan,
+    SearchResult,
+    Step,
+    StepOutcome,
+    with_method,
+)
 from loadgate.judge.attribution import Attribution, BottleneckFigures
 from loadgate.records import fields as f
 
@@ -64,10 +72,12 @@ class SearchRecord:
     @property
     def bottleneck(self) -> Attribution | None:
         """What gave way at the knee: the attribution of the last failed step at the lowest
-        failing rate (None when nothing failed or that step has no attribution)."""
+        failing rate (None when nothing failed or that step has no attribution). A saturation
+        step is never it: it was not judged by the search's gates."""
         high = self.result.lowest_failing_per_min
         for record in reversed(self.steps):
-            if record.step.rate == high and not record.outcome.passed:
+            judged = record.step.phase != SATURATION
+            if judged and record.step.rate == high and not record.outcome.passed:
                 return record.attribution
         return None
 
@@ -124,7 +134,11 @@ class SearchRecord:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "search") -> SearchRecord:
-        """The record; its `bottleneck` is derived from the steps, not read."""
+        """The record; its `bottleneck` is derived from the steps, not read. A plan written
+        before the saturate method reads as a bisect one."""
+        if isinstance(data, Mapping) and "plan" in data:
+            record = cast(Mapping[str, Any], data)
+            data = {**record, "plan": with_method(record["plan"])}
         return f.read(cls, data, where)
 
     def to_json(self) -> str:

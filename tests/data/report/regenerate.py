@@ -27,7 +27,7 @@ from loadgate.capacity.compare_rule import (
     P99_AT_RATE,
     capacity_metric,
 )
-from loadgate.capacity.search_rule import SearchPlan, Step, StepOutcome, run_search
+from loadgate.capacity.search_rule import BISECT, SearchPlan, Step, StepOutcome, run_search
 from loadgate.judge.attribution import BottleneckFigures, attribute
 from loadgate.measure import timeseries as ts
 from loadgate.measure.pipeline import Scope
@@ -200,7 +200,7 @@ def main() -> int:
             pairs.append((figures, attribute(figures)))
             return out
 
-        search = run_search(SearchPlan(), execute)
+        search = run_search(SearchPlan(method=BISECT), execute)
         record = SearchRecord.build(
             search_id, stack, search, pairs, started_at=run["started_at"] + 7200, wall_s=260.0
         )

@@ -1,0 +1,572 @@
+"""The saturate method of the capacity search against simulated pipelines whose sending queue
+gives way: a known knee, a saturation step that may read it low, noise and flakes."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+import pytest
+
+from loadgate.capacity.search_rule import (
+    AT_LEAST_MAX,
+    BELOW_MIN,
+    BISECT,
+    FOUND,
+    HOLD,
+    OUT_OF_BUDGET,
+    PROBE,
+    SATURATE,
+    SATURATION,
+    SearchPlan,
+    SearchResult,
+    Step,
+    StepOutcome,
+    advance,
+    bracket_precision,
+    run_search,
+    step_above,
+    step_below,
+)
+from loadgate.capacity.search_saturate import derived_end, hold_seconds
+from loadgate.capacity.search_state import Saturation
+from loadgate.measure.saturation import SATURATE_PARAMS
+
+PLAN = SearchPlan()
+QUEUE = 5_000.0  # the default collector's sending queue: 1,000 requests of 5 records
+
+
+def rng(seed: int) -> random.Random:
+    return random.Random(seed)  # noqa: S311 (a simulation, not cryptography)
+
+
+def log_uniform(r: random.Random, lo: float, hi: float) -> float:
+    return math.exp(r.uniform(math.log(lo), math.log(hi)))
+
+
+def refused_share(rate: float, knee: float, seconds: float, queue: float) -> float:
+    """The share of a step's records refused when `rate` is offered for `seconds` to a pipeline
+    that sustains `knee` behind a queue of `queue` records: none until the queue is full, then
+    the excess."""
+    if rate <= knee:
+        return 0.0
+    excess = rate - knee
+    fill_s = 60 * queue / excess
+    return max(0.0, seconds - fill_s) / seconds * excess / rate
+
+
+@dataclass
+class QueuePipeline:
+    """A pipeline that sustains `knee` records/min behind a sending queue of `queue` records.
+    A judged step fails when its refused share passes the error-rate gate (1 %) or leaves less
+    than 95 % accepted. The saturation step reads `knee * low` (overload costs the pipeline
+    CPU), times (offered / knee) ** -`overload_cost` (the heavier the overload, the lower),
+    with `sat_noise` (relative SD). `noise` moves the knee per step (log-normal);
+    `flake` fails any judged step with that probability; `once` fails a first attempt below
+    the knee with that probability; `unmeasured` saturation steps measure nothing."""
+
+    knee: float
+    queue: float | None = QUEUE
+    low: float = 1.0
+    overload_cost: float = 0.0
+    sat_noise: float = 0.0
+    noise: float = 0.0
+    flake: float = 0.0
+    once: float = 0.0
+    unmeasured: int = 0
+    seed: int = 0
+    offered: list[Step] = field(default_factory=list[Step])
+
+    def __post_init__(self) -> None:
+        self._rng = rng(self.seed)
+
+    def _knee(self) -> float:
+        return self.knee * math.exp(self._rng.gauss(0, self.noise)) if self.noise else self.knee
+
+    def __call__(self, step: Step) -> StepOutcome:
+        self.offered.append(step)
+        knee = self._knee()
+        if step.phase == SATURATION:
+            if self.unmeasured > 0:
+                self.unmeasured -= 1
+                return StepOutcome(step.rate, False, verdict="unknown")
+            saturated = step.rate > knee
+            seen = knee * self.low * math.exp(self._rng.gauss(0, self.sat_noise))
+            seen *= max(1.0, step.rate / knee) ** -self.overload_cost
+            return StepOutcome(
+                step.rate,
+                not saturated,
+                saturated=saturated,
+                throughput_per_min=min(step.rate, seen) if saturated else step.rate,
+                queue_records=self.queue,
+            )
+        refused = refused_share(step.rate, knee, step.duration_s, self.queue or math.inf)
+        passed = refused <= 0.01
+        if self.flake and self._rng.random() < self.flake:
+            passed = False
+        if passed and step.attempt == 1 and self.once and self._rng.random() < self.once:
+            passed = False
+        verdict = "PASS" if passed else "FAIL"
+        return StepOutcome(step.rate, passed, verdict=verdict, wall_s=30.0, saturated=refused > 0)
+
+
+def search(pipeline: QueuePipeline, plan: SearchPlan = PLAN) -> SearchResult:
+    return run_search(plan, pipeline).result()
+
+
+def seen_excess(knee: float, seconds: float, queue: float = QUEUE) -> float:
+    """The largest excess over the knee (records/min) a hold of `seconds` still passes."""
+    lo, hi = 0.0, knee
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if refused_share(knee + mid, knee, seconds, queue) <= 0.01 else (lo, mid)
+    return lo
+
+
+def within(
+    result: SearchResult, knee: float, pipeline: QueuePipeline, plan: SearchPlan = PLAN
+) -> bool:
+    """A knee found within the precision around the pipeline's: the bracket within the
+    precision, failing above the knee and passing no further above it than the precision's
+    excess, or what its holds can see where they are at their longest (`hold_s`)."""
+    c, f = result.capacity_per_min, result.lowest_failing_per_min
+    hold = max((s.duration_s for s in pipeline.offered if s.phase == HOLD), default=0)
+    excess = max(plan.precision * knee, seen_excess(knee, hold, pipeline.queue or QUEUE))
+    return (
+        result.status == FOUND
+        and c is not None
+        and f is not None
+        and bracket_precision(c, f) <= plan.precision
+        and c <= knee + excess
+        and f > knee
+    )
+
+
+# ---- the hold's length ----------------------------------------------------------------------
+
+
+def test_the_default_plan_searches_by_saturation_at_run_saturates_rate() -> None:
+    assert PLAN.method == SATURATE
+    assert PLAN.saturate_rate == SATURATE_PARAMS["rate"]
+    assert PLAN.problems() == []
+    assert PLAN.noiseless_worst_case() == (5, 210)  # three saturation steps up to 1,000,000
+
+
+def test_a_hold_is_long_enough_to_fill_the_queue_at_the_precisions_excess() -> None:
+    def at(throughput: float, queue: float | None, plan: SearchPlan = PLAN) -> int:
+        return hold_seconds(plan, Saturation(300_000, 1, True, throughput, queue))
+
+    # 60 x 5,000 / (5 % x 210,000) = 28.6 s to fill; 1 - 1.25 x 1 % x 1.05 / 0.05 = 0.7375
+    assert at(210_000, QUEUE) == 39
+    assert at(500_000, QUEUE) == PLAN.hold_min_s == 20  # the floor
+    assert at(60_000, QUEUE) == PLAN.hold_s == 60  # the ceiling
+    assert at(210_000, None) == PLAN.hold_s  # a queue of unknown size
+    assert at(210_000, QUEUE, SearchPlan(max_error_rate=0.05)) == PLAN.hold_s  # a loose gate
+    assert at(210_000, QUEUE, SearchPlan(hold_s=10)) == 10  # the ceiling wins over the floor
+    # the hold decides where the queue fills: it fails at the precision's excess, where a
+    # 15 s probe passes
+    knee = 210_000
+    assert refused_share(knee * 1.05, knee, 39, QUEUE) > 0.01
+    assert refused_share(knee * 1.05, knee, 15, QUEUE) == 0
+
+
+def test_the_holds_straddle_the_saturation_throughput() -> None:
+    assert derived_end(PLAN, Saturation(300_000, 1, True, 210_000, QUEUE)) == 221_000  # / 0.95
+    # a hold at its longest (60 s) lets a small pipeline's queue absorb more
+    assert derived_end(PLAN, Saturation(300_000, 1, True, 10_500, QUEUE)) == 15_700
+    assert step_below(221_000, 0.05) == 200_000
+    assert step_above(200_000, 0.05) == 221_000
+    pipeline = QueuePipeline(210_000)
+    result = search(pipeline)
+    assert [(s.phase, s.rate, s.duration_s, s.attempt) for s in pipeline.offered] == [
+        (SATURATION, 300_000, 30, 1),
+        (HOLD, 221_000, 39, 1),  # D fails, above the saturation throughput: no retry
+        (HOLD, 200_000, 39, 1),  # one precision width below passes
+    ]
+    assert result.status == FOUND
+    assert result.capacity_per_min == 200_000
+    assert result.lowest_failing_per_min == 221_000
+    assert result.load_s == 30 + 2 * 39 <= 120
+    assert result.saturation_per_min == 210_000
+    assert result.summary == (
+        "200,000 records/min: passes at 200,000 (held 39 s), fails at 221,000; knee ±5.0 %; "
+        "saturation throughput 210,000/min"
+    )
+
+
+# ---- the knee is found ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("knee", [round(10_500 * 1.29**i) for i in range(18)])
+def test_noiseless_knees_are_found_within_the_precision(knee: int) -> None:
+    pipeline = QueuePipeline(knee)
+    result = search(pipeline)
+    assert within(result, knee, pipeline), result
+    assert result.confirmed
+    assert result.load_s <= PLAN.noiseless_worst_case()[1]
+
+
+def test_near_this_machines_knee_a_search_costs_at_most_two_minutes_of_load() -> None:
+    """The default collector on a quiet 2-core machine takes about 210,000 records/min."""
+    for seed in range(200):
+        knee = log_uniform(rng(seed), 185_000, 290_000)
+        pipeline = QueuePipeline(knee, seed=seed)
+        result = search(pipeline)
+        assert within(result, knee, pipeline), (knee, result)
+        assert result.load_s <= 120, (knee, result)
+        assert result.steps == 3
+
+
+def test_a_saturation_step_that_reads_low_is_corrected_by_holds_going_up() -> None:
+    """Overload costs a small machine's pipeline CPU: the saturation step reads the knee 5-15 %
+    low. The holds go up, one precision width at a time, to the knee."""
+    for seed in range(200):
+        r = rng(seed)
+        knee = log_uniform(r, 150_000, 290_000)
+        pipeline = QueuePipeline(knee, low=r.uniform(0.85, 0.95), seed=seed)
+        result = search(pipeline)
+        assert within(result, knee, pipeline), (knee, result)
+        assert result.load_s <= PLAN.budget_s
+
+
+def test_a_heavily_overloaded_saturation_step_is_measured_again_at_a_milder_overload() -> None:
+    """A busy 2-core machine: offered 300,000, a pipeline that holds 85,000 reads 66,900 (as
+    measured: 65,850 where 60 s holds passed at 87,500). Offered 1.5 times that, it reads
+    82,400, and the holds start there rather than walk up from 66,900."""
+    pipeline = QueuePipeline(85_000, overload_cost=0.19)
+    result = search(pipeline)
+    assert [(s.phase, s.rate, s.duration_s) for s in pipeline.offered] == [
+        (SATURATION, 300_000, 30),  # reads 66,900: overloaded 4.5 times
+        (SATURATION, 100_000, 30),  # reads 82,400
+        (HOLD, 88_500, 60),  # D passes: a 60 s hold absorbs 3,500/min above 85,000
+        (HOLD, 97_800, 60),  # fails
+    ]
+    assert within(result, 85_000, pipeline), result
+    assert result.saturation_per_min == pytest.approx(82_400, rel=0.01)
+
+    # measured once more only: read heavy again (the machine got busier), the holds go on
+    class Busier(QueuePipeline):
+        def __call__(self, step: Step) -> StepOutcome:
+            outcome = super().__call__(step)
+            if step.phase == SATURATION and step.rate < 300_000:
+                return replace(outcome, throughput_per_min=40_000.0)
+            return outcome
+
+    busier = Busier(85_000, overload_cost=0.19)
+    search(busier)
+    assert [s.phase for s in busier.offered][:3] == [SATURATION, SATURATION, HOLD]
+    # a quiet machine's overload (300,000 for 210,000) is mild: one saturation step
+    quiet = QueuePipeline(210_000, overload_cost=0.19)
+    assert within(search(quiet), 210_000, quiet)
+    assert [s.phase for s in quiet.offered].count(SATURATION) == 1
+
+
+def test_a_milder_step_that_takes_everything_overrules_the_heavy_reading() -> None:
+    """Read at 300,000 as 100,000, the pipeline then takes 150,000 whole: the holds start at
+    150,000 and go up a precision width at a time; the failure counts at once, its own queue
+    full (no reading says the same)."""
+    pipeline = QueuePipeline(180_000, overload_cost=1.15)
+    result = search(pipeline)
+    assert [(s.phase, s.rate, s.attempt) for s in pipeline.offered] == [
+        (SATURATION, 300_000, 1),
+        (SATURATION, 150_000, 1),  # takes everything
+        (HOLD, 150_000, 1),
+        (HOLD, 165_000, 1),
+        (HOLD, 182_000, 1),
+        (HOLD, 201_000, 1),
+    ]
+    assert within(result, 180_000, pipeline), result
+    assert result.saturation_per_min is None
+
+
+def test_a_saturation_step_that_reads_far_too_low_walks_up_a_precision_width_a_hold() -> None:
+    """Read 25 % low at any overload (a busy machine), a small pipeline's 60 s holds walk up
+    from the reading: the default budget just holds them."""
+    knee = 80_000.0
+    pipeline = QueuePipeline(knee, low=0.75)
+    result = search(pipeline)
+    assert within(result, knee, pipeline), result
+    rates = [s.rate for s in pipeline.offered if s.phase == HOLD]
+    assert rates == [65_800, 72_700, 80_300, 88_700]
+    assert result.load_s == 2 * 30 + 4 * 60 == PLAN.budget_s
+
+
+def test_noisy_knees_are_found_within_the_precision_and_the_budget() -> None:
+    """2 % noise on the knee per step, 3 % on the saturation reading, which reads up to 15 %
+    low and more under heavy overload: as a shared 2-core machine gives."""
+    outcomes: Counter[str] = Counter()
+    for seed in range(400):
+        r = rng(seed)
+        knee = log_uniform(r, 100_000, 280_000)
+        pipeline = QueuePipeline(
+            knee,
+            low=r.uniform(0.85, 1.0),
+            overload_cost=r.uniform(0, 0.2),
+            sat_noise=0.03,
+            noise=0.02,
+            seed=seed,
+        )
+        result = search(pipeline)
+        outcomes[result.status] += 1
+        assert result.load_s <= PLAN.budget_s
+        if result.status == FOUND:
+            c, f = result.capacity_per_min, result.lowest_failing_per_min
+            assert c is not None
+            assert f is not None
+            assert bracket_precision(c, f) <= PLAN.precision
+            # within three noise SDs of what the holds can see
+            hold = max(s.duration_s for s in pipeline.offered if s.phase == HOLD)
+            assert c <= (knee + max(0.05 * knee, seen_excess(knee, hold))) * 1.06
+            assert f >= knee * 0.94
+    assert outcomes[FOUND] >= 390, outcomes
+
+
+@dataclass
+class EarlyGate(QueuePipeline):
+    """Another gate (p99, say) gives way at `gate_at`, below what the pipeline takes."""
+
+    gate_at: float = 0.0
+
+    def __call__(self, step: Step) -> StepOutcome:
+        outcome = super().__call__(step)
+        if step.phase == HOLD and step.rate > self.gate_at:
+            full = bool(outcome.saturated)
+            return StepOutcome(step.rate, False, verdict="FAIL: p99_ms", saturated=full)
+        return outcome
+
+
+def test_a_knee_far_below_the_saturation_throughput_is_found_by_bisecting_holds() -> None:
+    """Another gate gives way at half what the pipeline takes: D fails as expected, the holds
+    one and two precision widths below it fail too, then the rate halves and holds bisect.
+    Each failure below the saturation throughput is offered twice before it counts, so this
+    costs more than the default budget, which says where it stands."""
+    plan = SearchPlan(budget_s=400)
+    pipeline = EarlyGate(210_000, gate_at=105_000)
+    result = search(pipeline, plan)
+    assert within(result, 105_000, pipeline, plan), result
+    rates = [s.rate for s in pipeline.offered if s.phase == HOLD]
+    assert rates[:4] == [221_000, 200_000, 181_000, 90_500]
+    assert any(s.attempt == 2 for s in pipeline.offered)  # the lowest failure, retried
+    short = search(EarlyGate(210_000, gate_at=105_000))
+    assert short.status == OUT_OF_BUDGET
+    assert short.capacity_per_min == 90_500
+    assert "load budget" in short.summary
+
+
+def test_holds_whose_queue_filled_step_down_a_width_at_a_time() -> None:
+    """A reading 20 % high: D and the hold below it fail with their queue full, which explains
+    them (the knee is near, and the failure is no glitch: it counts at once), so the holds go
+    on down a precision width, not halving."""
+    pipeline = QueuePipeline(150_000, low=1.2)
+    result = search(pipeline)
+    assert [(s.rate, s.attempt) for s in pipeline.offered if s.phase == HOLD] == [
+        (189_000, 1),  # D: above S, final
+        (171_000, 1),  # below S, but its queue filled: final too
+        (155_000, 1),  # passes
+    ]
+    assert within(result, 150_000, pipeline), result
+    # the bisect method offers every failure again, a full queue or not
+    bisected = QueuePipeline(150_000)
+    search(bisected, SearchPlan(method=BISECT))
+    failed = [s.rate for s in bisected.offered if s.attempt == 2]
+    assert failed
+
+
+# ---- short runs never decide ------------------------------------------------------------------
+
+
+def test_no_short_step_decides() -> None:
+    """Every judged step of the saturate method is a hold as long as the queue needs (or its
+    longest), never a probe: over many pipelines no capacity passes further above the knee
+    than its holds can see."""
+    for seed in range(200):
+        r = rng(seed)
+        knee = log_uniform(r, 30_000, 600_000)
+        pipeline = QueuePipeline(knee, low=r.uniform(0.9, 1.0), seed=seed)
+        result = search(pipeline, SearchPlan(budget_s=600))
+        assert PROBE not in {s.phase for s in pipeline.offered}
+        assert within(result, knee, pipeline), (knee, result)
+
+
+def test_the_bisect_method_is_fooled_by_short_probes_where_holds_are_not() -> None:
+    """A queue of 20,000 records: a 15 s probe absorbs 80,000/min of excess, so the bisect
+    method's probes pass far above the knee and its hold has to walk down; the saturate
+    method holds where the saturation step says."""
+    knee = 200_000.0
+    bisect = QueuePipeline(knee, queue=20_000)
+    bisected = search(bisect, SearchPlan(method=BISECT))
+    probes = [s.rate for s in bisect.offered if s.phase == PROBE]
+    assert max(r for r in probes if refused_share(r, knee, 15, 20_000) <= 0.01) > knee * 1.2
+    saturate = QueuePipeline(knee, queue=20_000)
+    saturated = search(saturate)
+    assert within(saturated, knee, saturate), saturated
+    assert saturated.load_s < bisected.load_s
+
+
+# ---- noise does not make a knee ---------------------------------------------------------------
+
+
+def test_a_pipeline_that_never_saturates_is_at_least_max() -> None:
+    pipeline = QueuePipeline(math.inf)
+    result = search(pipeline)
+    assert result.status == AT_LEAST_MAX
+    assert result.capacity_per_min == PLAN.max_rate
+    assert result.confirmed
+    assert [(s.phase, s.rate) for s in pipeline.offered] == [
+        (SATURATION, 300_000),  # took everything: offered twice as much
+        (SATURATION, 600_000),
+        (SATURATION, 1_000_000),
+        (HOLD, 1_000_000),
+    ]
+    assert result.summary.startswith("at least 1,000,000 records/min")
+
+
+def test_with_max_rate_below_the_saturation_rate_a_pipeline_that_takes_it_is_at_least_that() -> (
+    None
+):
+    plan = SearchPlan(min_rate=10_000, max_rate=14_000, hold_s=10)
+    pipeline = QueuePipeline(200_000)
+    result = search(pipeline, plan)
+    assert [(s.phase, s.rate, s.duration_s) for s in pipeline.offered] == [
+        (SATURATION, 14_000, 30),
+        (HOLD, 14_000, 10),
+    ]
+    assert result.status == AT_LEAST_MAX
+    assert result.capacity_per_min == 14_000
+
+
+def test_flakes_without_a_knee_still_give_at_least_max() -> None:
+    outcomes: Counter[str] = Counter()
+    for seed in range(300):
+        outcomes[search(QueuePipeline(math.inf, flake=0.05, seed=seed)).status] += 1
+    assert FOUND not in outcomes
+    assert outcomes[AT_LEAST_MAX] >= 295, outcomes
+
+
+def test_single_failures_below_the_knee_are_absorbed() -> None:
+    """10 % of the passing holds fail once: a failure below the saturation throughput is
+    offered again before it counts, so none makes a knee."""
+    outcomes: Counter[str] = Counter()
+    for seed in range(300):
+        knee = log_uniform(rng(seed), 100_000, 280_000)
+        pipeline = QueuePipeline(knee, once=0.1, seed=seed)
+        result = search(pipeline)
+        outcomes[result.status] += 1
+        assert result.load_s <= PLAN.budget_s
+        if result.status == FOUND:
+            assert within(result, knee, pipeline), (knee, result)
+    assert outcomes[FOUND] >= 295, outcomes
+
+
+def test_a_failure_above_the_saturation_throughput_counts_at_once_one_below_is_retried() -> None:
+    first = QueuePipeline(210_000)
+    search(first)
+    assert all(s.attempt == 1 for s in first.offered)  # 221,000 > 210,000 failed: final
+
+    class SecondHoldFailsOnce(QueuePipeline):
+        def __call__(self, step: Step) -> StepOutcome:
+            outcome = super().__call__(step)
+            if (step.rate, step.attempt) == (200_000, 1):
+                return StepOutcome(step.rate, False, verdict="FAIL (spurious)")
+            return outcome
+
+    flaky = SecondHoldFailsOnce(210_000)
+    result = search(flaky)
+    assert [(s.rate, s.attempt) for s in flaky.offered if s.phase == HOLD] == [
+        (221_000, 1),  # fails above 210,000: final
+        (200_000, 1),  # fails below 210,000: contradicts the saturation step
+        (181_000, 1),  # passes: the bracket is within the precision
+        (200_000, 2),  # the retry passes: the knee is above it after all
+    ]
+    assert result.capacity_per_min == 200_000
+    assert result.lowest_failing_per_min == 221_000
+    assert result.load_s == 30 + 4 * 39
+
+
+def test_a_pipeline_that_takes_nothing_is_below_min() -> None:
+    pipeline = QueuePipeline(1_000)
+    result = search(pipeline)
+    assert result.status == BELOW_MIN
+    assert result.capacity_per_min is None
+    assert result.lowest_failing_per_min == PLAN.min_rate
+    # min_rate above the saturation throughput: one failure is enough
+    assert [(s.phase, s.rate) for s in pipeline.offered] == [
+        (SATURATION, 300_000),
+        (HOLD, 10_000),
+    ]
+    assert result.summary.startswith(
+        "below 10,000 records/min: the lowest rate offered failed above the saturation"
+    )
+
+
+def test_min_rate_failing_with_its_queue_full_is_below_min() -> None:
+    def execute(step: Step) -> StepOutcome:
+        if step.phase == SATURATION:
+            return StepOutcome(step.rate, False, saturated=True, throughput_per_min=12_000.0)
+        return StepOutcome(step.rate, False, verdict="FAIL", saturated=True)
+
+    plan = SearchPlan(max_rate=14_000, budget_s=600)
+    search = run_search(plan, execute)
+    result = search.result()
+    assert [(s.rate, s.attempt) for s, _ in search.history if s.phase == HOLD] == [
+        (12_600, 1),  # D = 12,000 / 0.95: above S
+        (11_400, 1),  # below S: its full queue makes each failure count at once
+        (10_400, 1),
+        (10_000, 1),
+    ]
+    assert result.status == BELOW_MIN
+    assert result.summary.startswith(
+        "below 10,000 records/min: the lowest rate offered failed with its queue full"
+    )
+
+
+# ---- figures that could not be measured -------------------------------------------------------
+
+
+def test_an_unmeasured_saturation_step_is_run_again() -> None:
+    pipeline = QueuePipeline(210_000, unmeasured=1)
+    result = search(pipeline)
+    assert [(s.phase, s.attempt) for s in pipeline.offered[:2]] == [
+        (SATURATION, 1),
+        (SATURATION, 2),
+    ]
+    assert within(result, 210_000, pipeline)
+
+
+def test_twice_unmeasured_the_search_goes_on_by_bisection() -> None:
+    """With its probes, and the budget the bisect method needs."""
+    pipeline = QueuePipeline(210_000, unmeasured=2)
+    result = search(pipeline, SearchPlan(budget_s=420))
+    phases = [s.phase for s in pipeline.offered]
+    assert phases[:3] == [SATURATION, SATURATION, PROBE]
+    assert result.status == FOUND
+    assert result.capacity_per_min is not None
+    assert result.capacity_per_min <= 210_000 * 1.05
+    assert result.load_s <= 420
+
+
+def test_the_budget_stops_a_search_and_says_so() -> None:
+    plan = SearchPlan(budget_s=210)
+    pipeline = QueuePipeline(210_000, flake=1.0)  # every hold fails
+    result = search(pipeline, plan)
+    assert result.status in (OUT_OF_BUDGET, BELOW_MIN)
+    assert result.load_s <= 210
+    assert sum(s.duration_s for s in pipeline.offered) == result.load_s
+
+
+def test_advance_is_a_pure_function_of_the_history() -> None:
+    finished = run_search(PLAN, QueuePipeline(180_000, once=0.5, seed=3))
+    history = finished.history
+    for i in range(len(history)):
+        assert advance(PLAN, history[:i]) == history[i][0]
+    assert advance(PLAN, history) == finished.result()
+
+
+def test_a_plan_written_before_the_saturate_method_reads_as_bisect() -> None:
+    old = SearchPlan(method=BISECT).to_dict()
+    for key in ("method", "saturate_rate", "saturate_s", "hold_min_s", "max_error_rate"):
+        del old[key]
+    assert SearchPlan.from_dict(old) == SearchPlan(method=BISECT)
+    assert SearchPlan.from_dict(PLAN.to_dict()) == PLAN
