@@ -223,59 +223,106 @@ def build(
         accepted = Count(client.records_accepted)
         source = "k6 log_records_accepted (2xx)"
     else:
-        own_accepted, own_exported = own_records(pipeline, own_stored)
-        accepted = _minus(pipeline.count("collector_accepted"), own_accepted, "own records")
-        accepted, other_note = without_other(
-            accepted, other, client.records_accepted, other_blocker(pipeline)
-        )
-        if other_note:
-            notes.append(other_note)
-        source = "collector receiver accepted"
-        if own_accepted.value:
-            source += " - its own log records"
-            notes.append(
-                f"the collector's own log records taken out: {own_accepted.value:,} "
-                f"({pipeline.count('collector_own_filtered').text()} dropped by its loop "
-                f"breaker, {own_stored:,} stored in Loki as job otelcol-internal)"
-            )
-        if other_note:
-            source += " - other traffic"
-        refused = pipeline.count("collector_refused")
-        queue_full = pipeline.count("collector_enqueue_failed").value
-        if refused.value:
-            full = min(queue_full or 0, refused.value)
-            notes.append(
-                f"collector refused {refused.value:,}"
-                + (f" ({full:,} with its sending queue full)" if full else "")
-            )
-        elif refused.value is None:
-            notes.append(f"collector refused: {refused.text()}")
-        if client.records_accepted != accepted.value:
-            notes.append(f"k6 saw {client.records_accepted:,} acknowledged")
+        accepted, source = _collector_accepted(client, pipeline, own_stored, other, notes)
     steps.append(step("accepted", accepted, source, sent, notes))
 
     last = accepted.value
     if pipeline is not None:
-        own_exported = own_records(pipeline, own_stored)[1]
-        exported = _minus(pipeline.count("collector_exported"), own_exported, "own records")
-        exported, other_note = without_other(exported, other, stored)
-        notes = []
-        if own_exported.value:
-            notes.append(f"the collector's {own_exported.value:,} own log records taken out")
-        if other_note:
-            notes.append(other_note)
-        if accepted.value is None or accepted.value != exported.value:
-            failed = pipeline.count("collector_failed")
-            notes += [
-                f"{failed.text()} failed after retries",
-                f"{dropped_after_acceptance(pipeline).text()} dropped (queue full)",
-            ]
-            if pipeline.queue_size_end:
-                notes.append(f"{pipeline.queue_size_end:.0f} batches still queued")
+        exported, notes = _collector_exported(pipeline, accepted, own_stored, other, stored)
         steps.append(step("exported", exported, "collector exporter sent", last, notes))
         last = exported.value
 
-    notes = []
+    notes = _stored_notes(client, pipeline, stored, last)
+    stored_count = Count(stored) if stored is not None else Count(None, None, "LogQL failed")
+    steps.append(step("stored", stored_count, "LogQL count in Loki", last, notes))
+    return Ledger(
+        steps,
+        acknowledged=client.records_accepted,
+        other=other.records if other is not None else None,
+        other_note=_other_note(other),
+    )
+
+
+def _collector_accepted(
+    client: ClientFigures,
+    pipeline: PipelineFigures,
+    own_stored: int | None,
+    other: OtherTraffic | None,
+    notes: list[str],
+) -> tuple[Count, str]:
+    """The collector's accepted count of the run's records and its source; appends to `notes`
+    what explains it."""
+    own_accepted = own_records(pipeline, own_stored)[0]
+    accepted = _minus(pipeline.count("collector_accepted"), own_accepted, "own records")
+    accepted, other_note = without_other(
+        accepted, other, client.records_accepted, other_blocker(pipeline)
+    )
+    if other_note:
+        notes.append(other_note)
+    source = "collector receiver accepted"
+    if own_accepted.value:
+        source += " - its own log records"
+        notes.append(
+            f"the collector's own log records taken out: {own_accepted.value:,} "
+            f"({pipeline.count('collector_own_filtered').text()} dropped by its loop "
+            f"breaker, {own_stored:,} stored in Loki as job otelcol-internal)"
+        )
+    if other_note:
+        source += " - other traffic"
+    notes.extend(_refused_notes(pipeline))
+    if client.records_accepted != accepted.value:
+        notes.append(f"k6 saw {client.records_accepted:,} acknowledged")
+    return accepted, source
+
+
+def _refused_notes(pipeline: PipelineFigures) -> list[str]:
+    """What the collector refused (and how many with its sending queue full)."""
+    refused = pipeline.count("collector_refused")
+    queue_full = pipeline.count("collector_enqueue_failed").value
+    if refused.value:
+        full = min(queue_full or 0, refused.value)
+        return [
+            f"collector refused {refused.value:,}"
+            + (f" ({full:,} with its sending queue full)" if full else "")
+        ]
+    if refused.value is None:
+        return [f"collector refused: {refused.text()}"]
+    return []
+
+
+def _collector_exported(
+    pipeline: PipelineFigures,
+    accepted: Count,
+    own_stored: int | None,
+    other: OtherTraffic | None,
+    stored: int | None,
+) -> tuple[Count, list[str]]:
+    """The collector's exported count of the run's records and the notes that explain it."""
+    own_exported = own_records(pipeline, own_stored)[1]
+    exported = _minus(pipeline.count("collector_exported"), own_exported, "own records")
+    exported, other_note = without_other(exported, other, stored)
+    notes: list[str] = []
+    if own_exported.value:
+        notes.append(f"the collector's {own_exported.value:,} own log records taken out")
+    if other_note:
+        notes.append(other_note)
+    if accepted.value is None or accepted.value != exported.value:
+        failed = pipeline.count("collector_failed")
+        notes += [
+            f"{failed.text()} failed after retries",
+            f"{dropped_after_acceptance(pipeline).text()} dropped (queue full)",
+        ]
+        if pipeline.queue_size_end:
+            notes.append(f"{pipeline.queue_size_end:.0f} batches still queued")
+    return exported, notes
+
+
+def _stored_notes(
+    client: ClientFigures, pipeline: PipelineFigures | None, stored: int | None, last: int | None
+) -> list[str]:
+    """What explains the stored count: Loki's discards, its restarts, records k6 never saw
+    acknowledged."""
+    notes: list[str] = []
     if pipeline is not None:
         discarded = pipeline.count("loki_discarded")
         if discarded.value:
@@ -296,11 +343,4 @@ def build(
             "acknowledged (their response was lost, e.g. the collector died after accepting "
             "them)"
         )
-    stored_count = Count(stored) if stored is not None else Count(None, None, "LogQL failed")
-    steps.append(step("stored", stored_count, "LogQL count in Loki", last, notes))
-    return Ledger(
-        steps,
-        acknowledged=client.records_accepted,
-        other=other.records if other is not None else None,
-        other_note=_other_note(other),
-    )
+    return notes

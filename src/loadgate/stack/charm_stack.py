@@ -264,8 +264,63 @@ def build(
     """Render both charms for this stack (with its CA) and localize what they wrote.
     `on_step` hears each step (venvs, renders) as it starts; `loki_via`: the port the
     collector's Loki exporter pushes to instead of Loki's (the backend fault proxy)."""
-    otel_bin = binaries.binary_path(prepared.otelcol_part.name, bin_dir)
-    loki_bin = binaries.binary_path(prepared.loki_part.name, bin_dir)
+    bins = _Binaries(
+        otelcol=binaries.binary_path(prepared.otelcol_part.name, bin_dir),
+        loki=binaries.binary_path(prepared.loki_part.name, bin_dir),
+    )
+    pipeline = _render(prepared, layout, bins, ca_cert, ca_key, on_step)
+    local = _localize(prepared, pipeline, layout, ports, bins, loki_via)
+    otel_config, otel_services, hand_changes = _by_hand(
+        prepared, local.otel.config, local.otel_plan["services"], ports, local.ca_file
+    )
+    roles = {name: "otelcol" for name in local.otel_plan["services"]}
+    roles.update({name: "loki" for name in local.loki_plan["services"]})
+    return CharmStackFiles(
+        collector_config=otel_config,
+        loki_config=local.loki.config,
+        services={**otel_services, **local.loki_plan["services"]},
+        checks={**local.otel_plan["checks"], **local.loki_plan["checks"]},
+        loki_server_name=_loki_name(pipeline),
+        report=_build_report(prepared, pipeline, local, hand_changes),
+        traces_server_name=(
+            signal_relations.unit_host(signal_relations.TRACES_APP, render.MODEL)
+            if prepared.traces
+            else None
+        ),
+        roles=roles,
+    )
+
+
+@dataclass(frozen=True)
+class _Binaries:
+    """The built workload binaries the stack runs."""
+
+    otelcol: Path
+    loki: Path
+
+
+@dataclass(frozen=True)
+class _Localized:
+    """Both charms' configs and Pebble plans, localized to this run directory and its ports."""
+
+    otel: localize.Localized
+    loki: localize.Localized
+    otel_plan: dict[str, Any]
+    otel_plan_changes: list[localize.Change]
+    loki_plan: dict[str, Any]
+    loki_plan_changes: list[localize.Change]
+    ca_file: Path
+
+
+def _render(
+    prepared: PreparedCharms,
+    layout: Layout,
+    bins: _Binaries,
+    ca_cert: str,
+    ca_key: str,
+    on_step: Callable[[str], None] | None,
+) -> render.RenderedPipeline:
+    """Both charms rendered with the stack's CA; each must be active to run."""
     try:
         pipeline = render.render_pipeline(
             prepared.otelcol,
@@ -275,8 +330,8 @@ def build(
             ca_key=ca_key,
             otelcol_options=prepared.otelcol_options,
             loki_options=prepared.loki_options,
-            otelcol_version=version_output(otel_bin, "--version"),
-            loki_version=version_output(loki_bin, "-version"),
+            otelcol_version=version_output(bins.otelcol, "--version"),
+            loki_version=version_output(bins.loki, "-version"),
             server_cert=prepared.server_cert,
             on_step=on_step,
             signals=prepared.signals,
@@ -290,6 +345,18 @@ def build(
                 f"{charm.source.name} {charm.source.label} is {charm.status.get('name')} "
                 f"({charm.status.get('message')}) with the bundle's relations: it would not run"
             )
+    return pipeline
+
+
+def _localize(
+    prepared: PreparedCharms,
+    pipeline: render.RenderedPipeline,
+    layout: Layout,
+    ports: Ports,
+    bins: _Binaries,
+    loki_via: int | None,
+) -> _Localized:
+    """The rendered configs and plans rewritten for this run directory and its ports."""
     charm_files = layout.config / "charm-files"
     otel_files = _local_files(pipeline.otelcol, charm_files / "otelcol")
     loki_files = _local_files(pipeline.loki, charm_files / "loki")
@@ -303,7 +370,7 @@ def build(
                 storage_dir=layout.collector_storage,
                 ca_file=ca_file,
                 files=otel_files,
-                available=components(otel_bin),
+                available=components(bins.otelcol),
                 loki_via=loki_via,
             ),
         )
@@ -318,50 +385,47 @@ def build(
         otel_plan, otel_plan_changes = localize.plan(
             pipeline.otelcol.plan,
             "otelcol",
-            otel_bin,
+            bins.otelcol,
             {**otel_files, **config_files},
             ports,
             layout.root,
         )
         loki_plan, loki_plan_changes = localize.plan(
-            pipeline.loki.plan, "loki", loki_bin, {**loki_files, **config_files}, ports, layout.root
+            pipeline.loki.plan,
+            "loki",
+            bins.loki,
+            {**loki_files, **config_files},
+            ports,
+            layout.root,
         )
     except localize.LocalizeError as exc:
         raise CharmStackError(f"localizing the rendered configs: {exc}") from None
-    otel_config, otel_services, hand_changes = _by_hand(
-        prepared, otel_local.config, otel_plan["services"], ports, ca_file
+    return _Localized(
+        otel_local, loki_local, otel_plan, otel_plan_changes, loki_plan, loki_plan_changes, ca_file
     )
-    services = {**otel_services, **loki_plan["services"]}
-    roles = {name: "otelcol" for name in otel_plan["services"]}
-    roles.update({name: "loki" for name in loki_plan["services"]})
-    checks = {**otel_plan["checks"], **loki_plan["checks"]}
+
+
+def _build_report(
+    prepared: PreparedCharms,
+    pipeline: render.RenderedPipeline,
+    local: _Localized,
+    hand_changes: list[localize.Change],
+) -> dict[str, Any]:
+    """What the stack is: its sources, the renders, every localizing and hand change."""
     report = {
         **prepared.to_dict(),
         "render": pipeline.to_dict(),
         "localized": {
-            "otelcol": [c.to_dict() for c in otel_local.changes + otel_plan_changes],
-            "loki": [c.to_dict() for c in loki_local.changes + loki_plan_changes],
+            "otelcol": [c.to_dict() for c in local.otel.changes + local.otel_plan_changes],
+            "loki": [c.to_dict() for c in local.loki.changes + local.loki_plan_changes],
         },
-        "missing_components": otel_local.missing,
+        "missing_components": local.otel.missing,
     }
     if prepared.hand is not None:
         report["hand_changes"] = [c.to_dict() for c in hand_changes]
         if prepared.hand.exporter == "standin":
             report["logs_backend"] = logs_standin.ROLE
-    return CharmStackFiles(
-        collector_config=otel_config,
-        loki_config=loki_local.config,
-        services=services,
-        checks=checks,
-        loki_server_name=_loki_name(pipeline),
-        report=report,
-        traces_server_name=(
-            signal_relations.unit_host(signal_relations.TRACES_APP, render.MODEL)
-            if prepared.traces
-            else None
-        ),
-        roles=roles,
-    )
+    return report
 
 
 def _by_hand(
