@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -246,71 +246,114 @@ def run_search(
         raise ValueError(f"search id: {problem}")
     # the holds last until refusals pass the steps' own error-rate gate
     search = Search(replace(plan, max_error_rate=base.max_error_rate))  # validates the plan
-    scope = scope or pipe.Scope()
-    run = execute or runner.execute
-    runs = runs_root(results_root, search_id)
-    attributions: list[tuple[BottleneckFigures | None, Attribution | None]] = []
-    notes: list[str] = []
-    started_at = time.time()
-    started = time.monotonic()
-
-    def phase(text: str) -> None:
-        if on_phase:
-            on_phase(text)
-
-    def record(ended: bool = False) -> SearchRecord:
-        rec = SearchRecord.build(
-            search_id,
-            stack,
-            search,
-            attributions,
-            started_at=started_at,
-            ended_at=time.time() if ended else None,
-            wall_s=round(time.monotonic() - started, 1),
-            notes=notes,
-        )
-        write_record(rec, results_root)
-        return rec
-
-    record()
+    steps = _StepRunner(
+        target,
+        runs_root(results_root, search_id),
+        execute or runner.execute,
+        scope or pipe.Scope(),
+        on_phase,
+        on_progress,
+        drain_timeout,
+        settle_timeout,
+        scrape_timeout,
+    )
+    log = _SearchLog(
+        search_id, stack, search, results_root, started_at=time.time(), started=time.monotonic()
+    )
+    log.write()
     step: Step | None = None
     try:
         while (step := search.next_step()) is not None:
             step_started = time.monotonic()
-            phase(f"settle: waiting for the collector's queue to empty before step {step.index}")
-            settle(target.prometheus(), scope, settle_timeout, scrape_timeout)
-            spec = step_spec(base, step, step_run_id(search_id, step))
-            what = f"retry of {step.phase}" if step.attempt > 1 else step.phase
-            phase(f"step {step.index}: {what} at {step.rate:,} records/min for {step.duration_s}s")
-            result = run(
-                spec,
-                target,
-                runs,
-                drain_timeout=drain_timeout,
-                on_progress=on_progress,
-                on_phase=on_phase,
-                scope=scope,
-                scrape_timeout=scrape_timeout,
-            )
-            if not result.complete:
-                notes.append(
-                    f"step {step.index} ({result.run_id}) is incomplete: "
-                    + "; ".join(result.problems)
-                )
-            outcome = outcome_of(step, result, time.monotonic() - step_started)
-            note = saturation_of(result)[3]
-            if step.phase == SATURATION and note:
-                notes.append(f"step {step.index} ({result.run_id}): {note}")
-            figures, attribution = run_figures.assess(result)
-            search.record(step, outcome)
-            attributions.append((figures, attribution))
-            rec = record()
+            result = steps.run(base, search_id, step)
+            log.add_step(step, result, step_started)
+            rec = log.write()
             if on_step:
                 on_step(rec)
     except BaseException as exc:
         where = f" during step {step.index} ({step.rate:,}/min)" if step is not None else ""
         why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
-        notes.append(f"{why}{where}; the record holds the steps that finished")
-        record(ended=True)
+        log.notes.append(f"{why}{where}; the record holds the steps that finished")
+        log.write(ended=True)
         raise
-    return record(ended=True)
+    return log.write(ended=True)
+
+
+@dataclass(frozen=True)
+class _StepRunner:
+    """Runs one step of a search: settles the stack, then runs the step's spec."""
+
+    target: Target
+    runs: Path
+    execute: Execute
+    scope: pipe.Scope
+    on_phase: Callable[[str], None] | None
+    on_progress: Callable[[Progress], None] | None
+    drain_timeout: float
+    settle_timeout: float
+    scrape_timeout: float
+
+    def phase(self, text: str) -> None:
+        if self.on_phase:
+            self.on_phase(text)
+
+    def run(self, base: RunSpec, search_id: str, step: Step) -> RunResult:
+        self.phase(f"settle: waiting for the collector's queue to empty before step {step.index}")
+        settle(self.target.prometheus(), self.scope, self.settle_timeout, self.scrape_timeout)
+        spec = step_spec(base, step, step_run_id(search_id, step))
+        what = f"retry of {step.phase}" if step.attempt > 1 else step.phase
+        self.phase(f"step {step.index}: {what} at {step.rate:,} records/min for {step.duration_s}s")
+        return self.execute(
+            spec,
+            self.target,
+            self.runs,
+            drain_timeout=self.drain_timeout,
+            on_progress=self.on_progress,
+            on_phase=self.on_phase,
+            scope=self.scope,
+            scrape_timeout=self.scrape_timeout,
+        )
+
+
+@dataclass
+class _SearchLog:
+    """A search's record as it grows, written to `search.json` after every step."""
+
+    search_id: str
+    stack: Mapping[str, Any]
+    search: Search
+    results_root: Path
+    started_at: float  # wall clock
+    started: float  # monotonic
+    attributions: list[tuple[BottleneckFigures | None, Attribution | None]] = field(
+        default_factory=list[tuple[BottleneckFigures | None, Attribution | None]]
+    )
+    notes: list[str] = field(default_factory=list[str])
+
+    def add_step(self, step: Step, result: RunResult, step_started: float) -> None:
+        """The step's outcome recorded in the search, with its attribution and notes."""
+        if not result.complete:
+            self.notes.append(
+                f"step {step.index} ({result.run_id}) is incomplete: " + "; ".join(result.problems)
+            )
+        outcome = outcome_of(step, result, time.monotonic() - step_started)
+        note = saturation_of(result)[3]
+        if step.phase == SATURATION and note:
+            self.notes.append(f"step {step.index} ({result.run_id}): {note}")
+        figures, attribution = run_figures.assess(result)
+        self.search.record(step, outcome)
+        self.attributions.append((figures, attribution))
+
+    def write(self, ended: bool = False) -> SearchRecord:
+        rec = SearchRecord.build(
+            self.search_id,
+            self.stack,
+            self.search,
+            self.attributions,
+            started_at=self.started_at,
+            ended_at=time.time() if ended else None,
+            wall_s=round(time.monotonic() - self.started, 1),
+            notes=self.notes,
+        )
+        write_record(rec, self.results_root)
+        return rec
