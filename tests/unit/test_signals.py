@@ -14,7 +14,7 @@ from loadgate.build import binaries
 from loadgate.charms import localize, localize_signals, signals
 from loadgate.charms.sources import CharmSource
 from loadgate.stack import backends, charm_stack, choice, render
-from loadgate.stack.local import StackInfo
+from loadgate.stack.info import StackInfo
 from loadgate.stack.ports import Ports
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rendered"

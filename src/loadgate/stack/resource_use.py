@@ -37,7 +37,7 @@ from . import fault_service, logs_standin
 from .cgroups import Group, Placement
 
 if TYPE_CHECKING:
-    from .local import StackInfo
+    from .info import StackInfo
 
 _PEBBLE_LINE = re.compile(
     r"^(?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) \[pebble\] "

@@ -27,7 +27,7 @@ from loadgate.stack.tls import client_context, verified_client
 from ..records.resources import ResourceFigures
 from ..stack import backends, logs_standin, orphans, procs, render
 from ..stack import local as stack_local
-from ..stack.local import StackInfo
+from ..stack.info import StackInfo
 from ..stack.procs import ProcessId
 from ..stack.resource_use import ResourceWatch
 

@@ -1,0 +1,172 @@
+"""A stack's run directory written afresh: TLS material, the configs and the Pebble layer,
+from a hand profile (render.py) or from the charms' rendering (charm_stack.py), with the
+services the stack adds beside them (the traces and Loki stand-ins, the fault proxy)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from loadgate.build import binaries
+from loadgate.stack import tls as tls_material
+
+from ..charms import signals as signal_relations
+from . import backends, cgroups, charm_stack, fault_service, logs_standin, render
+from .cgroups import StackGroups
+from .charm_stack import CharmStackError, PreparedCharms
+from .fault_service import FaultService
+from .info import StackChoice, StackError, signals_of
+from .layout import Layout
+from .ports import Ports
+from .profile import Profile
+
+
+def _clear_run_dir(layout: Layout) -> None:
+    """Empty the run directory, keeping its lock file (a held flock must keep its file)."""
+    if not layout.root.is_dir():
+        return
+    for child in layout.root.iterdir():
+        if child == layout.lock_file:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+@dataclass(frozen=True)
+class Written:
+    """What write_configs decided beyond the files: Loki's certificate name, the charm report."""
+
+    loki_server_name: str = render.LOKI_TLS_SERVER_NAME
+    charms: dict[str, Any] | None = None
+    traces_server_name: str | None = None
+    groups: StackGroups | None = None
+    fault: FaultService | None = None
+
+
+def write_configs(
+    layout: Layout,
+    what: StackChoice,
+    ports: Ports,
+    bin_dir: Path,
+    on_step: Callable[[str], None] | None = None,
+) -> Written:
+    """Fresh run directory: TLS material, the three configs and the Pebble layer; for a charm
+    stack, rendered by the charms with this stack's CA and localized (charm_stack.py)."""
+    _clear_run_dir(layout)
+    for folder in layout.folders():
+        folder.mkdir(parents=True, exist_ok=True)
+    material = tls_material.generate()
+    tls_material.write(material, layout.tls)
+    if isinstance(what, Profile):
+        configs = {
+            layout.collector_config: render.collector_config(what, ports, layout),
+            layout.loki_config: render.loki_config(what, ports, layout),
+        }
+        layer = render.pebble_layer(bin_dir, ports, layout)
+        written = Written()
+    else:
+        configs, layer, written = _charm_files(layout, what, ports, bin_dir, material, on_step)
+    configs[layout.prometheus_config] = render.prometheus_config(
+        ports,
+        layout,
+        written.loki_server_name,
+        out_of_order=signal_relations.METRICS in signals_of(what),
+    )
+    if written.traces_server_name is not None and not isinstance(what, Profile):
+        binary = binaries.binary_path(what.otelcol_part.name, bin_dir)
+        _add_traces_standin(layout, ports, material, written.traces_server_name, binary, configs,
+                            layer)  # fmt: skip
+    if isinstance(what, PreparedCharms) and what.hand and what.hand.exporter == "standin":
+        binary = binaries.binary_path(what.otelcol_part.name, bin_dir)
+        logs_standin.add(layout, ports, material, binary, configs, layer)
+    if written.fault is not None:
+        configs[layout.prometheus_config]["scrape_configs"].append(
+            fault_service.scrape_job(written.fault)
+        )
+    _write_files(layout, configs, layer)
+    return written
+
+
+def _charm_files(
+    layout: Layout,
+    what: PreparedCharms,
+    ports: Ports,
+    bin_dir: Path,
+    material: tls_material.TLSMaterial,
+    on_step: Callable[[str], None] | None,
+) -> tuple[dict[Path, dict[str, Any]], dict[str, Any], Written]:
+    """The charms' configs and Pebble layer (with the fault proxy before Loki, if asked),
+    their services in control groups for the charms' limits."""
+    fault = fault_service.allocate(what.backend_fault) if what.backend_fault else None
+    try:
+        files = charm_stack.build(
+            what,
+            layout,
+            ports,
+            bin_dir,
+            material.ca_cert_pem.decode(),
+            material.ca_key_pem.decode(),
+            on_step=on_step,
+            loki_via=fault.port if fault else None,
+        )
+    except CharmStackError as exc:
+        raise StackError(str(exc)) from None
+    configs = {
+        layout.collector_config: files.collector_config,
+        layout.loki_config: files.loki_config,
+    }
+    services = {name: dict(svc) for name, svc in files.services.items()}
+    checks = dict(files.checks)
+    if fault is not None:
+        fault = replace(fault, server_name=files.loki_server_name)
+        fault_service.write(fault, layout, ports)
+        services[fault_service.SERVICE] = fault_service.pebble_service(layout)
+        checks[f"{fault_service.SERVICE}-ready"] = fault_service.pebble_check(fault)
+    groups = cgroups.enter(
+        services, files.roles, what.limits_by_role(), layout.root, layout.cgroups_file
+    )
+    layer = render.charm_layer(services, checks, bin_dir, ports, layout)
+    written = Written(files.loki_server_name, files.report, files.traces_server_name, groups, fault)
+    return configs, layer, written
+
+
+def _write_files(
+    layout: Layout, configs: dict[Path, dict[str, Any]], layer: dict[str, Any]
+) -> None:
+    for path, cfg in configs.items():
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    layers = layout.pebble / "layers"
+    layers.mkdir(parents=True, exist_ok=True)
+    (layers / "001-loadgate.yaml").write_text(yaml.safe_dump(layer, sort_keys=False))
+
+
+def _add_traces_standin(
+    layout: Layout,
+    ports: Ports,
+    material: tls_material.TLSMaterial,
+    server_name: str,
+    binary: Path,
+    configs: dict[Path, dict[str, Any]],
+    layer: dict[str, Any],
+) -> None:
+    """The traces backend stand-in: its certificate (the stack CA, for the name the collector
+    was given), its config, service, readiness check and Prometheus scrape job."""
+    bports = backends.BackendPorts.for_ports(ports)
+    cert, key = tls_material.issue_server_cert(material, (server_name,))
+    cert_file, key_file = layout.tls / "traces-standin.crt", layout.tls / "traces-standin.key"
+    cert_file.write_bytes(cert)
+    key_file.touch(mode=0o600)
+    key_file.write_bytes(key)
+    config = layout.config / "traces-standin.yaml"
+    configs[config] = backends.standin_config(bports, cert_file, key_file)
+    name = backends.STANDIN_SERVICE
+    layer["services"][name] = backends.standin_service(binary, config, layout.root)
+    layer["checks"][f"{name}-ready"] = backends.standin_check(bports)
+    configs[layout.prometheus_config]["scrape_configs"].append(backends.standin_scrape_job(bports))
