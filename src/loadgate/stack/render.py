@@ -56,30 +56,10 @@ def collector_config(profile: Profile, ports: Ports, layout: Layout) -> dict[str
     exporters: dict[str, Any]
 
     if profile.exporter == "loki":
-        processors["resource/send-loki-logs"] = {
-            "attributes": [{"action": "insert", "key": "loki.format", "value": "raw"}]
-        }
-        processors["attributes/send-loki-logs"] = {
-            "actions": [
-                {
-                    "action": "upsert",
-                    "key": "loki.attribute.labels",
-                    "value": CHARM_LOKI_ATTRIBUTE_LABELS,
-                }
-            ]
-        }
-        pipeline_processors += ["resource/send-loki-logs", "attributes/send-loki-logs"]
-        loki: dict[str, Any] = {
-            "endpoint": loki_push_url(ports),
-            "default_labels_enabled": {"exporter": False, "job": True},
-            "tls": {"ca_file": str(layout.ca_cert), "server_name_override": LOKI_TLS_SERVER_NAME},
-            "retry_on_failure": {"max_elapsed_time": profile.retry_max_elapsed},
-        }
-        queue: dict[str, Any] = {"enabled": profile.sending_queue, "queue_size": profile.queue_size}
-        if profile.queue_storage and profile.sending_queue:
-            queue["storage"] = "file_storage"
-        loki["sending_queue"] = queue
-        exporters = {LOKI_EXPORTER: loki}
+        hints = _loki_hint_processors()
+        processors.update(hints)
+        pipeline_processors += list(hints)
+        exporters = {LOKI_EXPORTER: _loki_exporter(profile, ports, layout)}
     elif profile.exporter == "debug":
         exporters = {"debug": {"verbosity": "basic"}}
     else:
@@ -99,25 +79,7 @@ def collector_config(profile: Profile, ports: Ports, layout: Layout) -> dict[str
         "exporters": exporters,
         "service": {
             "extensions": list(extensions),
-            "telemetry": {
-                "logs": {"level": "info"},
-                "metrics": {
-                    "level": "normal",
-                    "readers": [
-                        {
-                            "pull": {
-                                "exporter": {
-                                    "prometheus": {
-                                        "host": HOST,
-                                        "port": ports.otelcol_metrics,
-                                        "without_units": True,
-                                    }
-                                }
-                            }
-                        }
-                    ],
-                },
-            },
+            "telemetry": _collector_telemetry(ports),
             "pipelines": {
                 "logs": {
                     "receivers": ["otlp"],
@@ -125,6 +87,63 @@ def collector_config(profile: Profile, ports: Ports, layout: Layout) -> dict[str
                     "exporters": list(exporters),
                 }
             },
+        },
+    }
+
+
+def _loki_hint_processors() -> dict[str, Any]:
+    """The charm's Loki hint processors: raw log bodies, and the attributes made labels."""
+    return {
+        "resource/send-loki-logs": {
+            "attributes": [{"action": "insert", "key": "loki.format", "value": "raw"}]
+        },
+        "attributes/send-loki-logs": {
+            "actions": [
+                {
+                    "action": "upsert",
+                    "key": "loki.attribute.labels",
+                    "value": CHARM_LOKI_ATTRIBUTE_LABELS,
+                }
+            ]
+        },
+    }
+
+
+def _loki_exporter(profile: Profile, ports: Ports, layout: Layout) -> dict[str, Any]:
+    """The `loki` exporter as the charm renders it: TLS to the stack's Loki, retries and a
+    sending queue (in the file storage when the profile keeps it on disk)."""
+    loki: dict[str, Any] = {
+        "endpoint": loki_push_url(ports),
+        "default_labels_enabled": {"exporter": False, "job": True},
+        "tls": {"ca_file": str(layout.ca_cert), "server_name_override": LOKI_TLS_SERVER_NAME},
+        "retry_on_failure": {"max_elapsed_time": profile.retry_max_elapsed},
+    }
+    queue: dict[str, Any] = {"enabled": profile.sending_queue, "queue_size": profile.queue_size}
+    if profile.queue_storage and profile.sending_queue:
+        queue["storage"] = "file_storage"
+    loki["sending_queue"] = queue
+    return loki
+
+
+def _collector_telemetry(ports: Ports) -> dict[str, Any]:
+    """The collector's own logs, and its metrics on a Prometheus reader."""
+    return {
+        "logs": {"level": "info"},
+        "metrics": {
+            "level": "normal",
+            "readers": [
+                {
+                    "pull": {
+                        "exporter": {
+                            "prometheus": {
+                                "host": HOST,
+                                "port": ports.otelcol_metrics,
+                                "without_units": True,
+                            }
+                        }
+                    }
+                }
+            ],
         },
     }
 
