@@ -260,12 +260,7 @@ def decide(
 ) -> MetricDecision:
     """The decision for one metric from its repeats (None: a repeat that did not measure it).
     Values must be positive: a zero or negative value raises ValueError naming it."""
-    if not 0.5 < confidence < 1:
-        raise ValueError(f"confidence: must be between 0.5 and 1 (one-sided); got {confidence}")
-    for side, values in ((BASELINE, baseline), (CANDIDATE, candidate)):
-        for i, v in enumerate(values):
-            if v is not None and not (math.isfinite(v) and v > 0):
-                raise ValueError(f"{metric.name} {side}[{i}]: must be a positive number; got {v}")
+    _check_inputs(metric, baseline, candidate, confidence)
     a = [math.log(v) for v in baseline if v is not None]
     b = [math.log(v) for v in candidate if v is not None]
     mean_a = math.exp(statistics.fmean(a)) if a else None
@@ -293,39 +288,80 @@ def decide(
             "are needed to see the spread",
             repeats_needed=2,
         )
-    floor = math.log1p(metric.resolution) ** 2 / 3
-    va = max(statistics.variance(a), floor)
-    vb = max(statistics.variance(b), floor)
-    diff = statistics.fmean(b) - statistics.fmean(a)
-    d = diff if metric.better == LOWER else -diff
-    se, df = _welch(va, len(a), vb, len(b))
-    t = _t(df, confidence)
-    lo, hi = d - t * se, d + t * se
+    bounds = _Bounds.of(metric, a, b, confidence)
     m = math.log1p(metric.margin)
-    figures: dict[str, Any] = {
-        "change": math.expm1(d),
-        "lower": math.expm1(lo),
-        "upper": math.expm1(hi),
-        "df": df if math.isfinite(df) else None,
-    }
-    span = f"{_pct(math.expm1(d))} worse (bounds {_pct(math.expm1(lo))} .. {_pct(math.expm1(hi))})"
-    if lo > 0 and d >= m:
+    figures = bounds.figures()
+    span = bounds.span()
+    if bounds.lo > 0 and bounds.d >= m:
         return result(
             REGRESSION,
             f"{span}: worse beyond the noise and by at least {metric.margin:.0%}",
             **figures,
         )
-    if hi <= m:
+    if bounds.hi <= m:
         return result(
             NO_REGRESSION, f"{span}: any worsening is below {metric.margin:.0%}", **figures
         )
-    needed = _repeats_needed(va, vb, m / 2, max(len(a), len(b)) + 1, confidence)
+    needed = _repeats_needed(bounds.va, bounds.vb, m / 2, max(len(a), len(b)) + 1, confidence)
     more = (
         f"about {needed} repeats a side would narrow the bounds to ±{metric.margin / 2:.1%}"
         if needed is not None
         else f"more than {MAX_REPEATS} repeats a side would be needed at this spread"
     )
     return result(TOO_NOISY, f"{span}: {more}", repeats_needed=needed, **figures)
+
+
+def _check_inputs(
+    metric: Metric,
+    baseline: Sequence[float | None],
+    candidate: Sequence[float | None],
+    confidence: float,
+) -> None:
+    """ValueError for a confidence outside (0.5, 1) or a value that is not positive."""
+    if not 0.5 < confidence < 1:
+        raise ValueError(f"confidence: must be between 0.5 and 1 (one-sided); got {confidence}")
+    for side, values in ((BASELINE, baseline), (CANDIDATE, candidate)):
+        for i, v in enumerate(values):
+            if v is not None and not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{metric.name} {side}[{i}]: must be a positive number; got {v}")
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """Welch's interval of the candidate's worsening, in logarithms: d and its bounds lo, hi,
+    with the sides' (floored) variances and the degrees of freedom."""
+
+    d: float
+    lo: float
+    hi: float
+    df: float
+    va: float
+    vb: float
+
+    @classmethod
+    def of(cls, metric: Metric, a: list[float], b: list[float], confidence: float) -> _Bounds:
+        floor = math.log1p(metric.resolution) ** 2 / 3
+        va = max(statistics.variance(a), floor)
+        vb = max(statistics.variance(b), floor)
+        diff = statistics.fmean(b) - statistics.fmean(a)
+        d = diff if metric.better == LOWER else -diff
+        se, df = _welch(va, len(a), vb, len(b))
+        t = _t(df, confidence)
+        return cls(d, d - t * se, d + t * se, df, va, vb)
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "change": math.expm1(self.d),
+            "lower": math.expm1(self.lo),
+            "upper": math.expm1(self.hi),
+            "df": self.df if math.isfinite(self.df) else None,
+        }
+
+    def span(self) -> str:
+        return (
+            f"{_pct(math.expm1(self.d))} worse "
+            f"(bounds {_pct(math.expm1(self.lo))} .. {_pct(math.expm1(self.hi))})"
+        )
 
 
 def overall(decisions: Sequence[MetricDecision]) -> str:
