@@ -193,15 +193,7 @@ def drive(
         for first in range(0, len(schedule), 2):
             pair_began = monotonic()
             for run in schedule[first : first + 2]:
-                stack = baseline if run.side == BASELINE else candidate
-                if on_start:
-                    on_start(run, stack)
-                outcome = run_one(run, stack)
-                state.take(run, outcome)
-                record = state.record()
-                write_record(record, results_root)
-                if on_done:
-                    on_done(run, stack, outcome, record)
+                _run(run, state, run_one, results_root, on_start, on_done)
             pairs = first // 2 + 1
             now = monotonic()
             longest = max(longest, now - pair_began)
@@ -213,17 +205,39 @@ def drive(
                 state.stopped = stop
                 break
     except BaseException as exc:
-        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
-        most = f"{len(schedule)}" if not plan.sequential else f"at most {len(schedule)}"
-        state.notes.append(
-            f"partial: {why} after {len(state.runs)} of {most} runs; the decisions use "
-            "the runs that finished"
-        )
+        state.notes.append(_partial_note(exc, len(state.runs), len(schedule), plan.sequential))
         write_record(state.record(ended_at=clock()), results_root)
         raise
     final = state.record(ended_at=clock())
     write_record(final, results_root)
     return final
+
+
+def _run(
+    run: ScheduledRun,
+    state: Drive,
+    run_one: RunOne,
+    results_root: Path,
+    on_start: Callable[[ScheduledRun, ComparedStack], None] | None,
+    on_done: Callable[[ScheduledRun, ComparedStack, RepeatOutcome, CompareRecord], None] | None,
+) -> None:
+    """One scheduled run on its side's stack, taken into the record, which is written."""
+    stack = state.baseline if run.side == BASELINE else state.candidate
+    if on_start:
+        on_start(run, stack)
+    outcome = run_one(run, stack)
+    state.take(run, outcome)
+    record = state.record()
+    write_record(record, results_root)
+    if on_done:
+        on_done(run, stack, outcome, record)
+
+
+def _partial_note(exc: BaseException, done: int, scheduled: int, sequential: bool) -> str:
+    """What a comparison ended early says: why, and how far it got."""
+    why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
+    most = f"{scheduled}" if not sequential else f"at most {scheduled}"
+    return f"partial: {why} after {done} of {most} runs; the decisions use the runs that finished"
 
 
 def _positive(value: float | None) -> float | None:

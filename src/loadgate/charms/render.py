@@ -353,9 +353,7 @@ def render_pipeline(
     Prometheus and Tempo too, written by the provider libraries under `provider_lib` (the
     Prometheus charm's `lib/`)."""
     try:
-        backend_rels, backend_exchanges = signal_relations.relations(
-            signals, provider_lib, MODEL
-        )
+        backend_rels, backend_exchanges = signal_relations.relations(signals, provider_lib, MODEL)
     except signal_relations.SignalsError as exc:
         raise RenderError(str(exc)) from None
 
@@ -365,13 +363,11 @@ def render_pipeline(
 
     if work_dir.exists():
         shutil.rmtree(work_dir)
-    step(f"preparing the Loki charm's virtualenv ({loki.label}; once per lock)")
-    loki_venv = venvs.ensure(loki)
-    step(f"rendering the Loki charm {loki.label}")
-    loki_out = run_driver(
+    loki_out = _render_charm(
         loki,
-        loki_venv,
-        loki_request(
+        "Loki",
+        step,
+        lambda: loki_request(
             loki,
             work_dir / "loki",
             ca_cert=ca_cert,
@@ -380,13 +376,11 @@ def render_pipeline(
             version_output=loki_version,
         ),
     )
-    step(f"preparing the otelcol charm's virtualenv ({otelcol.label}; once per lock)")
-    otel_venv = venvs.ensure(otelcol)
-    step(f"rendering the otelcol charm {otelcol.label}")
-    otel_out = run_driver(
+    otel_out = _render_charm(
         otelcol,
-        otel_venv,
-        otelcol_request(
+        "otelcol",
+        step,
+        lambda: otelcol_request(
             otelcol,
             work_dir / "otelcol",
             loki_logging_unit_data=loki_out.published("logging")["unit"],
@@ -399,3 +393,17 @@ def render_pipeline(
         ),
     )
     return RenderedPipeline(otel_out, loki_out)
+
+
+def _render_charm(
+    source: CharmSource,
+    name: str,
+    step: Callable[[str], None],
+    request: Callable[[], dict[str, Any]],
+) -> RenderedCharm:
+    """One charm rendered: its virtualenv made (once per lock), then its driver run on the
+    request (built once the virtualenv is there)."""
+    step(f"preparing the {name} charm's virtualenv ({source.label}; once per lock)")
+    venv = venvs.ensure(source)
+    step(f"rendering the {name} charm {source.label}")
+    return run_driver(source, venv, request())
