@@ -8,15 +8,10 @@ compare_tables`."""
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from rich.markup import escape
-from rich.status import Status
-from rich.text import Text
 
 from loadgate import paths
 from loadgate.capacity import compare_driver as comparing
@@ -24,7 +19,6 @@ from loadgate.capacity import compare_rule as rule
 from loadgate.capacity import compare_scenario
 from loadgate.capacity import compare_sequential as seq
 from loadgate.capacity.compare_repeat import DEFAULT_PRESSURE_FRACTION, saturating
-from loadgate.capacity.compare_rule import ScheduledRun
 from loadgate.capacity.compare_sequential import Plan
 from loadgate.capacity.search_rule import SearchPlan
 from loadgate.contract.params import MAX_RATE, PARAMS
@@ -38,10 +32,7 @@ from loadgate.contract.spec import (
     parse_labels,
 )
 from loadgate.measure.saturation import SATURATE_PARAMS
-from loadgate.records.compare import COMPARE_FILE, CompareRecord, Pressure
-from loadgate.records.search import SearchRecord
-from loadgate.report import compare_tables
-from loadgate.runner.target import Progress
+from loadgate.records.compare import Pressure
 
 from ..stack import choice, local, orphans, runlock
 from ..stack.choice import StackFlags, StackRequest
@@ -52,13 +43,12 @@ from .common import (
     EXIT_OK,
     Subparsers,
     UsageError,
-    console,
     error,
     notice,
     queue_size,
     shielded,
-    stdout,
 )
+from .compare_output import drive_live
 from .flags import (
     add_drain_timeout,
     add_load_flags,
@@ -67,7 +57,7 @@ from .flags import (
     load_params,
     stack_flags,
 )
-from .run import check_results_dir, progress_line, with_scenario_signals
+from .run import check_results_dir, with_scenario_signals
 from .stack import prepare_stack
 
 if TYPE_CHECKING:
@@ -98,22 +88,7 @@ def register(sub: Subparsers) -> None:
         "is spent), and decide per metric whether the candidate is worse beyond the noise. "
         "Exit 1: regression; 0: none; 2: too noisy or bad input. Rule: " + rule.RULE,
     )
-    p.add_argument(
-        "--baseline",
-        action="append",
-        required=True,
-        metavar="KEY=VALUE",
-        help="the baseline's stack settings, e.g. otelcol=rev160 or queue-size=1000 "
-        f"({comparing.SIDE_SYNTAX}); on top of the shared stack flags",
-    )
-    p.add_argument(
-        "--candidate",
-        action="append",
-        required=True,
-        metavar="KEY=VALUE",
-        help="the candidate's stack settings, as --baseline (the same stack on both sides is "
-        "an A/A comparison: a calibration of the noise)",
-    )
+    _add_side_flags(p)
     _add_plan_flags(p)
     p.add_argument(
         "--metrics",
@@ -151,6 +126,25 @@ def register(sub: Subparsers) -> None:
     add_drain_timeout(p, "to wait for the queue to drain after each run")
     add_stack_flags(p)
     p.set_defaults(handler=cmd_compare)
+
+
+def _add_side_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--baseline",
+        action="append",
+        required=True,
+        metavar="KEY=VALUE",
+        help="the baseline's stack settings, e.g. otelcol=rev160 or queue-size=1000 "
+        f"({comparing.SIDE_SYNTAX}); on top of the shared stack flags",
+    )
+    p.add_argument(
+        "--candidate",
+        action="append",
+        required=True,
+        metavar="KEY=VALUE",
+        help="the candidate's stack settings, as --baseline (the same stack on both sides is "
+        "an A/A comparison: a calibration of the noise)",
+    )
 
 
 def _add_plan_flags(p: argparse.ArgumentParser) -> None:
@@ -355,15 +349,6 @@ def prepare_side(
     return comparing.ComparedStack(settings, what)
 
 
-# ---- output ----------------------------------------------------------------------------------
-
-
-def print_result(record: CompareRecord, path: Path) -> None:
-    for line in compare_tables.result_lines(record):
-        stdout.print(line, soft_wrap=True)
-    stdout.print(Text(f"compare: {path}"), soft_wrap=True)
-
-
 # ---- the command -----------------------------------------------------------------------------
 
 
@@ -440,7 +425,7 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
             execute=seams.execute,
         )
         sides = comparing.Sides(baseline, candidate, aa)
-        return _drive(compare_id, sides, plan, args.order, repeat, results_root)
+        return drive_live(compare_id, sides, plan, args.order, repeat, results_root)
     finally:
         with shielded():
             lock.release()
@@ -469,87 +454,3 @@ def free_stack_dir(root: Path, ops: StackOps) -> bool:
         )
         return False
     return True
-
-
-@dataclass
-class _Live:
-    """What the terminal shows while a comparison runs: each run's progress and figures, the
-    pressure rate once set, and each metric's decision so far after every pair."""
-
-    status: Status
-    metrics: tuple[rule.Metric, ...]
-    total: str  # runs: "6", or "10 at most"
-    what: str = ""
-
-    def on_start(self, run: ScheduledRun, stack: comparing.ComparedStack) -> None:
-        self.what = f"run {run.position + 1}/{self.total} {run.side} #{run.repeat}"
-        self.status.update(escape(self.what))
-        console.rule(Text(f"{self.what}: {stack.name}"))
-
-    def on_phase(self, text: str) -> None:
-        self.status.update(escape(f"{self.what}: {text}"))
-        console.log(Text(text))
-
-    def on_progress(self, p: Progress) -> None:
-        self.status.update(f"{escape(self.what)}: " + progress_line(p))
-
-    def on_done(
-        self,
-        run: ScheduledRun,
-        stack: comparing.ComparedStack,
-        outcome: comparing.RepeatOutcome,
-        record: CompareRecord,
-    ) -> None:
-        line = compare_tables.run_line(run, self.total, outcome, self.metrics)
-        console.print(line, soft_wrap=True)
-        if record.pressure is not None and run.position == 0:
-            console.print(compare_tables.pressure_line(record.pressure), soft_wrap=True)
-
-    def on_pair(self, pairs: int, record: CompareRecord) -> None:
-        console.print(compare_tables.pair_table(record, pairs))
-
-    def on_search_step(self, search: SearchRecord) -> None:
-        line = compare_tables.search_step_line(search)
-        if line is not None:
-            console.print(line, soft_wrap=True)
-
-
-def _drive(
-    compare_id: str,
-    sides: comparing.Sides,
-    plan: Plan,
-    order: str,
-    repeat: comparing.LocalRepeats,
-    results_root: Path,
-) -> int:
-    metrics = repeat.metrics
-    path = comparing.compare_dir(results_root, compare_id) / COMPARE_FILE
-    console.print(Text(f"compare {compare_id}: {compare_tables.plan_line(plan, order)}, metrics "
-                       + ", ".join(m.name for m in metrics)), soft_wrap=True)  # fmt: skip
-    console.print(Text(f"  baseline:  {sides.baseline.name}"), soft_wrap=True)
-    console.print(Text(f"  candidate: {sides.candidate.name}"), soft_wrap=True)
-    if sides.aa:
-        console.print(Text(f"  {compare_tables.AA_NOTE}", style="yellow"), soft_wrap=True)
-    started = time.monotonic()
-    with console.status("starting") as status:
-        total = f"{2 * plan.max_pairs}" + (" at most" if plan.sequential else "")
-        live = _Live(status, metrics, total)
-        repeat.on_phase = live.on_phase
-        repeat.on_progress = live.on_progress
-        repeat.on_search_step = live.on_search_step
-        try:
-            record = comparing.drive(
-                compare_id, sides.baseline, sides.candidate, plan=plan, metrics=metrics,
-                run_one=repeat, results_root=results_root, order=order, aa=sides.aa,
-                on_start=live.on_start, on_done=live.on_done, on_pair=live.on_pair,
-            )  # fmt: skip
-        except comparing.AbortedError as exc:
-            error("compare", exc)
-            console.print(Text(f"partial record: {path}"), soft_wrap=True)
-            return EXIT_BAD_INPUT
-        except KeyboardInterrupt:
-            console.print(Text(f"partial record: {path}"), soft_wrap=True)
-            raise
-    print_result(record, path)
-    console.print(f"wall time {time.monotonic() - started:.0f}s")
-    return record.exit_code

@@ -1,0 +1,114 @@
+"""`loadgate compare`'s terminal output: a comparison driven with its live lines (each run's
+progress and figures, the decisions after every pair) and the result's tables."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.markup import escape
+from rich.status import Status
+from rich.text import Text
+
+from loadgate.capacity import compare_driver as comparing
+from loadgate.capacity import compare_rule as rule
+from loadgate.capacity.compare_rule import ScheduledRun
+from loadgate.capacity.compare_sequential import Plan
+from loadgate.records.compare import COMPARE_FILE, CompareRecord
+from loadgate.records.search import SearchRecord
+from loadgate.report import compare_tables
+from loadgate.runner.target import Progress
+
+from .common import EXIT_BAD_INPUT, console, error, stdout
+from .run import progress_line
+
+
+def print_result(record: CompareRecord, path: Path) -> None:
+    for line in compare_tables.result_lines(record):
+        stdout.print(line, soft_wrap=True)
+    stdout.print(Text(f"compare: {path}"), soft_wrap=True)
+
+
+@dataclass
+class Live:
+    """What the terminal shows while a comparison runs: each run's progress and figures, the
+    pressure rate once set, and each metric's decision so far after every pair."""
+
+    status: Status
+    metrics: tuple[rule.Metric, ...]
+    total: str  # runs: "6", or "10 at most"
+    what: str = ""
+
+    def on_start(self, run: ScheduledRun, stack: comparing.ComparedStack) -> None:
+        self.what = f"run {run.position + 1}/{self.total} {run.side} #{run.repeat}"
+        self.status.update(escape(self.what))
+        console.rule(Text(f"{self.what}: {stack.name}"))
+
+    def on_phase(self, text: str) -> None:
+        self.status.update(escape(f"{self.what}: {text}"))
+        console.log(Text(text))
+
+    def on_progress(self, p: Progress) -> None:
+        self.status.update(f"{escape(self.what)}: " + progress_line(p))
+
+    def on_done(
+        self,
+        run: ScheduledRun,
+        stack: comparing.ComparedStack,
+        outcome: comparing.RepeatOutcome,
+        record: CompareRecord,
+    ) -> None:
+        line = compare_tables.run_line(run, self.total, outcome, self.metrics)
+        console.print(line, soft_wrap=True)
+        if record.pressure is not None and run.position == 0:
+            console.print(compare_tables.pressure_line(record.pressure), soft_wrap=True)
+
+    def on_pair(self, pairs: int, record: CompareRecord) -> None:
+        console.print(compare_tables.pair_table(record, pairs))
+
+    def on_search_step(self, search: SearchRecord) -> None:
+        line = compare_tables.search_step_line(search)
+        if line is not None:
+            console.print(line, soft_wrap=True)
+
+
+def drive_live(
+    compare_id: str,
+    sides: comparing.Sides,
+    plan: Plan,
+    order: str,
+    repeat: comparing.LocalRepeats,
+    results_root: Path,
+) -> int:
+    metrics = repeat.metrics
+    path = comparing.compare_dir(results_root, compare_id) / COMPARE_FILE
+    console.print(Text(f"compare {compare_id}: {compare_tables.plan_line(plan, order)}, metrics "
+                       + ", ".join(m.name for m in metrics)), soft_wrap=True)  # fmt: skip
+    console.print(Text(f"  baseline:  {sides.baseline.name}"), soft_wrap=True)
+    console.print(Text(f"  candidate: {sides.candidate.name}"), soft_wrap=True)
+    if sides.aa:
+        console.print(Text(f"  {compare_tables.AA_NOTE}", style="yellow"), soft_wrap=True)
+    started = time.monotonic()
+    with console.status("starting") as status:
+        total = f"{2 * plan.max_pairs}" + (" at most" if plan.sequential else "")
+        live = Live(status, metrics, total)
+        repeat.on_phase = live.on_phase
+        repeat.on_progress = live.on_progress
+        repeat.on_search_step = live.on_search_step
+        try:
+            record = comparing.drive(
+                compare_id, sides.baseline, sides.candidate, plan=plan, metrics=metrics,
+                run_one=repeat, results_root=results_root, order=order, aa=sides.aa,
+                on_start=live.on_start, on_done=live.on_done, on_pair=live.on_pair,
+            )  # fmt: skip
+        except comparing.AbortedError as exc:
+            error("compare", exc)
+            console.print(Text(f"partial record: {path}"), soft_wrap=True)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            console.print(Text(f"partial record: {path}"), soft_wrap=True)
+            raise
+    print_result(record, path)
+    console.print(f"wall time {time.monotonic() - started:.0f}s")
+    return record.exit_code
