@@ -10,15 +10,12 @@ flags or a broken stack; 128 + signal when stopped (the partial search.json stay
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.table import Table
+from rich.console import Console
 from rich.text import Text
 
 from loadgate import paths
@@ -34,14 +31,10 @@ from loadgate.capacity.search_rule import (
     SearchPlan,
 )
 from loadgate.contract.spec import RunSpec, SpecError, new_run_id
-from loadgate.judge.attribution import COMPONENTS
 from loadgate.measure.queries import QueryError
-from loadgate.records import result as results
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
-from loadgate.runner.target import Progress
 
-from ..capacity import spread
 from ..stack import local, runlock
 from . import run as run_cli
 from .common import (
@@ -63,6 +56,14 @@ from .flags import (
     load_params,
     stack_flags,
 )
+from .search_output import SPREAD_FILE as SPREAD_FILE
+from .search_output import SPREAD_FORMAT as SPREAD_FORMAT
+from .search_output import capacities as capacities
+from .search_output import figures_table as figures_table
+from .search_output import print_search, print_spread, search_live
+from .search_output import spread_lines as spread_lines
+from .search_output import steps_table as steps_table
+from .search_output import summary_lines as summary_lines
 from .stack import prepare_stack
 
 if TYPE_CHECKING:
@@ -93,8 +94,6 @@ SEARCH_PARAMS = (
 )  # fmt: skip
 
 MAX_REPEAT = 10
-SPREAD_FILE = "spread.json"
-SPREAD_FORMAT = "loadgate-search-spread/1"
 
 EXIT_BY_STATUS = {
     FOUND: EXIT_OK,
@@ -238,143 +237,6 @@ def repeat_ids(search_id: str, repeat: int) -> list[str]:
     return ids
 
 
-def capacities(records: list[SearchRecord]) -> list[int | None]:
-    """Each search's capacity, None when it found none (out of budget, below min, ...)."""
-    return [
-        r.result.capacity_per_min if r.result.status in (FOUND, AT_LEAST_MAX) else None
-        for r in records
-    ]
-
-
-def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
-    """The capacities of repeated searches side by side, their spread, and what it means for a
-    comparison of capacities."""
-    found = capacities(records)
-    s = spread.spread(found)
-    each = ", ".join(
-        f"{r.search_id}: " + (f"{c:,}" if c is not None else f"none ({r.result.status})")
-        for r, c in zip(records, found, strict=True)
-    )
-    lines = [Text(f"capacities of {len(records)} searches: {each}", style="bold")]
-    if s.median is None or s.relative_range is None:
-        lines.append(Text("spread: unknown (no search found a capacity)", style="yellow"))
-        return lines
-    cv = f", CV {s.cv * 100:.1f} %" if s.cv is not None else ""
-    lines.append(
-        Text(
-            f"spread: median {s.median:,.0f}, {s.low:,}-{s.high:,} records/min "
-            f"(range {s.relative_range * 100:.1f} % of the median{cv})"
-            + (f"; {s.not_found} without a capacity" if s.not_found else "")
-        )
-    )
-    needed = spread.repeats_for(s.found, plan.precision)
-    if len(s.found) >= 2:
-        lines.append(
-            Text(
-                "at this spread, `loadgate compare --metrics capacity` clears two equal stacks "
-                + (
-                    f"with {needed} repeats a side"
-                    if needed is not None
-                    else "only with more repeats than it allows"
-                ),
-                style="dim",
-            )
-        )
-    return lines
-
-
-def figures_table(figures: list[spread.SearchFigures]) -> Table:
-    """What each of repeated searches found and cost: the benchmark of the search itself."""
-    table = Table(title=Text(f"{len(figures)} searches"))
-    left = ("search", "method", "status")
-    for name in (*left, "capacity/min", "saturation/min", "load s", "wall s", "steps"):
-        table.add_column(name, justify="left" if name in left else "right")
-    for one in figures:
-        capacity = _num(one.capacity_per_min)
-        if one.capacity_per_min is not None and one.precision is not None:
-            capacity += f" ±{one.precision * 100:.1f} %"
-        table.add_row(
-            one.search_id, one.method, one.status, capacity, _num(one.saturation_per_min),
-            str(one.load_s), _num(one.wall_s), str(one.steps),
-        )  # fmt: skip
-    return table
-
-
-def _num(value: float | None, fmt: str = ",.0f", suffix: str = "") -> str:
-    return "-" if value is None else f"{value:{fmt}}{suffix}"
-
-
-def steps_table(record: SearchRecord) -> Table:
-    """Every step so far: rate, what it gave, its verdict and what gave way."""
-    table = Table(title=Text(f"search {record.search_id}"))
-    for name, justify in (
-        ("#", "right"), ("phase", "left"), ("rate/min", "right"), ("accepted/min", "right"),
-        ("p99 ms", "right"), ("errors", "right"), ("queue max", "right"),
-        ("collector CPU", "right"), ("Loki discarded", "right"), ("verdict", "left"),
-        ("bottleneck", "left"),
-    ):  # fmt: skip
-        table.add_column(name, justify=justify)  # pyright: ignore[reportArgumentType]
-    for s in record.steps:
-        o, fig = s.outcome, s.figures
-        phase = s.step.phase + (" (retry)" if s.step.attempt > 1 else "")
-        queue = _num(o.queue_max)
-        if fig is not None and fig.queue_capacity is not None and o.queue_max is not None:
-            queue = f"{o.queue_max:,.0f}/{fig.queue_capacity:,.0f}"
-        verdict = Text(o.verdict, style="green" if o.passed else "red")
-        table.add_row(
-            Text(str(s.step.index)),
-            Text(phase),
-            Text(f"{s.step.rate:,}"),
-            Text(_num(o.accepted_per_min)),
-            Text(_num(o.p99_ms, ".1f")),
-            Text(_num(None if o.error_rate is None else o.error_rate * 100, ".2f", " %")),
-            Text(queue),
-            Text(_num(o.collector_cpu_cores, ".2f")),
-            Text("-" if o.loki_discarded is None else f"{o.loki_discarded:,}"),
-            verdict,
-            Text(s.attribution.verdict if s.attribution else "-"),
-        )
-    return table
-
-
-def summary_lines(record: SearchRecord) -> list[Text]:
-    """The capacity with its precision, status, load and wall time, and the bottleneck at the
-    lowest failing rate with the figures it cites."""
-    r, plan = record.result, record.plan
-    lines: list[Text] = []
-    if r.capacity_per_min is not None:
-        precision = (
-            f" ±{r.precision * 100:.1f} %" if r.precision is not None else " (no failing rate)"
-        )
-        held = "confirmed by a hold" if r.confirmed else "not confirmed by a hold"
-        lines.append(
-            Text(
-                f"capacity {r.capacity_per_min:,} records/min{precision} "
-                f"(asked ±{plan.precision * 100:g} %; {held})",
-                style="bold green" if r.status in (FOUND, AT_LEAST_MAX) else "bold yellow",
-            )
-        )
-    else:
-        lines.append(Text("capacity: none found", style="bold red"))
-    lines.append(Text(f"status {r.status}: {r.summary}"))
-    wall = f", wall {record.wall_s:.0f} s" if record.wall_s is not None else ""
-    lines.append(Text(f"load {r.load_s} s of {plan.budget_s} s budget{wall}, {r.steps} steps"))
-    bottleneck = record.bottleneck
-    if bottleneck is not None and r.lowest_failing_per_min is not None:
-        text = Text(f"bottleneck at {r.lowest_failing_per_min:,} records/min: ", style="bold")
-        text.append(bottleneck.summary)
-        lines.append(text)
-        for claim in bottleneck.claims:
-            lines.append(Text(f"  {run_cli.claim_line(claim)}", style="dim"))
-        if bottleneck.verdict in COMPONENTS:
-            lines.extend(Text(f"  note: {note}", style="dim") for note in bottleneck.notes)
-    elif r.lowest_failing_per_min is None:
-        lines.append(Text("bottleneck: nothing failed"))
-    for note in record.notes:
-        lines.append(Text(f"note: {note}", style="yellow"))
-    return lines
-
-
 def exit_code(record: SearchRecord) -> int:
     return EXIT_BY_STATUS.get(record.result.status, EXIT_GATE_FAILED)
 
@@ -400,10 +262,10 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
                 path = searching.search_file(root, one)
                 if repeat > 1:
                     console.print(Text(f"search {i} of {repeat}: {one}", style="bold"))
-                record = _search_live(target, plan, base, root, one, stack, args, seams)
+                record = search_live(target, plan, base, root, one, stack, args, seams)
                 records.append(record)
                 if repeat > 1:
-                    _print_search(out, record, root)
+                    print_search(out, record, root)
     except runlock.BusyError as exc:
         error("search", exc)
         return EXIT_BAD_INPUT
@@ -417,104 +279,7 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
             console.print(Text(f"partial search: {path}"), soft_wrap=True)
         raise
     if repeat == 1:
-        _print_search(out, records[0], root)
+        print_search(out, records[0], root)
         return exit_code(records[0])
-    _print_spread(out, root, search_id, records, plan)
+    print_spread(out, root, search_id, records, plan)
     return max(exit_code(r) for r in records)
-
-
-def _print_spread(
-    out: Console, root: Path, search_id: str, records: list[SearchRecord], plan: SearchPlan
-) -> None:
-    """Each search's figures and the spread of repeated searches, printed and written to
-    spread.json."""
-    figures = [spread.search_figures(r) for r in records]
-    out.print(figures_table(figures))
-    lines = spread_lines(records, plan)
-    for line in lines:
-        out.print(line)
-    spread_file = results.write_atomic(
-        root / SPREAD_FILE,
-        json.dumps(
-            {
-                "format": SPREAD_FORMAT,
-                "search_id": search_id,
-                "searches": [r.search_id for r in records],
-                "statuses": [r.result.status for r in records],
-                "spread": spread.spread(capacities(records)).to_dict(),
-                "figures": [one.to_dict() for one in figures],
-                "lines": [line.plain for line in lines],
-            },
-            indent=2,
-        )
-        + "\n",
-    )
-    out.print(Text(f"spread: {spread_file}"), soft_wrap=True)
-
-
-def _print_search(out: Console, record: SearchRecord, root: Path) -> None:
-    # Piped or logged (CI), the table keeps its columns rather than the terminal default of 80.
-    out.print(steps_table(record))
-    for line in summary_lines(record):
-        out.print(line)
-    out.print(Text(f"search: {searching.search_file(root, record.search_id)}"), soft_wrap=True)
-    out.print(Text(f"runs: {searching.runs_root(root, record.search_id)}"), soft_wrap=True)
-
-
-def _search_live(
-    target: runner.Target,
-    plan: SearchPlan,
-    base: RunSpec,
-    results_root: Path,
-    search_id: str,
-    stack: dict[str, Any],
-    args: argparse.Namespace,
-    seams: Seams,
-) -> SearchRecord:
-    """run_search with a live view on the console: the steps so far and the current phase."""
-    state: dict[str, Any] = {"record": None, "line": Text("starting")}
-
-    def view() -> Group:
-        record = state["record"]
-        parts: list[Any] = [steps_table(record)] if record is not None else []
-        parts.append(state["line"])
-        return Group(*parts)
-
-    with Live(view(), console=console, transient=True, refresh_per_second=2) as live:
-
-        def refresh() -> None:
-            live.update(view())
-
-        def on_step(record: SearchRecord) -> None:
-            state["record"] = record
-            last = record.steps[-1]
-            console.log(
-                Text(
-                    f"step {last.step.index} {last.step.phase} {last.step.rate:,}/min: "
-                    f"{last.outcome.verdict}"
-                    + (f" (bottleneck: {last.attribution.verdict})" if last.attribution else "")
-                )
-            )
-            refresh()
-
-        def on_phase(text: str) -> None:
-            state["line"] = Text(text)
-            refresh()
-
-        def on_progress(p: Progress) -> None:
-            state["line"] = Text.from_markup(run_cli.progress_line(p))
-            refresh()
-
-        return seams.run_search(
-            target,
-            plan,
-            base,
-            results_root,
-            search_id,
-            stack,
-            on_step=on_step,
-            on_phase=on_phase,
-            on_progress=on_progress,
-            drain_timeout=args.drain_timeout,
-            execute=seams.execute,
-        )
