@@ -357,16 +357,12 @@ def render_pipeline(
     except signal_relations.SignalsError as exc:
         raise RenderError(str(exc)) from None
 
-    def step(text: str) -> None:
-        if on_step:
-            on_step(text)
-
     if work_dir.exists():
         shutil.rmtree(work_dir)
     loki_out = _render_charm(
         loki,
         "Loki",
-        step,
+        on_step,
         lambda: loki_request(
             loki,
             work_dir / "loki",
@@ -379,7 +375,7 @@ def render_pipeline(
     otel_out = _render_charm(
         otelcol,
         "otelcol",
-        step,
+        on_step,
         lambda: otelcol_request(
             otelcol,
             work_dir / "otelcol",
@@ -398,11 +394,16 @@ def render_pipeline(
 def _render_charm(
     source: CharmSource,
     name: str,
-    step: Callable[[str], None],
+    on_step: Callable[[str], None] | None,
     request: Callable[[], dict[str, Any]],
 ) -> RenderedCharm:
     """One charm rendered: its virtualenv made (once per lock), then its driver run on the
-    request (built once the virtualenv is there)."""
+    request (built once the virtualenv is there). `on_step` hears each as it starts."""
+
+    def step(text: str) -> None:
+        if on_step:
+            on_step(text)
+
     step(f"preparing the {name} charm's virtualenv ({source.label}; once per lock)")
     venv = venvs.ensure(source)
     step(f"rendering the {name} charm {source.label}")

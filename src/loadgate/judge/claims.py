@@ -183,24 +183,47 @@ def _cpu_limit(limit: float | None, cores: float | None) -> float | None:
     return value if value is not None and value > 0 else None
 
 
+def _queue_full_claim(fig: BottleneckFigures, th: Thresholds, chain: Chain) -> Claim | None:
+    """The collector's queue full (at least `queue_full` of its capacity), or None."""
+    if fig.queue_max is None or not fig.queue_capacity:
+        return None
+    full = th.queue_full * fig.queue_capacity
+    if not fig.queue_max >= full:
+        return None
+    return Claim(
+        COLLECTOR,
+        f"its {chain.queue} was full ({num(fig.queue_max)} of {num(fig.queue_capacity)})",
+        "queue_max",
+        fig.queue_max,
+        f">= {num(full)} ({pct(th.queue_full)} of {num(fig.queue_capacity)})",
+    )
+
+
+def _collector_cpu_claim(fig: BottleneckFigures, th: Thresholds) -> Claim | None:
+    """The collector's CPU near its limit (or the machine's cores), or None."""
+    limit = _cpu_limit(fig.collector_cpu_limit, fig.machine_cores)
+    if fig.collector_cpu_max is None or limit is None:
+        return None
+    near = th.cpu_near * limit
+    if not fig.collector_cpu_max >= near:
+        return None
+    return Claim(
+        COLLECTOR,
+        f"its CPU reached {fig.collector_cpu_max:.2f} of {limit:g} cores",
+        "collector_cpu_max",
+        fig.collector_cpu_max,
+        f">= {near:.2f} cores ({pct(th.cpu_near)} of its limit)",
+    )
+
+
 def collector_claims(fig: BottleneckFigures, th: Thresholds, chain: Chain) -> list[Claim]:
     if not chain.collector:
         return []
     claims: list[Claim] = []
     unit = chain.unit
-    if fig.queue_max is not None and fig.queue_capacity:
-        full = th.queue_full * fig.queue_capacity
-        if fig.queue_max >= full:
-            claims.append(
-                Claim(
-                    COLLECTOR,
-                    f"its {chain.queue} was full ({num(fig.queue_max)} of "
-                    f"{num(fig.queue_capacity)})",
-                    "queue_max",
-                    fig.queue_max,
-                    f">= {num(full)} ({pct(th.queue_full)} of {num(fig.queue_capacity)})",
-                )
-            )
+    queue = _queue_full_claim(fig, th, chain)
+    if queue is not None:
+        claims.append(queue)
     if fig.collector_refused:
         claims.append(
             Claim(
@@ -221,19 +244,9 @@ def collector_claims(fig: BottleneckFigures, th: Thresholds, chain: Chain) -> li
                 "> 0",
             )
         )
-    limit = _cpu_limit(fig.collector_cpu_limit, fig.machine_cores)
-    if fig.collector_cpu_max is not None and limit is not None:
-        near = th.cpu_near * limit
-        if fig.collector_cpu_max >= near:
-            claims.append(
-                Claim(
-                    COLLECTOR,
-                    f"its CPU reached {fig.collector_cpu_max:.2f} of {limit:g} cores",
-                    "collector_cpu_max",
-                    fig.collector_cpu_max,
-                    f">= {near:.2f} cores ({pct(th.cpu_near)} of its limit)",
-                )
-            )
+    cpu = _collector_cpu_claim(fig, th)
+    if cpu is not None:
+        claims.append(cpu)
     if fig.memory_limiter_refused:
         claims.append(
             Claim(

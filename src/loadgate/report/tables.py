@@ -125,6 +125,23 @@ def _other_text(other: OtherTraffic) -> str:
     return f"{other.records:,} records ({rate})"
 
 
+def _resource_rows(result: RunResult, row: Callable[[str, str, str], None]) -> None:
+    """The charms' limits, backend faults, the collector's Go runtime and the Loki stand-in."""
+    if result.resources is None:
+        return
+    for role, used in sorted(result.resources.services.items()):
+        row(f"{role} limits (cgroup {used.cgroup})", limits_text(used), "kernel, Pebble")
+    fault = result.resources.backend_fault
+    if fault is not None:
+        row(f"backend faults ({fault.spec})", fault_text(fault), "fault proxy")
+    go = result.resources.go_runtime
+    if go is not None:
+        row("collector Go runtime", go_runtime_text(go), "gctrace in Pebble's log, Prometheus")
+    standin = result.resources.standin
+    if standin is not None:
+        row("received by the Loki stand-in", standin_text(standin), "the stand-in's counters")
+
+
 def figures_table(result: RunResult) -> Table:
     """Other measured figures: throughput, latency, collector resources, Loki, restarts (the
     collector's and Loki's only where the scenario's load passes them)."""
@@ -156,18 +173,7 @@ def figures_table(result: RunResult) -> Table:
         row("Loki lines received (all jobs)", _count(result, "loki_received"), "Prometheus")
         row("Loki lines discarded", _count(result, "loki_discarded"), "Prometheus")
     _restart_rows(result, row)
-    if result.resources is not None:
-        for role, used in sorted(result.resources.services.items()):
-            row(f"{role} limits (cgroup {used.cgroup})", limits_text(used), "kernel, Pebble")
-        fault = result.resources.backend_fault
-        if fault is not None:
-            row(f"backend faults ({fault.spec})", fault_text(fault), "fault proxy")
-        go = result.resources.go_runtime
-        if go is not None:
-            row("collector Go runtime", go_runtime_text(go), "gctrace in Pebble's log, Prometheus")
-        standin = result.resources.standin
-        if standin is not None:
-            row("received by the Loki stand-in", standin_text(standin), "the stand-in's counters")
+    _resource_rows(result, row)
     if result.delivered is not None:
         d = result.delivered
         if p is not None and (d.own_stored or p.collector_own_filtered):
