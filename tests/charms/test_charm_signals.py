@@ -12,7 +12,7 @@ import yaml
 from cryptography import x509
 
 from loadgate.charms import localize, localize_signals, render, signals
-from loadgate.stack import backends, charm_stack, tls
+from loadgate.stack import backends, charm_build, tls
 from loadgate.stack.ports import Ports
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rendered"
@@ -77,7 +77,7 @@ def test_localized_exporters_reach_the_stack_backends_with_tls_verified(
         yaml.safe_load(signals_pipeline.otelcol.file(CONFIG).read_text()),
         localize.OtelcolLocal(ports, tmp_path / "storage", ca_file, {}),
     )
-    targets = charm_stack.signal_targets(signals.SIGNALS, ports, ca_file)
+    targets = charm_build.signal_targets(signals.SIGNALS, ports, ca_file)
     out = localize_signals.exporters(base, targets).config["exporters"]
     # Metrics: the stack's Prometheus (plain HTTP, said so in the change).
     assert out[REMOTE_WRITE]["endpoint"] == "http://127.0.0.1:25656/api/v1/write"

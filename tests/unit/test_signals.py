@@ -13,7 +13,7 @@ import yaml
 from loadgate.build import binaries
 from loadgate.charms import localize, localize_signals, signals
 from loadgate.charms.sources import CharmSource
-from loadgate.stack import backends, charm_stack, choice, render
+from loadgate.stack import backends, charm_build, charm_stack, choice, render
 from loadgate.stack.info import StackInfo
 from loadgate.stack.ports import Ports
 
@@ -88,7 +88,7 @@ def local_base(tmp_path: Path) -> localize.Localized:
 def test_exporters_move_to_the_local_backends(
     local_base: localize.Localized, tmp_path: Path
 ) -> None:
-    targets = charm_stack.signal_targets(signals.SIGNALS, Ports.from_base(30000), tmp_path / "c")
+    targets = charm_build.signal_targets(signals.SIGNALS, Ports.from_base(30000), tmp_path / "c")
     out = localize_signals.exporters(local_base, targets)
     exporters = out.config["exporters"]
     assert exporters[REMOTE_WRITE]["endpoint"] == "http://127.0.0.1:30006/api/v1/write"
@@ -113,7 +113,7 @@ def test_exporters_move_to_the_local_backends(
 
 
 def test_an_exporter_without_a_local_backend_is_an_error(local_base: localize.Localized) -> None:
-    only_metrics = charm_stack.signal_targets(("logs", "metrics"), Ports(), Path("/ca"))
+    only_metrics = charm_build.signal_targets(("logs", "metrics"), Ports(), Path("/ca"))
     with pytest.raises(localize.LocalizeError, match=f"exporters.{TRACES}: .* no traces backend"):
         localize_signals.exporters(local_base, only_metrics)
 
@@ -121,7 +121,7 @@ def test_an_exporter_without_a_local_backend_is_an_error(local_base: localize.Lo
 def test_a_logs_only_render_is_left_as_it_was(tmp_path: Path) -> None:
     where = localize.OtelcolLocal(Ports(), tmp_path / "s", tmp_path / "ca.crt", {})
     base = localize.otelcol(load("otelcol-rev221-config.yaml"), where)
-    targets = charm_stack.signal_targets(signals.DEFAULT, Ports(), tmp_path / "ca.crt")
+    targets = charm_build.signal_targets(signals.DEFAULT, Ports(), tmp_path / "ca.crt")
     out = localize_signals.exporters(base, targets)
     assert out.config == base.config
     assert out.changes == base.changes

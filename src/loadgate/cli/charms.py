@@ -20,7 +20,7 @@ from loadgate.build import binaries
 from loadgate.charms import signals as signal_relations
 from loadgate.stack import tls
 
-from ..stack import charm_stack
+from ..stack import charm_build, charm_stack
 from ..stack.layout import Layout
 from ..stack.ports import Ports
 from .common import EXIT_BAD_INPUT, Subparsers, error, stdout
@@ -110,7 +110,7 @@ def choice_of(args: argparse.Namespace) -> charm_stack.CharmChoice:
 
 def render_to(
     choice: charm_stack.CharmChoice, out: Path, ports: Ports
-) -> tuple[charm_stack.PreparedCharms, charm_stack.CharmStackFiles, float]:
+) -> tuple[charm_stack.PreparedCharms, charm_build.CharmStackFiles, float]:
     prepared = charm_stack.prepare(choice)
     parts = [prepared.otelcol_part.name, prepared.loki_part.name]
     missing = binaries.missing(parts, paths.bin_dir())
@@ -124,7 +124,7 @@ def render_to(
     tls.write(material, layout.tls)
     layout.config.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
-    files = charm_stack.build(
+    files = charm_build.build(
         prepared,
         layout,
         ports,

@@ -16,7 +16,7 @@ from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
-from . import backends, cgroups, charm_stack, fault_service, logs_standin, render
+from . import backends, cgroups, charm_build, fault_service, logs_standin, render
 from .cgroups import StackGroups
 from .charm_stack import CharmStackError, PreparedCharms
 from .fault_service import FaultService
@@ -106,7 +106,7 @@ def _charm_files(
     their services in control groups for the charms' limits."""
     fault = fault_service.allocate(what.backend_fault) if what.backend_fault else None
     try:
-        files = charm_stack.build(
+        files = charm_build.build(
             what,
             layout,
             ports,
