@@ -25,13 +25,14 @@ from .run import progress_line
 
 
 def print_result(record: CompareRecord, path: Path) -> None:
+    """The decisions' tables and where the record is."""
     for line in compare_tables.result_lines(record):
         stdout.print(line, soft_wrap=True)
     stdout.print(Text(f"compare: {path}"), soft_wrap=True)
 
 
 @dataclass
-class Live:
+class LiveView:
     """What the terminal shows while a comparison runs: each run's progress and figures, the
     pressure rate once set, and each metric's decision so far after every pair."""
 
@@ -81,6 +82,8 @@ def drive_live(
     repeat: comparing.LocalRepeats,
     results_root: Path,
 ) -> int:
+    """The comparison driven with its live view, then its result; the exit code (a partial
+    record's path said when it stops early)."""
     metrics = repeat.metrics
     path = comparing.compare_dir(results_root, compare_id) / COMPARE_FILE
     console.print(Text(f"compare {compare_id}: {compare_tables.plan_line(plan, order)}, metrics "
@@ -92,7 +95,7 @@ def drive_live(
     started = time.monotonic()
     with console.status("starting") as status:
         total = f"{2 * plan.max_pairs}" + (" at most" if plan.sequential else "")
-        live = Live(status, metrics, total)
+        live = LiveView(status, metrics, total)
         repeat.on_phase = live.on_phase
         repeat.on_progress = live.on_progress
         repeat.on_search_step = live.on_search_step
