@@ -2,9 +2,7 @@
 the runs its metrics need, in this order, and the stack stopped (always, also on Ctrl-C):
 
 1. a saturation run (`--saturate`'s offered load and gates: `saturating`), for `saturation`,
-   and on the first baseline repeat for the pressure rate when it is not given; when a side
-   takes everything offered, the run again at twice the rate, which every later saturation
-   run offers (once per comparison);
+   and on the first baseline repeat for the pressure rate when it is not given;
 2. a pressure run at the pressure rate, for `pressure-p99` and `pressure-cpu`. The rate is
    `fraction` x the first baseline saturation the comparison measured (`Pressure`, set once
    and recorded), so both sides run at the same rate; the run takes the saturation run's VUs,
@@ -47,10 +45,6 @@ from loadgate.stack.procs import ProcessId
 from loadgate.targets.local import LocalTarget
 
 DEFAULT_PRESSURE_FRACTION = 0.7  # of the baseline's saturation throughput
-# A side that takes everything the saturation runs offer (the batch profile takes 300,000/min
-# here) is offered this many times more, once per comparison: k6 generates 2,000,000 records/min
-# a core (docs/measurements.md), so twice the default still leaves the pipeline most of the CPU.
-SATURATE_ESCALATION = 2
 
 
 @dataclass(frozen=True)
@@ -89,16 +83,6 @@ def search_id_for(run_id: str) -> str:
 
 def saturation_id_for(run_id: str) -> str:
     return f"{run_id}-sat"
-
-
-def escalated_id_for(saturation_id: str) -> str:
-    """A saturation run again at the doubled rate, on the same stack."""
-    return f"{saturation_id}-x{SATURATE_ESCALATION}"
-
-
-def took_all(result: results.RunResult) -> bool:
-    """A saturation run whose pipeline took everything offered (its limit is higher)."""
-    return result.saturation is not None and result.saturation.saturated is False
 
 
 def pressure_id_for(run_id: str) -> str:
@@ -183,7 +167,6 @@ class LocalRepeats:
     saturate_spec: RunSpec | None = None  # default: `saturating(spec)`
     pressure_fraction: float = DEFAULT_PRESSURE_FRACTION
     pressure: Pressure | None = None  # given, or set by the first baseline saturation
-    escalated: bool = False  # the saturation rate was doubled (a side took everything offered)
     drain_timeout: float = 60.0
     up_timeout: float = 60.0
     bin_dir: Path | None = None
@@ -310,18 +293,6 @@ class LocalRepeats:
     ) -> None:
         base = self.saturate_spec or saturating(self.spec)
         result = self._execute(self.spec_for(run, run_id, base), target, "saturation", tally)
-        if result is not None and took_all(result) and not self.escalated:
-            # The pipeline took everything offered: not its limit. Offer twice as much, once
-            # per comparison, from this run on (both sides), and measure this side again.
-            self.escalated = True
-            self.saturate_spec = replace(base, rate=base.rate * SATURATE_ESCALATION)
-            tally.notes.append(
-                f"not saturated at {base.rate:,}/min in {run_id}: the saturation runs offer "
-                f"{self.saturate_spec.rate:,}/min from here on (both sides)"
-            )
-            again = escalated_id_for(run_id)
-            result = self._execute(self.spec_for(run, again, self.saturate_spec), target,
-                                   "saturation", tally)  # fmt: skip
         if result is None:
             return
         tally.ran("saturation", result)
@@ -330,7 +301,7 @@ class LocalRepeats:
         if self._wants(rule.SATURATION.name):
             tally.values[rule.SATURATION.name] = value
         if value is not None and self.pressure is None and run.side == BASELINE:
-            self.pressure = pressure_for(value, self.pressure_fraction, result.run_id)
+            self.pressure = pressure_for(value, self.pressure_fraction, run_id)
 
     def _pressure(self, run: ScheduledRun, run_id: str, target: LocalTarget, tally: _Tally) -> None:
         if self.pressure is None:
