@@ -18,6 +18,7 @@ from loadgate import cli
 from loadgate.capacity import compare_driver as comparing
 from loadgate.capacity import compare_rule as rule
 from loadgate.capacity import compare_sequential as seq
+from loadgate.capacity import compare_values as comparing_values
 from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, ScheduledRun
 from loadgate.capacity.compare_sequential import Plan
 from loadgate.cli.seams import Seams
@@ -465,3 +466,21 @@ def test_a_candidate_that_takes_everything_sets_no_pressure(tmp_path: Path) -> N
     repeat = local_repeats(tmp_path, fake)
     outcome = repeat(ScheduledRun(0, CANDIDATE, 1), B)
     assert outcome.pressure is None
+
+
+def test_a_saturation_run_whose_queue_grew_without_filling_is_saturated_at_what_it_sent_on(
+    tmp_path: Path,
+) -> None:
+    # The batch profile here: the receiver took all 300,000/min, the exporter sent on 215,250
+    # (Loki rate-limited it), the queue of whole batches never filled in 30 s.
+    grew = replace(saturation(300_013.0, False), exported_per_min=215_250.0)
+    result = replace(run_result(RunSpec(rate=300_000, duration="30s", run_id="x-sat")),
+                     saturation=grew)  # fmt: skip
+    value, notes = comparing_values.saturation_value(result)
+    assert value == 215_250.0
+    assert "the queue never filled but grew" in notes[0]
+    # Sent on nearly all it took: not its limit.
+    took = replace(saturation(300_013.0, False), exported_per_min=290_000.0)
+    value, notes = comparing_values.saturation_value(replace(result, saturation=took))
+    assert value is None
+    assert "not saturated in x-sat" in notes[0]

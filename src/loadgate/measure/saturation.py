@@ -26,6 +26,10 @@ from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError, Series,
 
 # The queue counts as full from this share of its capacity.
 FULL_SHARE = 0.9
+# Saturated also: the exporter sent on less than this share of what the receiver took (the
+# queue was growing), or (without a steady window) k6 got less than this share of the offered
+# rate in.
+SATURATED_SHARE = 0.95
 # The steady window starts this long after the queue first filled (its fill transient).
 SETTLE_S = 4.0
 # A steady window shorter than this, or than MIN_WINDOW_SCRAPES scrape intervals of the
