@@ -23,7 +23,6 @@ from loadgate.capacity.compare_rule import Metric
 from loadgate.capacity.compare_sides import SideError
 from loadgate.capacity.search_rule import FOUND
 from loadgate.judge.attribution import Attribution
-from loadgate.measure.saturation import SATURATED_SHARE
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
 from loadgate.records.search import SearchRecord
@@ -116,14 +115,11 @@ def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]
         return None, [f"saturation not measured by {run_id}"]
     if sat.saturated is None:
         return None, [f"saturation unknown in {run_id}: {sat.reason}"]
-    accepted, exported = sat.accepted_per_min, sat.exported_per_min
-    if not sat.saturated and accepted and exported and exported < SATURATED_SHARE * accepted:
-        # The receiver took everything but the exporter sent on less: the queue was growing
-        # (a batching collector's queue of whole batches holds more than a run fills). What
-        # the pipeline sustains is what it sent on, as the search reads it.
-        return exported, [
+    if sat.growing and sat.throughput is not None:
+        return sat.throughput, [
             f"{run_id}: the queue never filled but grew (the exporter sent on "
-            f"{exported:,.0f}/min of the {accepted:,.0f}/min taken): saturated at what it sent on"
+            f"{sat.throughput:,.0f}/min of the {sat.accepted_per_min or 0:,.0f}/min taken): "
+            "saturated at what it sent on"
         ]
     if not sat.saturated:
         offered = "" if sat.offered_per_min is None else f" {sat.offered_per_min:,.0f}/min"

@@ -162,6 +162,23 @@ class SaturationFigures:
         "the run's records in the window"
     )
 
+    @property
+    def growing(self) -> bool:
+        """The queue never filled but grew: the exporter sent on less than SATURATED_SHARE of
+        what the receiver took (a batching collector's queue of whole batches holds more than
+        a run fills). The pipeline is past its limit all the same."""
+        took, sent = self.accepted_per_min, self.exported_per_min
+        return self.saturated is False and bool(took and sent and sent < SATURATED_SHARE * took)
+
+    @property
+    def throughput(self) -> float | None:
+        """What the pipeline sustains: the records it took in over the window once its queue was
+        full; what its exporter sent on when the queue grew without filling; None when it took
+        everything offered (a lower bound only) or is unknown."""
+        if self.saturated:
+            return self.accepted_per_min
+        return self.exported_per_min if self.growing else None
+
 
 def measure(
     prom: PrometheusAPI,
