@@ -1,5 +1,6 @@
-"""`loadgate search`: the highest log-records-per-minute rate at which every gate still passes,
-on the local stack, with a live table of its steps and what gave way at the knee.
+"""`loadgate search`: the highest rate (log records per minute, or the unit of `--scenario`)
+at which every gate still passes, on the local stack, with a live table of its steps and what
+gave way at the knee. Another scenario than otlp-logs searches by bisection.
 
 Exit codes: 0 when the capacity was found (confirmed by a hold) or the pipeline passes at
 `--max-rate` (at-least-max); 1 when even `--min-rate` fails (below-min) or the search ran out of
@@ -33,12 +34,18 @@ from loadgate.capacity.search_rule import (
     SATURATE,
     SearchPlan,
 )
+from loadgate.contract import scenarios as contract_scenarios
+from loadgate.contract.params import PARAMS
+from loadgate.contract.scenarios import OWN_PARAMS
 from loadgate.contract.spec import RunSpec, SpecError, new_run_id
 from loadgate.judge.attribution import COMPONENTS
+from loadgate.measure import scenarios as scenario_measures
+from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
 from loadgate.records import result as results
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
+from loadgate.runner.run_parts import with_collector_series
 from loadgate.runner.target import Progress
 
 from ..capacity import spread
@@ -86,11 +93,22 @@ PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--saturation": ("saturate_s", int),
     "--min-hold": ("hold_min_s", int),
 }
-# Run parameters a search takes (the rate, duration and executor are the search's).
-SEARCH_PARAMS = (
-    "vus", "logs-per-request", "requests-per-iteration", "body-min", "body-max", "p99-ms",
-    "max-error-rate", "labels",
+# Run parameters a search takes (the rate, duration and executor are the search's): the
+# scenario and the parameters of its own.
+_FIRST = (
+    "scenario", "vus", "logs-per-request", "requests-per-iteration", "body-min", "body-max",
+    "p99-ms", "max-error-rate", "labels",
 )  # fmt: skip
+SEARCH_PARAMS = _FIRST + tuple(
+    p.name for p in PARAMS if p.name in OWN_PARAMS and p.name not in _FIRST and p.action
+)
+# The saturate method measures what the collector's log queue takes: otlp-logs only. Other
+# scenarios search by bisection, from rates of their own unit where the defaults do not fit
+# (logql-query: about 3,000 queries/min here, docs/measurements.md).
+SATURATE_SCENARIOS = ("otlp-logs",)
+SCENARIO_PLANS: dict[str, dict[str, int]] = {
+    "logql-query": {"start_rate": 1_200, "min_rate": 120, "max_rate": 60_000},
+}
 
 MAX_REPEAT = 10
 SPREAD_FILE = "spread.json"
@@ -132,10 +150,16 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument(
         "--start-rate",
-        help=f"bisect: first probe, log records per minute (default {PLAN.start_rate:,})",
+        help=f"bisect: first probe, in the scenario's unit per minute (log records for "
+        f"otlp-logs) (default {PLAN.start_rate:,}; logql-query: 1,200 queries)",
     )
-    p.add_argument("--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,})")
-    p.add_argument("--max-rate", help=f"highest rate offered (default {PLAN.max_rate:,})")
+    p.add_argument(
+        "--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,}; logql-query: 120)"
+    )
+    p.add_argument(
+        "--max-rate",
+        help=f"highest rate offered (default {PLAN.max_rate:,}; logql-query: 60,000)",
+    )
     p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {PLAN.probe_s})")
     p.add_argument(
         "--hold",
@@ -163,8 +187,10 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=cmd_search)
 
 
-def _plan_problems(args: argparse.Namespace) -> tuple[SearchPlan | None, list[tuple[str, str]]]:
-    values: dict[str, Any] = {}
+def _plan_problems(
+    args: argparse.Namespace, defaults: dict[str, Any] | None = None
+) -> tuple[SearchPlan | None, list[tuple[str, str]]]:
+    values: dict[str, Any] = dict(defaults or {})
     problems: list[tuple[str, str]] = []
     for flag, (name, parse) in PLAN_FLAGS.items():
         raw = getattr(args, flag[2:].replace("-", "_"), None)
@@ -201,10 +227,36 @@ def _spec_problems(
         return None, [(f"--{name}", msg) for name, msg in exc.problems]
 
 
+def _scenario_defaults(
+    args: argparse.Namespace, scenario: str
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The plan settings another scenario than otlp-logs starts from: the bisect method
+    (saturate refused, named) and its own rates."""
+    if scenario in SATURATE_SCENARIOS:
+        return {}, []
+    if args.method is not None and str(args.method).strip() == SATURATE:
+        allowed = ", ".join(SATURATE_SCENARIOS)
+        why = f"{SATURATE} measures {allowed} only; {scenario} searches by {BISECT}"
+        return {}, [("--method", why)]
+    return {"method": BISECT, **SCENARIO_PLANS.get(scenario, {})}, []
+
+
+def unit_of(record: SearchRecord) -> str:
+    """The unit of a search's rates, in a word ("records" for otlp-logs)."""
+    name = record.stack.get("scenario")
+    try:
+        return contract_scenarios.of(str(name)).short if name else "records"
+    except KeyError:
+        return "units"
+
+
 def plan_and_base(args: argparse.Namespace) -> tuple[SearchPlan, RunSpec]:
     """The search plan and the run every step repeats at its own rate and duration (payload,
     gates, labels); every bad flag is named with what is allowed, all at once."""
-    plan, problems = _plan_problems(args)
+    scenario = str(getattr(args, "scenario", None) or SATURATE_SCENARIOS[0])
+    defaults, problems = _scenario_defaults(args, scenario)
+    plan, plan_problems = _plan_problems(args, defaults)
+    problems += plan_problems
     base, spec_problems = _spec_problems(args, plan)
     problems += spec_problems
     if problems or plan is None or base is None:
@@ -262,7 +314,7 @@ def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
     cv = f", CV {s.cv * 100:.1f} %" if s.cv is not None else ""
     lines.append(
         Text(
-            f"spread: median {s.median:,.0f}, {s.low:,}-{s.high:,} records/min "
+            f"spread: median {s.median:,.0f}, {s.low:,}-{s.high:,} {unit_of(records[0])}/min "
             f"(range {s.relative_range * 100:.1f} % of the median{cv})"
             + (f"; {s.not_found} without a capacity" if s.not_found else "")
         )
@@ -340,7 +392,7 @@ def steps_table(record: SearchRecord) -> Table:
 def summary_lines(record: SearchRecord) -> list[Text]:
     """The capacity with its precision, status, load and wall time, and the bottleneck at the
     lowest failing rate with the figures it cites."""
-    r, plan = record.result, record.plan
+    r, plan, unit = record.result, record.plan, unit_of(record)
     lines: list[Text] = []
     if r.capacity_per_min is not None:
         precision = (
@@ -349,19 +401,19 @@ def summary_lines(record: SearchRecord) -> list[Text]:
         held = "confirmed by a hold" if r.confirmed else "not confirmed by a hold"
         lines.append(
             Text(
-                f"capacity {r.capacity_per_min:,} records/min{precision} "
+                f"capacity {r.capacity_per_min:,} {unit}/min{precision} "
                 f"(asked ±{plan.precision * 100:g} %; {held})",
                 style="bold green" if r.status in (FOUND, AT_LEAST_MAX) else "bold yellow",
             )
         )
     else:
         lines.append(Text("capacity: none found", style="bold red"))
-    lines.append(Text(f"status {r.status}: {r.summary}"))
+    lines.append(Text(f"status {r.status}: {r.summary.replace('records/min', unit + '/min')}"))
     wall = f", wall {record.wall_s:.0f} s" if record.wall_s is not None else ""
     lines.append(Text(f"load {r.load_s} s of {plan.budget_s} s budget{wall}, {r.steps} steps"))
     bottleneck = record.bottleneck
     if bottleneck is not None and r.lowest_failing_per_min is not None:
-        text = Text(f"bottleneck at {r.lowest_failing_per_min:,} records/min: ", style="bold")
+        text = Text(f"bottleneck at {r.lowest_failing_per_min:,} {unit}/min: ", style="bold")
         text.append(bottleneck.summary)
         lines.append(text)
         for claim in bottleneck.claims:
@@ -386,7 +438,7 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     search_id = search_id_from_args(args, results_root)
     ids = repeat_ids(search_id, repeat)
     root = results_root / search_id if repeat > 1 else results_root
-    flags = stack_flags(args)
+    flags = run_cli.with_scenario_signals(stack_flags(args), base)
     what = prepare_stack(flags, seams.resolve_stack)
     if seams.build_missing(("k6", *local.stack_parts(what)), command="search") != EXIT_OK:
         return EXIT_BAD_INPUT
@@ -396,6 +448,8 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     try:
         with seams.session(seams, flags, "search", search_id, what, keep=args.keep_stack) as target:
             stack = {"target": target.name, **target.environment()}
+            if base.scenario != SATURATE_SCENARIOS[0]:
+                stack["scenario"] = base.scenario  # the unit of its rates
             for i, one in enumerate(ids, 1):
                 path = searching.search_file(root, one)
                 if repeat > 1:
@@ -517,4 +571,12 @@ def _search_live(
             on_progress=on_progress,
             drain_timeout=args.drain_timeout,
             execute=seams.execute,
+            scope=_scope(target, base),
         )
+
+
+def _scope(target: runner.Target, base: RunSpec) -> Scope:
+    """The series of the scenario's pipeline on this stack (its signal and exporter; the
+    exporter --hand chose), for the settling between steps; each run reads the same."""
+    chosen: Scope = getattr(target, "scope", None) or Scope()
+    return scenario_measures.of(base.scenario).scope(with_collector_series(chosen, target))
