@@ -64,9 +64,31 @@ def test_schedule_interleaves_the_sides() -> None:
     assert "".join(abba) == "bccbbccb"  # baseline/candidate initials: A B B A A B B A
 
 
+def test_a_random_order_is_drawn_per_pair_from_the_seed_and_starts_with_a_baseline() -> None:
+    def order(seed: str, pairs: int = 40) -> str:
+        return "".join(r.side[0] for r in schedule(pairs, "random", seed=seed))
+
+    drawn = order("cmp-1")
+    assert drawn == order("cmp-1")  # the same id, the same schedule
+    assert drawn != order("cmp-2")
+    assert drawn.startswith("bc")  # the first baseline sets the pressure rate
+    pairs = [drawn[i : i + 2] for i in range(0, len(drawn), 2)]
+    assert set(pairs) == {"bc", "cb"}  # each pair one run a side, in either order
+    swapped = pairs[1:].count("cb")
+    assert 10 <= swapped <= 29  # about half of 39 (a fair bit; fails ~1 seed in 1,000)
+    runs = schedule(6, "random", seed="cmp-1")
+    assert [r.position for r in runs] == list(range(12))
+    assert [r.repeat for r in runs] == [i for i in range(1, 7) for _ in (0, 1)]
+    assert sorted((r.repeat, r.side) for r in runs) == [
+        (i, s) for i in range(1, 7) for s in sorted((BASELINE, CANDIDATE))
+    ]
+
+
 @pytest.mark.parametrize(("n", "order"), [(0, "ABAB"), (101, "ABAB"), (3, "AABB")])
 def test_schedule_refuses_bad_input(n: int, order: str) -> None:
-    with pytest.raises(ValueError, match=r"repeats: must be|order: must be one of ABAB, ABBA"):
+    with pytest.raises(
+        ValueError, match=r"repeats: must be|order: must be one of random, ABAB, ABBA"
+    ):
         schedule(n, order)
 
 

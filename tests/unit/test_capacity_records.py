@@ -303,7 +303,7 @@ def test_compare_record_refuses_a_verdict_that_disagrees_with_its_decisions() ->
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (["order"], "AABB", "compare.order: must be one of ABAB, ABBA"),
+        (["order"], "AABB", "compare.order: must be one of random, ABAB, ABBA"),
         (["runs", 1, "side"], "both", r"compare.runs\[1\].side: must be baseline or candidate"),
         (["runs", 0, "values", "capacity_per_min"], "fast", r"runs\[0\].values.capacity_per_min"),
         (["decisions", 0, "decision"], "worse", r"compare.decisions\[0\].decision: must be one"),
@@ -324,7 +324,7 @@ def test_compare_record_names_the_bad_field(
 
 
 def test_build_refuses_an_unknown_order() -> None:
-    with pytest.raises(ValueError, match="order: must be one of ABAB, ABBA"):
+    with pytest.raises(ValueError, match="order: must be one of random, ABAB, ABBA"):
         CompareRecord.build("c", BASE, CAND, repeat_runs(), [CPU_PER_1000], order="AB")
 
 

@@ -616,7 +616,7 @@ def test_the_command_prints_the_table_writes_compare_json_and_exits_with_its_ver
 ) -> None:
     fake_stack.p99 = {"cmpx-b1": 10.0, "cmpx-b2": 10.2, "cmpx-c1": 13.0, "cmpx-c2": 13.26}
     code = cli.main(["compare", *NOP, *NOP_5000, "--repeats", "2", "--compare-id", "cmpx",
-                     "--duration", "10s", "--metrics", "p99,cpu"],
+                     "--order", "ABAB", "--duration", "10s", "--metrics", "p99,cpu"],
                     seams=fake_stack.seams())  # fmt: skip
     out = capsys.readouterr()
     stored = json.loads((cli_env / "cmpx" / "compare.json").read_text())

@@ -18,6 +18,7 @@ from loadgate import cli
 from loadgate.capacity import compare_driver as comparing
 from loadgate.capacity import compare_rule as rule
 from loadgate.capacity import compare_sequential as seq
+from loadgate.capacity import compare_values as comparing_values
 from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, ScheduledRun
 from loadgate.capacity.compare_sequential import Plan
 from loadgate.cli.seams import Seams
@@ -235,6 +236,7 @@ class SatStack:
     cpu: float | None = 0.12
     kernel: bool = True
     quiet: bool = True
+    took_all: float | None = None  # a baseline that took all offered carried this much
     events: list[str] = field(default_factory=list[str])
 
     def up(self, what: Any, ports: Ports, **kw: Any) -> Any:
@@ -258,6 +260,8 @@ class SatStack:
         if spec.run_id.endswith("-sat"):
             side, repeat = spec.labels["side"], int(spec.labels["repeat"])
             value = self.sat[side][repeat - 1]
+            if value is None and self.took_all is not None and side == BASELINE:
+                return replace(result, saturation=saturation(self.took_all, False))
             return replace(result, saturation=saturation(value, value is not None))
         cpu = cpu_block(self.cpu, self.quiet) if self.kernel else None
         return replace(result, cpu=cpu)
@@ -329,7 +333,9 @@ def test_a_given_pressure_rate_needs_no_saturation_run(tmp_path: Path) -> None:
     assert outcome.pressure == given
 
 
-def test_an_unsaturated_baseline_leaves_the_pressure_rate_unset(tmp_path: Path) -> None:
+def test_an_unsaturated_baseline_of_unknown_throughput_leaves_the_pressure_rate_unset(
+    tmp_path: Path,
+) -> None:
     fake = SatStack({BASELINE: [None, 200_000.0], CANDIDATE: [150_000.0, 150_000.0]})
     outcomes = list(runs_of(local_repeats(tmp_path, fake), 2))
     assert outcomes[0].values == {SAT: None, P99: None, CPU: None}
@@ -437,3 +443,44 @@ def test_the_same_stack_on_both_sides_is_an_a_a_comparison(
     assert "A/A comparison" in " ".join(out.err.split())
     # The pressure rate was not needed: saturation runs only.
     assert all(e.endswith("-sat 300000 vus=300") for e in fake.events if e.startswith("run"))
+
+
+def test_a_baseline_that_takes_everything_sets_the_pressure_from_that_lower_bound(
+    tmp_path: Path,
+) -> None:
+    # The batch profile takes all of 300,000/min: its saturation is unknown (a lower bound),
+    # yet 0.7 of what it carried is a rate it carries at most at 0.7 of its limit.
+    fake = SatStack({BASELINE: [None, None], CANDIDATE: [110_000.0, 120_000.0]})
+    fake.took_all = 299_973.0
+    outcomes = list(runs_of(local_repeats(tmp_path, fake), 2))
+    set_by = "cmp-b1-sat, a lower bound: the baseline took all it was offered"
+    assert outcomes[0].pressure == Pressure(0.7, 209_981, 299_973.0, set_by)
+    assert outcomes[0].values == {SAT: None, P99: 12.0, CPU: 0.12}
+    assert any("not saturated in cmp-b1-sat" in n for n in outcomes[0].notes)
+    pressure_runs = [e for e in fake.events if "-pr " in e]
+    assert pressure_runs == [f"run cmp-{s}-pr 209981 vus=300" for s in ("b1", "c1", "b2", "c2")]
+
+
+def test_a_candidate_that_takes_everything_sets_no_pressure(tmp_path: Path) -> None:
+    fake = SatStack({BASELINE: [None], CANDIDATE: [None]})
+    repeat = local_repeats(tmp_path, fake)
+    outcome = repeat(ScheduledRun(0, CANDIDATE, 1), B)
+    assert outcome.pressure is None
+
+
+def test_a_saturation_run_whose_queue_grew_without_filling_is_saturated_at_what_it_sent_on(
+    tmp_path: Path,
+) -> None:
+    # The batch profile here: the receiver took all 300,000/min, the exporter sent on 215,250
+    # (Loki rate-limited it), the queue of whole batches never filled in 30 s.
+    grew = replace(saturation(300_013.0, False), exported_per_min=215_250.0)
+    result = replace(run_result(RunSpec(rate=300_000, duration="30s", run_id="x-sat")),
+                     saturation=grew)  # fmt: skip
+    value, notes = comparing_values.saturation_value(result)
+    assert value == 215_250.0
+    assert "the queue never filled but grew" in notes[0]
+    # Sent on nearly all it took: not its limit.
+    took = replace(saturation(300_013.0, False), exported_per_min=290_000.0)
+    value, notes = comparing_values.saturation_value(replace(result, saturation=took))
+    assert value is None
+    assert "not saturated in x-sat" in notes[0]

@@ -4,6 +4,7 @@ a queue that fills and stays full, one that never fills, and windows too short t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from loadgate.measure import queries as q
 from loadgate.measure import saturation as sat
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import LokiAPI, Series
+from loadgate.measure.saturation import SaturationFigures
 
 LOAD = (1000.0, 1060.0)
 
@@ -168,3 +170,20 @@ def _loki_counts(request: httpx.Request) -> httpx.Response:
     result = [{"metric": {}, "value": [0, str(value)]}]
     body = {"status": "success", "data": {"resultType": "vector", "result": result}}
     return httpx.Response(200, json=body)
+
+
+def test_a_queue_that_grew_without_filling_is_past_the_limit_at_what_the_exporter_sent() -> None:
+    # The batch profile here: all 300,000/min taken in, 215,250/min sent on (Loki's rate limit).
+    grew = SaturationFigures(300_000.0, False, accepted_per_min=300_013.0,
+                             exported_per_min=215_250.0)  # fmt: skip
+    assert grew.growing
+    assert grew.throughput == 215_250.0
+    took_all = replace(grew, exported_per_min=296_000.0)
+    assert not took_all.growing
+    assert took_all.throughput is None
+    full = replace(grew, saturated=True)
+    assert not full.growing
+    assert full.throughput == 300_013.0
+    unknown = SaturationFigures(300_000.0, None)
+    assert not unknown.growing
+    assert unknown.throughput is None

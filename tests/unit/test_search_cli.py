@@ -378,3 +378,77 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
         f"rep-r1 │ bisect │ found │ {capacity:,} ±{precision * 100:.1f} % │ - │ "
         f"{found.result.load_s} │ 400 │ {found.result.steps}" in out
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--scenario", "nope"], "--scenario: must be one of otlp-logs, otlp-metrics"),
+        (
+            ["--scenario", "logql-query", "--method", "saturate"],
+            "--method: saturate measures otlp-logs only; logql-query searches by bisect",
+        ),
+        (["--scenario", "loki-push", "--traces-per-request", "3"], "--traces-per-request"),
+        (["--scenario", "logql-query", "--start-rate", "50"], "--start-rate: must be between"),
+    ],
+)
+def test_bad_scenario_flags_are_refused_and_nothing_starts(
+    nothing_starts: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    assert search_main(argv) == cli.EXIT_BAD_INPUT
+    assert expected in " ".join(capsys.readouterr().err.split())
+
+
+def test_another_scenario_searches_by_bisection_from_its_own_rates(nothing_starts: Path) -> None:
+    def plan_of(*argv: str) -> tuple[SearchPlan, RunSpec]:
+        return search_cli.plan_and_base(cli.build_parser().parse_args(["search", *argv]))
+
+    plan, base = plan_of("--scenario", "logql-query", "--push-rate", "12000")
+    assert plan.method == BISECT
+    assert (plan.start_rate, plan.min_rate, plan.max_rate) == (1_200, 120, 60_000)
+    assert (base.scenario, base.push_rate, base.rate) == ("logql-query", 12_000, 1_200)
+    plan, _ = plan_of("--scenario", "logql-query", "--max-rate", "9000")
+    assert (plan.min_rate, plan.max_rate) == (120, 9_000)
+    plan, base = plan_of("--scenario", "otlp-traces", "--traces-per-request", "3")
+    assert (plan.method, plan.start_rate) == (BISECT, SearchPlan().start_rate)
+    assert (base.scenario, base.traces_per_request) == ("otlp-traces", 3)
+    plan, _ = plan_of("--scenario", "otlp-logs")
+    assert plan == SearchPlan()
+
+
+def test_a_scenario_search_carries_its_signal_scope_and_unit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
+    record = record_with(FOUND, tmp_path)
+
+    class Target:
+        name = "local"
+
+        def environment(self) -> dict[str, Any]:
+            return {"profile": {"name": "charm-default"}}
+
+    flags_seen: list[Any] = []
+
+    @contextlib.contextmanager
+    def session(
+        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
+    ) -> Generator[Target]:
+        flags_seen.append(flags)
+        yield Target()
+
+    seen: dict[str, Any] = {}
+
+    def run_search(target: Any, plan: SearchPlan, base: RunSpec, *a: Any, **kw: Any) -> Any:
+        seen.update(base=base, stack=a[2], scope=kw["scope"])
+        return replace(record, stack=a[2])
+
+    argv = ["search", "--search-id", "sid", "--scenario", "otlp-metrics"]
+    assert cli.main(argv, seams=search_seams(session, run_search)) == cli.EXIT_OK
+    assert "metrics" in flags_seen[0].signals  # the stack carries the metrics signal
+    assert seen["stack"]["scenario"] == "otlp-metrics"
+    assert seen["base"].scenario == "otlp-metrics"
+    assert seen["scope"].signal.name == "metrics"  # the settle reads the metrics pipeline
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"capacity {record.result.capacity_per_min:,} points/min" in out
+    assert "status found: 141,000 points/min" in out

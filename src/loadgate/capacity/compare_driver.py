@@ -176,15 +176,16 @@ def drive(
     clock: Callable[[], float] = time.time,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> CompareRecord:
-    """Run pairs (A B A B … or A B B A …), each run by `run_one`, writing compare.json after
-    each, until `plan` says stop (`repeats` alone: that many pairs, one look). After each pair
-    `on_pair` gets the pairs so far and the record. On an interrupt or AbortedError, the partial
-    record is written (with a note saying how far it got) and the exception passes on."""
+    """Run pairs (A B A B …, A B B A …, or each pair's order drawn), each run by `run_one`,
+    writing compare.json after each, until `plan` says stop (`repeats` alone: that many pairs,
+    one look). After each pair `on_pair` gets the pairs so far and the record. On an interrupt
+    or AbortedError, the partial record is written (with a note saying how far it got) and the
+    exception passes on."""
     if plan is None:
         if repeats is None:
             raise ValueError("drive: give a plan or repeats")
         plan = Plan.fixed(repeats)
-    schedule = rule.schedule(plan.max_pairs, order)
+    schedule = rule.schedule(plan.max_pairs, order, seed=compare_id)
     state = Drive(compare_id, baseline, candidate, tuple(metrics), plan, order, clock(), aa)
     write_record(state.record(), results_root)
     began = monotonic()

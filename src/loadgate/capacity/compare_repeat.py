@@ -2,7 +2,8 @@
 the runs its metrics need, in this order, and the stack stopped (always, also on Ctrl-C):
 
 1. a saturation run (`--saturate`'s offered load and gates: `saturating`), for `saturation`,
-   and on the first baseline repeat for the pressure rate when it is not given;
+   and on the first baseline repeat for the pressure rate when it is not given (from the
+   baseline's saturation, or from what it carried when it took everything offered);
 2. a pressure run at the pressure rate, for `pressure-p99` and `pressure-cpu`. The rate is
    `fraction` x the first baseline saturation the comparison measured (`Pressure`, set once
    and recorded), so both sides run at the same rate; the run takes the saturation run's VUs,
@@ -83,6 +84,17 @@ def search_id_for(run_id: str) -> str:
 
 def saturation_id_for(run_id: str) -> str:
     return f"{run_id}-sat"
+
+
+def took_at_least(result: results.RunResult) -> float | None:
+    """What a saturation run whose pipeline took everything offered carried (a lower bound of
+    its saturation), or None when it saturated or that is unknown."""
+    sat = result.saturation
+    if sat is None or sat.saturated is not False or sat.accepted_per_min is None:
+        return None
+    if sat.offered_per_min is None:
+        return sat.accepted_per_min
+    return min(sat.accepted_per_min, sat.offered_per_min)
 
 
 def pressure_id_for(run_id: str) -> str:
@@ -300,8 +312,14 @@ class LocalRepeats:
         tally.notes.extend(notes)
         if self._wants(rule.SATURATION.name):
             tally.values[rule.SATURATION.name] = value
-        if value is not None and self.pressure is None and run.side == BASELINE:
-            self.pressure = pressure_for(value, self.pressure_fraction, run_id)
+        if self.pressure is None and run.side == BASELINE:
+            if value is not None:
+                self.pressure = pressure_for(value, self.pressure_fraction, run_id)
+            elif (bound := took_at_least(result)) is not None:
+                # A baseline that took everything offered carries the fraction of that lower
+                # bound at most at the fraction of its limit: pressure enough to compare.
+                set_by = f"{run_id}, a lower bound: the baseline took all it was offered"
+                self.pressure = pressure_for(bound, self.pressure_fraction, set_by)
 
     def _pressure(self, run: ScheduledRun, run_id: str, target: LocalTarget, tally: _Tally) -> None:
         if self.pressure is None:

@@ -48,9 +48,10 @@ from loadgate.capacity.compare_rule import (
 )
 from loadgate.records import fields as f
 
-# The sequential defaults (`loadgate compare` without --repeats): TO BE CALIBRATED with the
-# metrics' margins (compare_rule.METRICS). 15 minutes fit about 3 pairs of the default metrics
-# (two runs on each side's fresh stack); 5 pairs at most keep K, the looks, at 4 or fewer.
+# The sequential defaults (`loadgate compare` without --repeats), with the metrics' margins
+# (compare_rule.METRICS, and why they are what they are). 15 minutes fit 3-4 pairs of the
+# default metrics (a pair took 3.6-3.8 minutes on the development VM: two fresh stacks, each
+# with a saturation and a pressure run); 5 pairs at most keep K, the looks, at 4 or fewer.
 DEFAULT_MIN_PAIRS = 2
 DEFAULT_MAX_PAIRS = 5
 DEFAULT_BUDGET_S = 15 * 60.0

@@ -108,12 +108,19 @@ def pressure_values(
 
 def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]]:
     """A saturation run's throughput (the collector's accepted records per minute over the
-    steady window), or None and why."""
+    steady window; what its exporter sent on, when the queue grew without filling), or None
+    and why."""
     sat, run_id = result.saturation, result.run_id
     if sat is None:
         return None, [f"saturation not measured by {run_id}"]
     if sat.saturated is None:
         return None, [f"saturation unknown in {run_id}: {sat.reason}"]
+    if sat.growing and sat.throughput is not None:
+        return sat.throughput, [
+            f"{run_id}: the queue never filled but grew (the exporter sent on "
+            f"{sat.throughput:,.0f}/min of the {sat.accepted_per_min or 0:,.0f}/min taken): "
+            "saturated at what it sent on"
+        ]
     if not sat.saturated:
         offered = "" if sat.offered_per_min is None else f" {sat.offered_per_min:,.0f}/min"
         took = (

@@ -34,7 +34,7 @@ from loadgate.judge import run_figures
 from loadgate.judge.attribution import Attribution, BottleneckFigures
 from loadgate.measure import pipeline as pipe
 from loadgate.measure.queries import PrometheusAPI
-from loadgate.measure.saturation import FULL_SHARE, SATURATE_PARAMS
+from loadgate.measure.saturation import FULL_SHARE, SATURATE_PARAMS, SATURATED_SHARE
 from loadgate.records import result as results
 from loadgate.records.result import RunResult
 from loadgate.records.search import SEARCH_FILE, SearchRecord
@@ -47,9 +47,6 @@ MAX_SEARCH_ID = 60  # leaves room for the step suffix in a run id (64 characters
 PREALLOCATED_VUS_MAX = 100  # each VU compiles the scenario: start-up time and memory
 # A saturation step's pre-allocated VUs, as `loadgate run --saturate`'s.
 SATURATE_VUS = int(str(SATURATE_PARAMS["vus"]))
-# Saturated: the exporter sent on less than this share of what the receiver took, or (without
-# a steady window) k6 got less than this share of the offered rate in.
-SATURATED_SHARE = 0.95
 
 Execute = Callable[..., RunResult]
 

@@ -170,8 +170,10 @@ def _add_plan_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--order",
         choices=rule.ORDERS,
-        default="ABAB",
-        help="ABAB (default) or ABBA (swap every other pair: also cancels a linear drift)",
+        default=rule.DEFAULT_ORDER,
+        help="random (default: each pair after the first in an order drawn from the compare "
+        "id, so a machine's drift cannot slow one side in every pair), ABAB, or ABBA (swap "
+        "every other pair: cancels a linear drift)",
     )
 
 

@@ -1,5 +1,6 @@
-"""`loadgate search`: the highest log-records-per-minute rate at which every gate still passes,
-on the local stack, with a live table of its steps and what gave way at the knee.
+"""`loadgate search`: the highest rate (log records per minute, or the unit of `--scenario`)
+at which every gate still passes, on the local stack, with a live table of its steps and what
+gave way at the knee. Another scenario than otlp-logs searches by bisection.
 
 Exit codes: 0 when the capacity was found (confirmed by a hold) or the pipeline passes at
 `--max-rate` (at-least-max); 1 when even `--min-rate` fails (below-min) or the search ran out of
@@ -30,6 +31,8 @@ from loadgate.capacity.search_rule import (
     SATURATE,
     SearchPlan,
 )
+from loadgate.contract.params import PARAMS
+from loadgate.contract.scenarios import OWN_PARAMS
 from loadgate.contract.spec import RunSpec, SpecError, new_run_id
 from loadgate.measure.queries import QueryError
 from loadgate.records.search import SearchRecord
@@ -87,11 +90,22 @@ PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--saturation": ("saturate_s", int),
     "--min-hold": ("hold_min_s", int),
 }
-# Run parameters a search takes (the rate, duration and executor are the search's).
-SEARCH_PARAMS = (
-    "vus", "logs-per-request", "requests-per-iteration", "body-min", "body-max", "p99-ms",
-    "max-error-rate", "labels",
+# Run parameters a search takes (the rate, duration and executor are the search's): the
+# scenario and the parameters of its own.
+_FIRST = (
+    "scenario", "vus", "logs-per-request", "requests-per-iteration", "body-min", "body-max",
+    "p99-ms", "max-error-rate", "labels",
 )  # fmt: skip
+SEARCH_PARAMS = _FIRST + tuple(
+    p.name for p in PARAMS if p.name in OWN_PARAMS and p.name not in _FIRST and p.action
+)
+# The saturate method measures what the collector's log queue takes: otlp-logs only. Other
+# scenarios search by bisection, from rates of their own unit where the defaults do not fit
+# (logql-query: about 3,000 queries/min here, docs/measurements.md).
+SATURATE_SCENARIOS = ("otlp-logs",)
+SCENARIO_PLANS: dict[str, dict[str, int]] = {
+    "logql-query": {"start_rate": 1_200, "min_rate": 120, "max_rate": 60_000},
+}
 
 MAX_REPEAT = 10
 
@@ -131,10 +145,16 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument(
         "--start-rate",
-        help=f"bisect: first probe, log records per minute (default {PLAN.start_rate:,})",
+        help=f"bisect: first probe, in the scenario's unit per minute (log records for "
+        f"otlp-logs) (default {PLAN.start_rate:,}; logql-query: 1,200 queries)",
     )
-    p.add_argument("--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,})")
-    p.add_argument("--max-rate", help=f"highest rate offered (default {PLAN.max_rate:,})")
+    p.add_argument(
+        "--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,}; logql-query: 120)"
+    )
+    p.add_argument(
+        "--max-rate",
+        help=f"highest rate offered (default {PLAN.max_rate:,}; logql-query: 60,000)",
+    )
     p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {PLAN.probe_s})")
     p.add_argument(
         "--hold",
@@ -162,8 +182,10 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=cmd_search)
 
 
-def _plan_problems(args: argparse.Namespace) -> tuple[SearchPlan | None, list[tuple[str, str]]]:
-    values: dict[str, Any] = {}
+def _plan_problems(
+    args: argparse.Namespace, defaults: dict[str, Any] | None = None
+) -> tuple[SearchPlan | None, list[tuple[str, str]]]:
+    values: dict[str, Any] = dict(defaults or {})
     problems: list[tuple[str, str]] = []
     for flag, (name, parse) in PLAN_FLAGS.items():
         raw = getattr(args, flag[2:].replace("-", "_"), None)
@@ -200,10 +222,27 @@ def _spec_problems(
         return None, [(f"--{name}", msg) for name, msg in exc.problems]
 
 
+def _scenario_defaults(
+    args: argparse.Namespace, scenario: str
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The plan settings another scenario than otlp-logs starts from: the bisect method
+    (saturate refused, named) and its own rates."""
+    if scenario in SATURATE_SCENARIOS:
+        return {}, []
+    if args.method is not None and str(args.method).strip() == SATURATE:
+        allowed = ", ".join(SATURATE_SCENARIOS)
+        why = f"{SATURATE} measures {allowed} only; {scenario} searches by {BISECT}"
+        return {}, [("--method", why)]
+    return {"method": BISECT, **SCENARIO_PLANS.get(scenario, {})}, []
+
+
 def plan_and_base(args: argparse.Namespace) -> tuple[SearchPlan, RunSpec]:
     """The search plan and the run every step repeats at its own rate and duration (payload,
     gates, labels); every bad flag is named with what is allowed, all at once."""
-    plan, problems = _plan_problems(args)
+    scenario = str(getattr(args, "scenario", None) or SATURATE_SCENARIOS[0])
+    defaults, problems = _scenario_defaults(args, scenario)
+    plan, plan_problems = _plan_problems(args, defaults)
+    problems += plan_problems
     base, spec_problems = _spec_problems(args, plan)
     problems += spec_problems
     if problems or plan is None or base is None:
@@ -248,7 +287,7 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     search_id = search_id_from_args(args, results_root)
     ids = repeat_ids(search_id, repeat)
     root = results_root / search_id if repeat > 1 else results_root
-    flags = stack_flags(args)
+    flags = run_cli.with_scenario_signals(stack_flags(args), base)
     what = prepare_stack(flags, seams.resolve_stack)
     if seams.build_missing(("k6", *local.stack_parts(what)), command="search") != EXIT_OK:
         return EXIT_BAD_INPUT
@@ -258,6 +297,8 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     try:
         with seams.session(seams, flags, "search", search_id, what, keep=args.keep_stack) as target:
             stack = {"target": target.name, **target.environment()}
+            if base.scenario != SATURATE_SCENARIOS[0]:
+                stack["scenario"] = base.scenario  # the unit of its rates
             for i, one in enumerate(ids, 1):
                 path = searching.search_file(root, one)
                 if repeat > 1:

@@ -16,11 +16,15 @@ from rich.text import Text
 
 from loadgate.capacity import search_driver as searching
 from loadgate.capacity.search_rule import AT_LEAST_MAX, FOUND, SearchPlan
+from loadgate.contract import scenarios as contract_scenarios
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COMPONENTS
+from loadgate.measure import scenarios as scenario_measures
+from loadgate.measure.pipeline import Scope
 from loadgate.records import result as results
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
+from loadgate.runner.run_parts import with_collector_series
 from loadgate.runner.target import Progress
 
 from ..capacity import spread
@@ -58,7 +62,7 @@ def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
     cv = f", CV {s.cv * 100:.1f} %" if s.cv is not None else ""
     lines.append(
         Text(
-            f"spread: median {s.median:,.0f}, {s.low:,}-{s.high:,} records/min "
+            f"spread: median {s.median:,.0f}, {s.low:,}-{s.high:,} {unit_of(records[0])}/min "
             f"(range {s.relative_range * 100:.1f} % of the median{cv})"
             + (f"; {s.not_found} without a capacity" if s.not_found else "")
         )
@@ -136,7 +140,7 @@ def steps_table(record: SearchRecord) -> Table:
 def summary_lines(record: SearchRecord) -> list[Text]:
     """The capacity with its precision, status, load and wall time, and the bottleneck at the
     lowest failing rate with the figures it cites."""
-    r, plan = record.result, record.plan
+    r, plan, unit = record.result, record.plan, unit_of(record)
     lines: list[Text] = []
     if r.capacity_per_min is not None:
         precision = (
@@ -145,19 +149,19 @@ def summary_lines(record: SearchRecord) -> list[Text]:
         held = "confirmed by a hold" if r.confirmed else "not confirmed by a hold"
         lines.append(
             Text(
-                f"capacity {r.capacity_per_min:,} records/min{precision} "
+                f"capacity {r.capacity_per_min:,} {unit}/min{precision} "
                 f"(asked ±{plan.precision * 100:g} %; {held})",
                 style="bold green" if r.status in (FOUND, AT_LEAST_MAX) else "bold yellow",
             )
         )
     else:
         lines.append(Text("capacity: none found", style="bold red"))
-    lines.append(Text(f"status {r.status}: {r.summary}"))
+    lines.append(Text(f"status {r.status}: {r.summary.replace('records/min', unit + '/min')}"))
     wall = f", wall {record.wall_s:.0f} s" if record.wall_s is not None else ""
     lines.append(Text(f"load {r.load_s} s of {plan.budget_s} s budget{wall}, {r.steps} steps"))
     bottleneck = record.bottleneck
     if bottleneck is not None and r.lowest_failing_per_min is not None:
-        text = Text(f"bottleneck at {r.lowest_failing_per_min:,} records/min: ", style="bold")
+        text = Text(f"bottleneck at {r.lowest_failing_per_min:,} {unit}/min: ", style="bold")
         text.append(bottleneck.summary)
         lines.append(text)
         for claim in bottleneck.claims:
@@ -266,4 +270,21 @@ def search_live(
             on_progress=on_progress,
             drain_timeout=args.drain_timeout,
             execute=seams.execute,
+            scope=scope_of(target, base),
         )
+
+
+def scope_of(target: runner.Target, base: RunSpec) -> Scope:
+    """The series of the scenario's pipeline on this stack (its signal and exporter; the
+    exporter --hand chose), for the settling between steps; each run reads the same."""
+    chosen: Scope = getattr(target, "scope", None) or Scope()
+    return scenario_measures.of(base.scenario).scope(with_collector_series(chosen, target))
+
+
+def unit_of(record: SearchRecord) -> str:
+    """The unit of a search's rates, in a word ("records" for otlp-logs)."""
+    name = record.stack.get("scenario")
+    try:
+        return contract_scenarios.of(str(name)).short if name else "records"
+    except KeyError:
+        return "units"

@@ -22,6 +22,8 @@ NAME = "saturation_per_minute"
 def floor_gate(sat: SaturationFigures | None, floor: float | None) -> Gate:
     """The gate: the saturation throughput at least `floor` records/min (None: measured)."""
     value = sat.accepted_per_min if sat is not None and sat.saturated is not None else None
+    if sat is not None and sat.growing:
+        value = sat.throughput
     threshold = f">= {gates_mod.format_value(floor, '')}" if floor is not None else "measured"
     if sat is None:
         source = "saturation: not measured (the pipeline's figures could not be read)"
@@ -29,6 +31,11 @@ def floor_gate(sat: SaturationFigures | None, floor: float | None) -> Gate:
         source = f"saturation: unknown ({sat.reason or 'no accepted count over the window'})"
     elif sat.saturated:
         source = "collector accepted per minute over the steady window (queue full)"
+    elif sat.growing:
+        source = (
+            "collector exporter sent on per minute after the warm-up: the queue grew without "
+            "filling (the receiver took more than the pipeline sustains)"
+        )
     else:
         source = (
             "collector accepted per minute after the warm-up: the queue never filled, so the "

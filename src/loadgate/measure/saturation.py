@@ -26,6 +26,10 @@ from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError, Series,
 
 # The queue counts as full from this share of its capacity.
 FULL_SHARE = 0.9
+# Saturated also: the exporter sent on less than this share of what the receiver took (the
+# queue was growing), or (without a steady window) k6 got less than this share of the offered
+# rate in.
+SATURATED_SHARE = 0.95
 # The steady window starts this long after the queue first filled (its fill transient).
 SETTLE_S = 4.0
 # A steady window shorter than this, or than MIN_WINDOW_SCRAPES scrape intervals of the
@@ -157,6 +161,23 @@ class SaturationFigures:
         "that finds it full), less its own records and other traffic; Loki: LogQL count of "
         "the run's records in the window"
     )
+
+    @property
+    def growing(self) -> bool:
+        """The queue never filled but grew: the exporter sent on less than SATURATED_SHARE of
+        what the receiver took (a batching collector's queue of whole batches holds more than
+        a run fills). The pipeline is past its limit all the same."""
+        took, sent = self.accepted_per_min, self.exported_per_min
+        return self.saturated is False and bool(took and sent and sent < SATURATED_SHARE * took)
+
+    @property
+    def throughput(self) -> float | None:
+        """What the pipeline sustains: the records it took in over the window once its queue was
+        full; what its exporter sent on when the queue grew without filling; None when it took
+        everything offered (a lower bound only) or is unknown."""
+        if self.saturated:
+            return self.accepted_per_min
+        return self.exported_per_min if self.growing else None
 
 
 def measure(

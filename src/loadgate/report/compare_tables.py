@@ -58,9 +58,9 @@ def bounds_text(d: MetricDecision) -> str:
 def plan_line(plan: Plan, order: str) -> str:
     """A comparison's plan before it starts."""
     if not plan.sequential:
-        return f"{plan.max_pairs} pair(s), {order}"
+        return f"{plan.max_pairs} pair(s), order {order}"
     budget = f", budget {plan.budget_s / 60:g} min" if plan.budget_s else ""
-    return f"pairs until decided ({plan.min_pairs} to {plan.max_pairs}{budget}), {order}"
+    return f"pairs until decided ({plan.min_pairs} to {plan.max_pairs}{budget}), order {order}"
 
 
 def _side_cell(metric: rule.Metric, mean: float | None, values: Sequence[float | None]) -> str:

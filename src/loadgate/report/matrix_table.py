@@ -244,6 +244,8 @@ def _saturation(result: RunResult) -> str:
         return ""
     if sat.saturated:
         return f"{sat.accepted_per_min:,.0f}"
+    if sat.growing and sat.throughput is not None:
+        return f"{sat.throughput:,.0f} (queue growing)"
     return f"≥ {sat.accepted_per_min:,.0f} (not saturated)"
 
 

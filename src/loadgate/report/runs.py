@@ -91,6 +91,4 @@ def run_of(result: RunResult, presets: naming.Presets | None = None) -> Run:
 def saturation_of(result: RunResult) -> float | None:
     """A saturated run's throughput over its steady window (None: not saturated, unknown)."""
     sat = result.saturation
-    if sat is None or sat.saturated is not True:
-        return None
-    return sat.accepted_per_min
+    return None if sat is None else sat.throughput

@@ -94,6 +94,11 @@ def saturation_table(sat: SaturationFigures) -> Table:
         title = f"saturation: unknown ({sat.reason})"
     elif sat.saturated:
         title = f"saturation throughput {_rate(sat.accepted_per_min)} (queue full)"
+    elif sat.growing:
+        title = (
+            f"saturation throughput {_rate(sat.throughput)} (the exporter's: the queue grew, "
+            f"taking {_rate(sat.accepted_per_min)})"
+        )
     else:
         title = (
             f"not saturated: the pipeline took all offered (at least {_rate(sat.accepted_per_min)})"
