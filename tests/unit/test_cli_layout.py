@@ -17,7 +17,19 @@ SRC = Path(loadgate.__file__).parent
 CLI = SRC / "cli"
 # What commands share: the consoles and exit codes, the shared flags, the seams.
 SHARED = {"common", "flags", "seams"}
-COMMAND_MODULES = {f.stem for f in CLI.glob("*.py")} - {"__init__", "__main__"} - SHARED
+# A command's terminal output may live beside it: `<command>_output.py`.
+OUTPUT_MODULES = {f.stem for f in CLI.glob("*_output.py")}
+COMMAND_MODULES = {f.stem for f in CLI.glob("*.py")} - {
+    "__init__",
+    "__main__",
+    *SHARED,
+    *OUTPUT_MODULES,
+}
+
+
+def test_each_output_module_belongs_to_a_command() -> None:
+    assert OUTPUT_MODULES  # compare_output, search_output
+    assert {m.removesuffix("_output") for m in OUTPUT_MODULES} <= COMMAND_MODULES
 
 
 def imports(file: Path, src: Path = SRC) -> Iterator[tuple[str, tuple[str, ...]]]:

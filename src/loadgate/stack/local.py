@@ -240,8 +240,6 @@ def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
         try:
             pebble_client(info).stop_services(list(info.services), timeout=timeout)
             stopped.append("services " + ", ".join(info.services))
-            pebble_client(info).stop_services(list(info.services), timeout=timeout)
-            stopped.append("services " + ", ".join(info.services))
         except (ops.pebble.Error, OSError, TimeoutError):
             pass  # pebble may be starting or gone; the signals below still stop everything
         procs.terminate(info.pebble, timeout)
