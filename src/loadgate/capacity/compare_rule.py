@@ -111,8 +111,8 @@ class Metric:
 # pressure metrics of issue 17; the minimum pairs are 2 (the fewest that show a spread) and 3
 # for the pressure p99 (a tail at one rate). Measured against them (docs/measurements.md,
 # "Comparisons": five A/A comparisons of rev221): on the development VM, quiet inside but
-# sharing its host's cores, one run of a stack spread from the next by a CV of about 19 %
-# (saturation), 94 % (pressure p99) and 13 % (pressure CPU), so no margin both decides there
+# sharing its host's cores, one run of a stack spread from the next by a CV of about 16 %
+# (saturation), 99 % (pressure p99) and 15 % (pressure CPU), so no margin both decides there
 # within the budget (about 3x the CV) and stays below the smallest regression worth a red CI
 # job. The margins are kept at that smallest regression; where the machine is that noisy the
 # comparison says too noisy, with the pairs a decision would need.
