@@ -118,6 +118,22 @@ EXIT_BY_STATUS = {
 }
 
 
+def _add_rate_flags(p: argparse.ArgumentParser) -> None:
+    """The rates a search offers, in the scenario's unit per minute."""
+    p.add_argument(
+        "--start-rate",
+        help=f"bisect: first probe, in the scenario's unit per minute (log records for "
+        f"otlp-logs) (default {PLAN.start_rate:,}; logql-query: 1,200 queries)",
+    )
+    p.add_argument(
+        "--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,}; logql-query: 120)"
+    )
+    p.add_argument(
+        "--max-rate",
+        help=f"highest rate offered (default {PLAN.max_rate:,}; logql-query: 60,000)",
+    )
+
+
 def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "search",
@@ -143,18 +159,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument(
         "--min-hold", help=f"saturate: seconds of the shortest hold (default {PLAN.hold_min_s})"
     )
-    p.add_argument(
-        "--start-rate",
-        help=f"bisect: first probe, in the scenario's unit per minute (log records for "
-        f"otlp-logs) (default {PLAN.start_rate:,}; logql-query: 1,200 queries)",
-    )
-    p.add_argument(
-        "--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,}; logql-query: 120)"
-    )
-    p.add_argument(
-        "--max-rate",
-        help=f"highest rate offered (default {PLAN.max_rate:,}; logql-query: 60,000)",
-    )
+    _add_rate_flags(p)
     p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {PLAN.probe_s})")
     p.add_argument(
         "--hold",
