@@ -74,7 +74,9 @@ def test_a_collector_over_its_memory_limit_is_oom_killed_and_restarted(
     assert used["restarts"] >= 1
     assert len(used["exits"]) - 1 <= used["restarts"] <= len(used["exits"])
     if used["memory_peak_bytes"] is not None:  # v2 kernels without memory.peak: unknown
-        assert 190 * MI <= used["memory_peak_bytes"] <= 200 * MI
+        # At its limit: the v1 high-water mark may stand a page or a charge batch above it
+        # (measured once: 200 MiB + 4,096 bytes).
+        assert 190 * MI <= used["memory_peak_bytes"] <= 201 * MI
     # Prometheus saw restarts too, from the collector's own uptime (a start it never scraped
     # it cannot see).
     assert 1 <= result["restarts"]["otelcol"]["count"] <= used["restarts"]
