@@ -30,7 +30,6 @@ from loadgate.capacity.compare_rule import BASELINE, Metric, ScheduledRun
 from loadgate.capacity.compare_sides import ComparedStack
 from loadgate.capacity.search_rule import SearchPlan
 from loadgate.contract.spec import RunSpec
-from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
 from loadgate.measure.saturation import SATURATE_PARAMS
@@ -38,7 +37,7 @@ from loadgate.records import result as results
 from loadgate.records.compare import Pressure
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
-from loadgate.runner.run_parts import with_collector_series
+from loadgate.runner.run_parts import scenario_scope
 from loadgate.stack import local
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
@@ -279,8 +278,7 @@ class LocalRepeats:
         """The series of the scenario's pipeline on this side's stack: its signal and exporter,
         and the collector's own series where the stack holds other copies of them (a stack
         carrying metrics remote-writes them too: runner.run_parts.with_collector_series)."""
-        measures = scenario_measures.of(self.spec.scenario)
-        return measures.scope(with_collector_series(Scope(), target))
+        return scenario_scope(self.spec.scenario, Scope(), target)
 
     def _execute(
         self, spec: RunSpec, target: LocalTarget, what: str, tally: _Tally

@@ -19,12 +19,11 @@ from loadgate.capacity.search_rule import AT_LEAST_MAX, FOUND, SearchPlan
 from loadgate.contract import scenarios as contract_scenarios
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COMPONENTS
-from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.pipeline import Scope
 from loadgate.records import result as results
 from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
-from loadgate.runner.run_parts import with_collector_series
+from loadgate.runner.run_parts import scenario_scope
 from loadgate.runner.target import Progress
 
 from ..capacity import spread
@@ -278,7 +277,7 @@ def scope_of(target: runner.Target, base: RunSpec) -> Scope:
     """The series of the scenario's pipeline on this stack (its signal and exporter; the
     exporter --hand chose), for the settling between steps; each run reads the same."""
     chosen: Scope = getattr(target, "scope", None) or Scope()
-    return scenario_measures.of(base.scenario).scope(with_collector_series(chosen, target))
+    return scenario_scope(base.scenario, chosen, target)
 
 
 def unit_of(record: SearchRecord) -> str:

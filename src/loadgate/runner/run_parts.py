@@ -12,6 +12,7 @@ from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger as ledger_mod
 from loadgate.measure import pipeline as pipe
+from loadgate.measure import scenarios as scenario_measures
 from loadgate.runner.target import Target, collector_series
 
 
@@ -31,6 +32,13 @@ def with_collector_series(scope: pipe.Scope, target: Target) -> pipe.Scope:
     (runner.target.COLLECTOR_SERIES) and the scope has none of its own."""
     matchers = collector_series(target)
     return replace(scope, collector=matchers) if matchers and not scope.collector else scope
+
+
+def scenario_scope(scenario: str, scope: pipe.Scope, target: Target) -> pipe.Scope:
+    """The series of a scenario's pipeline on the target: its signal and exporter, on top of
+    `scope` (e.g. the exporter --hand chose), with the collector's own series where the target
+    holds other copies of them. What a run, a search's settling and a compare repeat read."""
+    return scenario_measures.of(scenario).scope(with_collector_series(scope, target))
 
 
 def restart_notes(restarts: dict[str, list[float]]) -> list[str]:
