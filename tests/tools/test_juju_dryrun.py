@@ -47,9 +47,12 @@ def test_integration_suite_dry_run(tmp_path: Path) -> None:
             str(bundle),
             "--overlay",
             str(bundle.parent / "overlays" / "ci-small-storage.yaml"),
+            # The fake world's pipeline carries log records only (fake_juju/pipeline.py).
+            "--gate-scenario",
+            "otlp-logs",
         )
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-        assert "17 passed" in done.stdout
+        assert "14 passed" in done.stdout
         calls = world.calls()
         prometheus_queries = list(world.telemetry.queries)
     assert all(c["rc"] == 0 for c in calls), [c for c in calls if c["rc"]]
@@ -121,12 +124,57 @@ def test_model_reuse_labels_with_the_deployed_revision(tmp_path: Path) -> None:
             "tests/integration/test_load_gates.py::test_result_row_written",
             "--model",
             "cos",
+            "--gate-scenario",
+            "otlp-logs",
         )
         calls = world.calls()
         rows = [json.loads(p.read_text()) for p in (world.root / "results").glob("*/result.json")]
     assert done.returncode == 0, done.stdout[-3000:]
     assert "deploy" not in commands(calls)
     assert [r["labels"]["revision"] for r in rows] == ["1"]
+
+
+def test_model_reuse_without_the_traces_backend_is_refused(tmp_path: Path) -> None:
+    """Gating otlp-traces (loadgate's gates.yaml gates every scenario) on a model with no traces
+    backend: refused before any load, naming the overlay that adds one."""
+    models = {"cos": {"apps": state.deployed_apps({"rev": 1})}}
+    with fake_world(tmp_path, snap=True, models=models) as world:
+        done = pytest_run(
+            world, "tests/integration/test_load_gates.py::test_result_row_written", "--model", "cos"
+        )
+        calls = world.calls()
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-3000:]
+    assert "model cos has no traces-standin, which the gated scenarios need" in done.stdout
+    assert "overlays/traces-standin.yaml" in done.stdout
+    assert "run" not in commands(calls)
+
+
+def test_gating_traces_deploys_the_traces_backend(tmp_path: Path) -> None:
+    """A fresh model gating every scenario of loadgate's gates.yaml: the bundle goes out with
+    the traces stand-in's overlay after the CI one, related as check-bundle checks, and the
+    model's applications, the stand-in among them, come up."""
+    with fake_world(tmp_path, snap=True) as world:
+        bundle = copy_bundles(tmp_path / "bundles")
+        done = pytest_run(
+            world,
+            "tests/integration/test_deployed_bundle.py::test_every_application_active_and_idle",
+            "--bundle",
+            str(bundle),
+            "--overlay",
+            str(bundle.parent / "overlays" / "ci-small-storage.yaml"),
+        )
+        calls = world.calls()
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    deploy = next(c for c in calls if c["argv"][0] == "deploy")
+    argv = deploy["argv"]
+    overlays = [Path(argv[i + 1]).name for i, a in enumerate(argv) if a == "--overlay"]
+    assert [n for n in overlays if n != "otelcol-pin.yaml"] == [
+        "overlay-0-ci-small-storage.yaml",
+        "overlay-1-traces-standin.yaml",
+    ]
+    doc = assert_deploy_valid(deploy, world)
+    assert doc["applications"]["traces-standin"]["charm"] == "opentelemetry-collector-k8s"
+    assert ["otelcol:send-traces", "traces-standin:receive-traces"] in doc["relations"]
 
 
 def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
@@ -146,6 +194,8 @@ def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
             "tests/integration/test_load_gates.py::test_result_row_written",
             "--otelcol-charm",
             str(otelcol),
+            "--gate-scenario",
+            "otlp-logs",
             env={"CHARM_PATH": str(otelcol), "LOADGATE_K6_CHARM": str(k6)},
         )
         calls = world.calls()

@@ -155,13 +155,24 @@ def test_the_whole_tree_collects(tmp_path: Path) -> None:
     assert any(line.startswith("tests/unit/") for line in collected)
     assert any(line.startswith("tests/tools/") for line in collected)
     assert any(line.startswith("tests/local/") for line in collected)
+    # The gate runs once per scenario of gates.yaml; the Loki copies only for otlp-logs.
+    gates = [line for line in collected if "test_load_gates.py::test_gates_pass" in line]
+    assert [line.split("[", 1)[1] for line in gates] == [
+        "otlp-logs]", "otlp-metrics]", "otlp-traces]", "loki-push]", "logql-query]",
+    ]  # fmt: skip
+    copies = [line for line in collected if "test_every_loki_copy_is_complete" in line]
+    assert [line.split("::", 1)[1] for line in copies] == [
+        "test_every_loki_copy_is_complete[otlp-logs]"
+    ]
 
 
 def test_the_integration_suite_skips_with_one_reason(tmp_path: Path) -> None:
     """What `tox -e integration` runs, without a controller."""
     done = run_pytest(ROOT, clean_env(python_only_path(tmp_path)), "tests/integration")
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "24 skipped" in done.stdout  # 17 of the gate, 7 of its saturation gate
+    # The gate's per-scenario tests for each of the 5 scenarios of gates.yaml (4 x 5, and the
+    # Loki copies for otlp-logs only), 9 of the deployment and scaling, 7 of the saturation gate.
+    assert "37 skipped" in done.stdout
     reasons = {
         line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("SKIPPED")
     }
@@ -172,5 +183,5 @@ def test_the_integration_suite_fails_in_ci_mode(tmp_path: Path) -> None:
     env = clean_env(python_only_path(tmp_path), LOADGATE_REQUIRE_JUJU="1")
     done = run_pytest(ROOT, env, "tests/integration")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
-    assert f"--require-juju: {NO_JUJU} (24 tests need a Juju model)" in done.stdout
+    assert f"--require-juju: {NO_JUJU} (37 tests need a Juju model)" in done.stdout
     assert "every model test skipped" not in done.stdout

@@ -21,11 +21,16 @@ from support.jujuschema import (
     validate_action_params,
 )
 
+from loadgate import paths
 from loadgate.contract import spec as core_spec
+from loadgate.contract.params import PARAMS
+from loadgate.contract.scenarios import without_filled_defaults
 from loadgate.contract.spec import RunSpec, parse_duration
+from loadgate.juju import actions, settings
 
 CHARMCRAFT: dict[str, Any] = yaml.safe_load(K6_CHARMCRAFT_YAML.read_text())
 START_PARAMS: dict[str, dict[str, Any]] = CHARMCRAFT["actions"]["start-load"]["params"]
+GATES_FILE = paths.integration_defaults_dir() / "gates.yaml"
 
 
 def start_load(params: dict[str, Any]) -> dict[str, Any]:
@@ -194,3 +199,27 @@ def test_schema_bounds_are_the_run_specs(param: str, low: int, high: int) -> Non
     start_load({param: high})  # the bounds themselves are allowed
     with pytest.raises(ParamsRefusedError):
         start_load({param: high + 1})
+
+
+# ---- the integration suite's gate runs, one per scenario of gates.yaml -----------------------
+
+
+@pytest.mark.parametrize("scenario", settings.gate_scenarios(GATES_FILE))
+def test_every_gated_scenario_starts_as_juju_validates_it(scenario: str) -> None:
+    """What the suite hands start-load for each scenario of loadgate's gates.yaml passes Juju's
+    validation, and the charm (dropping the otlp-logs defaults Juju fills in, as charm.py does)
+    rebuilds the very run the suite asked for."""
+    spec = settings.gate_spec(GATES_FILE, None, {"revision": "1"}, scenario=scenario)
+    params = actions.start_load_params(spec)
+    validated = start_load(params)
+    assert {k: validated[k] for k in params} == params
+    seen = without_filled_defaults(validated, {p.name: p.default for p in PARAMS})
+    seen["target"] = seen.get("target") or "https://otelcol-0.otelcol-endpoints.m.svc:4318"
+    rebuilt = RunSpec.from_params(seen)
+    assert rebuilt.scenario == spec.scenario == scenario
+    assert (rebuilt.rate, rebuilt.p99_ms, rebuilt.duration) == (
+        spec.rate,
+        spec.p99_ms,
+        spec.duration,
+    )
+    assert rebuilt.effective_min_logs_per_minute == spec.effective_min_logs_per_minute

@@ -397,7 +397,9 @@ def test_gates_defaults_and_overrides(tmp_path: Path) -> None:
 
 def test_bad_gate_names_the_parameter(tmp_path: Path) -> None:
     _, g = _files(tmp_path, REVISIONS, {"defaults": {"p99": 100}})
-    with pytest.raises(settings.SettingsError, match=r"gates.yaml: p99: unknown parameter"):
+    with pytest.raises(
+        settings.SettingsError, match=r"gates.yaml: defaults.p99: unknown parameter"
+    ):
         settings.gate_spec(g, None, {})
 
 

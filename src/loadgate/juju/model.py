@@ -10,6 +10,8 @@ import jubilant
 BUNDLE_APPS = (
     "otelcol", "loki", "ca", "prometheus", "grafana", "alertmanager", "catalogue", "traefik", "k6",
 )  # fmt: skip
+# The traces backend of otlp-traces, added by overlays/traces-standin.yaml.
+TRACES_STANDIN_APP = "traces-standin"
 DEPLOY_TIMEOUT = 30 * 60.0
 ACTION_TIMEOUT = 5 * 60.0
 

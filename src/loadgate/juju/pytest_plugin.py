@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import jubilant
 import pytest
 
+from loadgate.contract.scenarios import OTLP_TRACES
 from loadgate.contract.spec import RunSpec
 
 from .. import paths
@@ -47,6 +48,8 @@ CHARM_ENV = {
     "k6": "LOADGATE_K6_CHARM",
 }
 MODEL_FIXTURE = "juju"
+SCENARIO_FIXTURE = "gate_scenario"
+TRACES_OVERLAY = "traces-standin.yaml"
 SKIP_REASON = pytest.StashKey[str | None]()
 SHARED = pytest.StashKey[list[str]]()
 
@@ -122,6 +125,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="default: the tested repository's tests/integration/revisions.yaml, else loadgate's",
     )
     add("--gates-file", help="default tests/integration/gates.yaml, else loadgate's")
+    add(
+        "--gate-scenario",
+        action="append",
+        default=[],
+        help="gate only this scenario of gates.yaml `scenarios` (repeatable; default: every one)",
+    )
     _SHARED_AT_ADD[:] = shared
 
 
@@ -131,6 +140,9 @@ _SHARED_AT_ADD: list[str] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[SHARED] = list(_SHARED_AT_ADD)
+    config.addinivalue_line(
+        "markers", "gate_scenarios(*names): run the test only for these gated scenarios"
+    )
 
 
 def require_juju(option: bool, env: Mapping[str, str]) -> bool:
@@ -174,6 +186,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     marker = pytest.mark.skip(reason=reason)
     for item in juju_items:
         item.add_marker(marker)
+
+
+def gate_scenarios(config: pytest.Config) -> list[str]:
+    """The scenarios the suite gates: those of gates.yaml, or the --gate-scenario ones (each
+    one gates.yaml lists)."""
+    gates = _settings_file(config, "--gates-file", "gates.yaml")
+    try:
+        listed = settings.gate_scenarios(gates)
+    except settings.SettingsError as exc:
+        raise _usage(exc) from None
+    return chosen_scenarios(listed, config.getoption("--gate-scenario") or [], gates)
+
+
+def chosen_scenarios(listed: list[str], asked: list[str], gates: Path) -> list[str]:
+    """`asked` (--gate-scenario), in gates.yaml's order, each one it lists; none: all."""
+    unknown = [name for name in asked if name not in listed]
+    if unknown:
+        raise pytest.UsageError(
+            f"--gate-scenario: {unknown[0]!r} is not gated by {gates}; allowed: {', '.join(listed)}"
+        )
+    return [name for name in listed if name in asked] if asked else listed
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes `gate_scenario` runs once per gated scenario (module scope: one run
+    each); `@pytest.mark.gate_scenarios(name, ...)` keeps it to the scenarios named."""
+    if SCENARIO_FIXTURE not in metafunc.fixturenames:
+        return
+    names = gate_scenarios(metafunc.config)
+    marker = metafunc.definition.get_closest_marker("gate_scenarios")
+    if marker is not None:
+        names = [name for name in names if name in marker.args]
+    metafunc.parametrize(SCENARIO_FIXTURE, names, scope="module")
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -307,6 +352,8 @@ def deployed_charms(
     status = juju.status()
     apps = set(status.apps)
     present = sorted(apps & set(model.BUNDLE_APPS))
+    overlays = [Path(p) for p in pytestconfig.getoption("--overlay") or ()]
+    wanted = model_apps(gate_scenarios(pytestconfig))
     if not present:
         folder = staging.new_stage_dir()
         try:
@@ -315,7 +362,7 @@ def deployed_charms(
                 folder,
                 charms=local_charms,
                 pin=otelcol_pin,
-                overlays=[Path(p) for p in pytestconfig.getoption("--overlay") or ()],
+                overlays=signal_overlays(overlays, wanted),
             )
             deploy.check(staged)
         except deploy.DeployError as exc:
@@ -330,7 +377,33 @@ def deployed_charms(
         )
     else:
         _check_deployed(juju, status, requests)  # a reused model: refuse before waiting
-    return _check_deployed(juju, model.wait_ready(juju), requests)
+        missing = sorted(set(wanted) - apps)
+        if missing:
+            pytest.exit(
+                f"loadgate: model {juju.model} has no {', '.join(missing)}, which the gated "
+                f"scenarios need: deploy {paths.overlays_dir() / TRACES_OVERLAY} too, or leave "
+                "otlp-traces out (--gate-scenario)",
+                returncode=pytest.ExitCode.USAGE_ERROR,
+            )
+    return _check_deployed(juju, model.wait_ready(juju, wanted), requests)
+
+
+def model_apps(scenarios: list[str]) -> tuple[str, ...]:
+    """The applications the gated scenarios need: the bundle's, and the traces backend
+    stand-in when otlp-traces is gated."""
+    extra = (model.TRACES_STANDIN_APP,) if OTLP_TRACES.name in scenarios else ()
+    return (*model.BUNDLE_APPS, *extra)
+
+
+def signal_overlays(given: list[Path], apps: tuple[str, ...]) -> list[Path]:
+    """The overlays to deploy: those given, then the traces stand-in's when the gated
+    scenarios need it and no overlay given is that one."""
+    if model.TRACES_STANDIN_APP not in apps:
+        return given
+    own = paths.overlays_dir() / TRACES_OVERLAY
+    if any(p.name == TRACES_OVERLAY for p in given):
+        return given
+    return [*given, own]
 
 
 def _check_deployed(
@@ -360,19 +433,30 @@ def run_labels(
 
 
 @pytest.fixture(scope="session")
-def gate_spec(
+def gate_spec_for(
     gates_file: Path,
     deployed_charms: dict[str, deployed_mod.DeployedCharm],
     run_labels: dict[str, str],
-) -> RunSpec:
-    """The gate run for the revision the model runs (gates.yaml defaults + its overrides)."""
+) -> Callable[[str | None], RunSpec]:
+    """The gate run of a scenario (None: the first gates.yaml gates) for the revision the
+    model runs: gates.yaml's layers for both (settings.gate_spec)."""
     otelcol = deployed_charms["otelcol"]
-    try:
-        return settings.gate_spec(
-            gates_file, None if otelcol.local else otelcol.revision, run_labels
-        )
-    except settings.SettingsError as exc:
-        raise _usage(exc) from None
+    revision = None if otelcol.local else otelcol.revision
+
+    def spec_of(scenario: str | None) -> RunSpec:
+        try:
+            return settings.gate_spec(gates_file, revision, run_labels, scenario=scenario)
+        except settings.SettingsError as exc:
+            raise _usage(exc) from None
+
+    return spec_of
+
+
+@pytest.fixture(scope="session")
+def gate_spec(gate_spec_for: Callable[[str | None], RunSpec]) -> RunSpec:
+    """The gate run of the first scenario gates.yaml gates (otlp-logs in loadgate's), for the
+    revision the model runs: what the suites that are not per scenario load with."""
+    return gate_spec_for(None)
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,9 @@
       revisions:
         "207": {floor: 160000}     # per revision: `floor` and/or `params`
 
-The saturation run's parameters are, in order (each over the one before): the gate's
-`defaults` and the revision's overrides (`revisions.<N>`: the same records and scenario as the
+The saturation run (otlp-logs: the scenario saturation measures) has these parameters, in
+order (each over the one before): the gate layers of otlp-logs (`defaults`,
+`scenarios.otlp-logs`, `revisions.<N>` and its `scenarios.otlp-logs`: the same records as the
 gate run), loadgate's saturation parameters (`loadgate run --saturate`: a rate well above what
 the pipeline takes, VUs for it, client gates that expect refusals) with a duration long enough
 for a steady window at COS's one-minute scrape (SATURATE_COS_PARAMS), `saturation.params`,
@@ -22,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from loadgate.contract.scenarios import OTLP_LOGS
 from loadgate.contract.spec import RunSpec, SpecError
 from loadgate.measure.saturation import SATURATE_COS_PARAMS, SATURATE_PARAMS
 
 from ..yamlfile import load_mapping
-from .settings import SettingsError, check_revision, gate_layers
+from .settings import SettingsError, check_revision, gate_layers, mapping_of, origin
 
 SECTION_KEYS = ("params", "floor", "revisions")
 REVISION_KEYS = ("params", "floor")
@@ -41,14 +43,6 @@ class SaturationGate:
     spec: RunSpec
     floor: float | None  # records/min the collector must accept at saturation (None: no floor)
     floor_from: str  # the gates.yaml field that set it (or says that none did)
-
-
-def _mapping(value: Any, field: str, what: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise SettingsError(f"{field}: must be {what}; got {value!r}")
-    return dict(value)  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _only(data: Mapping[str, Any], allowed: tuple[str, ...], field: str) -> None:
@@ -73,7 +67,7 @@ def check_floor(value: Any, field: str) -> float | None:
 
 def _section(gates_file: Path) -> dict[str, Any]:
     data = load_mapping(gates_file, SettingsError)
-    section = _mapping(
+    section = mapping_of(
         data.get("saturation"), f"{gates_file}: saturation", "a mapping of params, floor, revisions"
     )
     _only(section, SECTION_KEYS, f"{gates_file}: saturation")
@@ -85,12 +79,12 @@ def _revision_override(
 ) -> tuple[str, dict[str, Any]]:
     """(field, override) of the revision under `saturation.revisions` (every key checked)."""
     where = f"{gates_file}: saturation.revisions"
-    overrides = _mapping(section.get("revisions"), where, "a mapping of revision numbers")
+    overrides = mapping_of(section.get("revisions"), where, "a mapping of revision numbers")
     found: tuple[str, dict[str, Any]] = ("", {})
     for key, value in overrides.items():
         number = check_revision(key, f"{where}.{key}")
         field = f"saturation.revisions.{key}"
-        override = _mapping(value, f"{gates_file}: {field}", "a mapping of params, floor")
+        override = mapping_of(value, f"{gates_file}: {field}", "a mapping of params, floor")
         _only(override, REVISION_KEYS, f"{gates_file}: {field}")
         if number == revision:
             found = (field, override)
@@ -105,7 +99,7 @@ def saturation_layers(
     section = _section(gates_file)
     field, override = _revision_override(gates_file, section, revision)
     layers = [
-        *gate_layers(gates_file, revision),
+        *gate_layers(gates_file, revision, OTLP_LOGS.name),
         ("loadgate's saturation parameters", {**SATURATE_PARAMS, **SATURATE_COS_PARAMS}),
         ("saturation.params", _params(gates_file, section, "saturation.params")),
     ]
@@ -120,7 +114,7 @@ def saturation_layers(
 
 
 def _params(gates_file: Path, data: Mapping[str, Any], field: str) -> dict[str, Any]:
-    return _mapping(data.get("params"), f"{gates_file}: {field}", "a mapping of parameters")
+    return mapping_of(data.get("params"), f"{gates_file}: {field}", "a mapping of parameters")
 
 
 def saturation_gate(
@@ -136,14 +130,8 @@ def saturation_gate(
     try:
         spec = RunSpec.from_params(params)
     except SpecError as exc:
-        problems = "; ".join(f"{_origin(layers, name)}{name}: {msg}" for name, msg in exc.problems)
+        problems = "; ".join(
+            f"{origin(layers, name) or 'saturation: '}{name}: {msg}" for name, msg in exc.problems
+        )
         raise SettingsError(f"{gates_file}: {problems}") from None
     return SaturationGate(spec, floor, floor_from)
-
-
-def _origin(layers: list[tuple[str, dict[str, Any]]], name: str) -> str:
-    """`field.` of the last layer that set parameter `name` (kebab or snake case)."""
-    for field, layer in reversed(layers):
-        if any(str(k).replace("_", "-") == name for k in layer):
-            return f"{field}." if not field.startswith("loadgate") else f"{field}: "
-    return "saturation: "

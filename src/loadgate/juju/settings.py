@@ -14,13 +14,24 @@ not belong in the file. An empty list gates the head of the channel.
 
 gates.yaml::
 
-    defaults:                  # start-load parameters (kebab case), validated as a RunSpec
-      rate: 60000
+    defaults:                  # start-load parameters (kebab case) every scenario's run takes
       duration: 5m
-      p99-ms: 200
+      max-error-rate: 0.01
+    scenarios:                 # one gate run per scenario, in this order, with its own
+      otlp-logs:               # parameters and gates (a scenario's own parameters, e.g.
+        rate: 60000            # logs-per-request, belong here: another scenario refuses them)
+        p99-ms: 200
+      loki-push: {rate: 120000, p99-ms: 3000}
     revisions:
-      "201": {p99-ms: 250}     # per-revision overrides, merged over the defaults
+      "201": {p99-ms: 250}     # per revision, over every scenario's parameters
+      "207":
+        scenarios: {loki-push: {p99-ms: 4000}}   # per revision and scenario
     saturation: {...}          # the saturation gate: see saturation_settings.py
+
+Each run's parameters are, in order (each over the one before): `defaults`,
+`scenarios.<name>`, `revisions.<N>` and `revisions.<N>.scenarios.<name>`; the whole is
+validated as one RunSpec, and a bad parameter is reported with the field that set it. Without
+`scenarios`, there is one gate run, of the scenario `defaults` names (else otlp-logs).
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from loadgate.contract.scenarios import NAMES, OTLP_LOGS
 from loadgate.contract.spec import RunSpec, SpecError
 
 from ..yamlfile import load_mapping
@@ -123,32 +135,104 @@ def resolve_otelcol(
     return OtelcolPin(channel, None, "channel head")
 
 
-def gate_layers(gates_file: Path, revision: int | None) -> list[tuple[str, dict[str, Any]]]:
-    """(field, parameters) of gates.yaml in the order they apply: `defaults`, then the
-    revision's overrides (not yet validated)."""
+def gate_scenarios(gates_file: Path) -> list[str]:
+    """The scenarios gates.yaml gates, in its order: the keys of `scenarios` (each a known
+    scenario), else the one scenario `defaults` names (else otlp-logs)."""
     data = _read(gates_file)
-    defaults = data.get("defaults") or {}
-    if not isinstance(defaults, dict):
-        raise SettingsError(f"{gates_file}: defaults: must be a mapping of start-load parameters")
-    overrides_all = data.get("revisions") or {}
-    if not isinstance(overrides_all, dict):
-        raise SettingsError(f"{gates_file}: revisions: must map revision numbers to parameters")
-    layers: list[tuple[str, dict[str, Any]]] = [("defaults", dict(defaults))]  # pyright: ignore[reportUnknownArgumentType]
-    if revision is not None:
-        override = overrides_all.get(str(revision), overrides_all.get(revision))  # pyright: ignore[reportUnknownMemberType]
-        if override is not None:
-            if not isinstance(override, dict):
-                raise SettingsError(f"{gates_file}: revisions.{revision}: must be a mapping")
-            layers.append((f"revisions.{revision}", dict(override)))  # pyright: ignore[reportUnknownArgumentType]
+    defaults = mapping_of(data.get("defaults"), f"{gates_file}: defaults", "start-load parameters")
+    section = data.get("scenarios")
+    if section is None:
+        return [str(defaults.get("scenario", OTLP_LOGS.name))]
+    where = f"{gates_file}: scenarios"
+    section = mapping_of(section, where, "a mapping of scenario names to their parameters")
+    if not section:
+        raise SettingsError(f"{where}: must name at least one scenario ({', '.join(NAMES)})")
+    if "scenario" in defaults:
+        raise SettingsError(
+            f"{gates_file}: defaults.scenario: the scenarios are the keys of `scenarios`; "
+            "remove it from `defaults`"
+        )
+    for name, params in section.items():
+        if name not in NAMES:
+            raise SettingsError(f"{where}.{name}: unknown scenario; allowed: {', '.join(NAMES)}")
+        layer = mapping_of(params, f"{where}.{name}", "a mapping of start-load parameters")
+        if "scenario" in layer:
+            raise SettingsError(
+                f"{where}.{name}.scenario: the key names the scenario; remove `scenario`"
+            )
+    return [str(name) for name in section]
+
+
+def mapping_of(value: Any, field: str, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SettingsError(f"{field}: must be {what}; got {value!r}")
+    return dict(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def gate_layers(
+    gates_file: Path, revision: int | None, scenario: str | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """(field, parameters) of gates.yaml in the order they apply to `scenario`'s run (default:
+    the first it gates): `defaults`, `scenarios.<name>`, the revision's overrides and its
+    overrides of the scenario (not yet validated)."""
+    data = _read(gates_file)
+    listed = gate_scenarios(gates_file)
+    name = scenario or listed[0]
+    defaults = mapping_of(data.get("defaults"), f"{gates_file}: defaults", "start-load parameters")
+    layers: list[tuple[str, dict[str, Any]]] = [("defaults", defaults)]
+    if data.get("scenarios") is not None:
+        own = mapping_of(data["scenarios"].get(name), f"scenarios.{name}", "parameters")
+        layers.append((f"scenarios.{name}", {**own, "scenario": name}))
+    elif name != listed[0]:
+        layers.append(("the scenario asked for", {"scenario": name}))
+    overrides_all = mapping_of(
+        data.get("revisions"), f"{gates_file}: revisions", "a mapping of revision numbers"
+    )
+    if revision is None:
+        return layers
+    # YAML reads an unquoted revision key as a number: both spellings count.
+    override = {str(k): v for k, v in overrides_all.items()}.get(str(revision))
+    if override is None:
+        return layers
+    field = f"revisions.{revision}"
+    override = mapping_of(override, f"{gates_file}: {field}", "a mapping of parameters")
+    per_scenario = mapping_of(
+        override.pop("scenarios", None), f"{gates_file}: {field}.scenarios", "a mapping"
+    )
+    unknown = sorted(str(k) for k in per_scenario if k not in NAMES)
+    if unknown:
+        raise SettingsError(
+            f"{gates_file}: {field}.scenarios.{unknown[0]}: unknown scenario; "
+            f"allowed: {', '.join(NAMES)}"
+        )
+    layers.append((field, override))
+    if name in per_scenario:
+        where = f"{field}.scenarios.{name}"
+        layers.append(
+            (where, mapping_of(per_scenario[name], f"{gates_file}: {where}", "a mapping"))
+        )
     return layers
 
 
-def gate_params(gates_file: Path, revision: int | None) -> dict[str, Any]:
-    """Defaults merged with the revision's overrides (not yet validated)."""
+def gate_params(
+    gates_file: Path, revision: int | None, scenario: str | None = None
+) -> dict[str, Any]:
+    """The layers merged (not yet validated)."""
     params: dict[str, Any] = {}
-    for _, layer in gate_layers(gates_file, revision):
+    for _, layer in gate_layers(gates_file, revision, scenario):
         params.update(layer)
     return params
+
+
+def origin(layers: list[tuple[str, dict[str, Any]]], name: str) -> str:
+    """`field.` of the last layer that set parameter `name` (kebab or snake case), for a
+    message that says where a bad value came from."""
+    for field, layer in reversed(layers):
+        if any(str(k).replace("_", "-") == name for k in layer):
+            return f"{field}." if not field.startswith("loadgate") else f"{field}: "
+    return ""
 
 
 def gate_spec(
@@ -156,17 +240,22 @@ def gate_spec(
     revision: int | None,
     labels: Mapping[str, str],
     extra: Mapping[str, Any] | None = None,
+    scenario: str | None = None,
 ) -> RunSpec:
-    """The RunSpec of a gate run: gates.yaml defaults, the overrides of `revision` (the otelcol
-    revision the model runs, None for a local charm) and the labels of what the model runs."""
-    params = {**gate_params(gates_file, revision), **(extra or {})}
+    """The RunSpec of a gate run: gates.yaml's layers for `scenario` (default: the first it
+    gates) and `revision` (the otelcol revision the model runs, None for a local charm), and
+    the labels of what the model runs."""
+    layers = gate_layers(gates_file, revision, scenario)
+    params: dict[str, Any] = {}
+    for _, layer in layers:
+        params.update(layer)
+    params.update(extra or {})
     params["labels"] = dict(labels)
     try:
         return RunSpec.from_params(params)
     except SpecError as exc:
-        raise SettingsError(
-            f"{gates_file}: " + "; ".join(f"{name}: {msg}" for name, msg in exc.problems)
-        ) from None
+        problems = "; ".join(f"{origin(layers, name)}{name}: {msg}" for name, msg in exc.problems)
+        raise SettingsError(f"{gates_file}: {problems}") from None
 
 
 def matrix(path: Path) -> list[str]:

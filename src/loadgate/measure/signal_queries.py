@@ -6,7 +6,8 @@
 - Tempo (traces): TraceQL of the spans carrying the run's attribute, the parameters of a
   search (`/api/search`) and the number of spans its answer matched.
 - The traces backend stand-in (no Tempo here): its own receiver counters in Prometheus (job
-  `traces-standin`), since it keeps nothing to search.
+  `traces-standin` locally, application `traces-standin` on Juju), since it keeps nothing to
+  search.
 
 A count that could not be read is None, never 0.
 """
@@ -54,10 +55,14 @@ def promql_run_series(run_id: str, window_s: int, label: str = RUN_LABEL) -> str
     return f"count({inner})"
 
 
-def standin_spans(metric: str = RECEIVER_ACCEPTED_SPANS, job: str = STANDIN_JOB) -> str:
+def standin_spans(
+    metric: str = RECEIVER_ACCEPTED_SPANS, matchers: Mapping[str, str] | None = None
+) -> str:
     """The stand-in's own span counter (a selector; its increase over the run is the count,
-    read as counters.py reads every counter: from raw samples, reset-aware)."""
-    return selector(metric, {"job": job})
+    read as counters.py reads every counter: from raw samples, reset-aware). `matchers` pick
+    the stand-in's series: its scrape job locally (the default), its Juju application on a
+    model (juju_application, the label the collector charm gives its own metrics)."""
+    return selector(metric, dict(matchers) if matchers else {"job": STANDIN_JOB})
 
 
 def collector_spans(metric: str, job: str = "otelcol", exporter: str | None = None) -> str:

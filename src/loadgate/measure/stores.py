@@ -5,6 +5,7 @@ ledger."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from loadgate.measure import queries as q
@@ -81,12 +82,13 @@ LOOKBACK_MS = 5 * 60 * 1000
 
 @dataclass(frozen=True)
 class StandinStore(Store):
-    """The traces backend stand-in (stack/backends.py: a collector with a nop exporter, not
-    Tempo): it keeps nothing to search, so what it holds of a run is what its receiver accepted
-    over the run's window, from its own counter, exact and reset-aware (counters.py). That
-    counts every span it received, the run's or not: it is the run's count only while nothing
-    else sends it spans (the local stack: one run at a time, only the collector under test
-    sends it traces, and only the load enters that collector's traces pipeline)."""
+    """The traces backend stand-in (stack/backends.py locally, overlays/traces-standin.yaml on
+    Juju: a collector with a nop exporter, not Tempo): it keeps nothing to search, so what it
+    holds of a run is what its receiver accepted over the run's window, from its own counter,
+    exact and reset-aware (counters.py). That counts every span it received, the run's or not:
+    it is the run's count only while nothing else sends it spans (one run at a time, only the
+    collector under test sends it traces, and only the load enters that collector's traces
+    pipeline). `matchers` pick its series (standin_store)."""
 
     name: str = "traces-standin"
     source: str = (
@@ -96,14 +98,15 @@ class StandinStore(Store):
         "time, only the collector under test sends to it)"
     )
     anchor: str | None = sq.standin_spans()
+    selector: str = sq.standin_spans()
 
     def query(self, run_id: str, start: float, end: float) -> str:
-        return f"increase of {sq.standin_spans()} from raw samples over ({start:.3f}, {end:.3f}]"
+        return f"increase of {self.selector} from raw samples over ({start:.3f}, {end:.3f}]"
 
     def count(
         self, prom: PrometheusAPI, loki: LokiAPI, run_id: str, start: float, end: float
     ) -> int:
-        sel, lo, hi = sq.standin_spans(), to_ms(start), to_ms(end)
+        sel, lo, hi = self.selector, to_ms(start), to_ms(end)
         counter = Counter()
         counter.baseline(prom.samples(sel, lo - LOOKBACK_MS, lo))
         counter.fold(prom.samples(sel, lo, hi))
@@ -115,6 +118,18 @@ class StandinStore(Store):
                 f"restarted): at least {counter.total:,} spans, the rest lost to the count"
             )
         return counter.total
+
+
+def standin_store(matchers: Mapping[str, str], where: str) -> StandinStore:
+    """The stand-in whose series `matchers` pick (e.g. its Juju application), `where` saying
+    which for the result's source."""
+    sel = sq.standin_spans(matchers=matchers)
+    source = (
+        f"traces backend stand-in's receiver accepted spans ({where}, not Tempo): every span it "
+        "received over the run's window, not only the run's (it keeps nothing to search by "
+        "run); the run's while nothing else sends it traces"
+    )
+    return StandinStore(source=source, anchor=sel, selector=sel)
 
 
 STANDIN_STORE = StandinStore()

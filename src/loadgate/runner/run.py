@@ -33,7 +33,8 @@ from loadgate.runner.run_parts import (
     judge_gates,
     restart_notes,
     restarts_block,
-    with_collector_series,
+    scenario_scope,
+    scenario_store,
 )
 from loadgate.runner.target import (
     LoadWindow,
@@ -99,7 +100,8 @@ class RunSteps:
         self.prom, self.loki = target.prometheus(), target.loki()
         # What is measured of this scenario: its counters, its store (measure/scenarios.py).
         self.measures = scenario_measures.of(spec.scenario)
-        self.scope = self.measures.scope(with_collector_series(options.scope, target))
+        self.scope = scenario_scope(spec.scenario, options.scope, target)
+        self.store = scenario_store(spec.scenario, target)
         self.quiet_s = quiet_seconds(target) if self.measures.own_logs else 0.0
         self.notes: list[str] = []
         self.problems: list[str] = []
@@ -191,7 +193,7 @@ class RunSteps:
         """The run's units its store holds now (None: the store could not count)."""
         start, now = self.started - readback.RUN_LEAD_S, self.options.clock.time()
         try:
-            return self.measures.store.count(self.prom, self.loki, self.spec.run_id, start, now)
+            return self.store.count(self.prom, self.loki, self.spec.run_id, start, now)
         except QueryError:
             return None
 
@@ -250,7 +252,7 @@ class RunSteps:
             self.collected_at = self.options.clock.time()
             window = (self.started, self.collected_at)
             self.delivery = readback.stored_delivery(
-                self.measures.store, self.prom, self.loki, self.spec.run_id, window,
+                self.store, self.prom, self.loki, self.spec.run_id, window,
                 self.outcome, self.problems,
             )  # fmt: skip
             return
@@ -272,7 +274,7 @@ class RunSteps:
     def _wait_store_scraped(self) -> None:
         """A store counted from its own scrapes (the traces stand-in): one scrape of it after
         the drain's horizon holds everything the collector's exporter had sent by then."""
-        anchor = self.measures.store.anchor
+        anchor = self.store.anchor
         if anchor is None:
             return
         o = self.options

@@ -13,7 +13,8 @@ from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger as ledger_mod
 from loadgate.measure import pipeline as pipe
 from loadgate.measure import scenarios as scenario_measures
-from loadgate.runner.target import Target, collector_series
+from loadgate.measure import stores
+from loadgate.runner.target import Target, collector_series, standin_series
 
 
 def judge_gates(
@@ -32,6 +33,16 @@ def with_collector_series(scope: pipe.Scope, target: Target) -> pipe.Scope:
     (runner.target.COLLECTOR_SERIES) and the scope has none of its own."""
     matchers = collector_series(target)
     return replace(scope, collector=matchers) if matchers and not scope.collector else scope
+
+
+def scenario_store(scenario: str, target: Target) -> stores.Store:
+    """Where a scenario's units are counted on the target: its store, with the traces
+    stand-in's series picked as the target says (runner.target.STANDIN_SERIES)."""
+    store = scenario_measures.of(scenario).store
+    series = standin_series(target)
+    if isinstance(store, stores.StandinStore) and series is not None:
+        return stores.standin_store(*series)
+    return store
 
 
 def scenario_scope(scenario: str, scope: pipe.Scope, target: Target) -> pipe.Scope:

@@ -38,6 +38,10 @@ RESOURCE_FIGURES = "resource_figures"
 # collector's own series in its Prometheus when it holds other copies of them (a local stack
 # carrying metrics: the collector also remote-writes its own metrics there).
 COLLECTOR_SERIES = "collector_series"
+# Optional on a target: `standin_series() -> tuple[dict[str, str], str]`, label matchers of the
+# traces backend stand-in's own series and what they pick, for the result's source, where they
+# are not the local stack's (job traces-standin): on Juju, its application.
+STANDIN_SERIES = "standin_series"
 
 
 class RunError(RuntimeError):
@@ -129,6 +133,15 @@ def collector_series(target: Target) -> dict[str, str]:
     if not isinstance(answer, dict):
         return {}
     return {str(k): str(v) for k, v in answer.items()}  # pyright: ignore[reportUnknownVariableType]
+
+
+def standin_series(target: Target) -> tuple[dict[str, str], str] | None:
+    ask = getattr(target, STANDIN_SERIES, None)
+    answer = ask() if callable(ask) else None
+    if not isinstance(answer, tuple) or len(answer) != 2:  # pyright: ignore[reportUnknownArgumentType]
+        return None
+    matchers, where = answer  # pyright: ignore[reportUnknownVariableType]
+    return {str(k): str(v) for k, v in matchers.items()}, str(where)  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
 
 
 def cpu_reading(target: Target) -> CpuReading | None:

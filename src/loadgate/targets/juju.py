@@ -30,7 +30,7 @@ from loadgate.runner.target import Progress, RunError
 from ..juju import actions, deployed, endpoints
 from ..juju import scope as loki_scope
 from ..juju.endpoints import UnitEndpoint
-from ..juju.model import run_action
+from ..juju.model import TRACES_STANDIN_APP, run_action
 
 # The collector charm scrapes its own metrics once a minute; Prometheus scrapes Loki about as
 # often. A fresh sample can take that long plus the remote-write delay.
@@ -52,13 +52,14 @@ class JujuTarget:
         prometheus_app: str = "prometheus",
         loki_app: str = "loki",
         otelcol_app: str = "otelcol",
+        traces_app: str = TRACES_STANDIN_APP,
         workdir: Path | None = None,
         poll_every: float = POLL_EVERY,
         scrape_timeout: float = SCRAPE_TIMEOUT,
         prometheus_api: Callable[[UnitEndpoint, Path], PrometheusAPI] = endpoints.prometheus_api,
     ):
         self.juju = juju
-        self.k6_app, self.otelcol_app = k6_app, otelcol_app
+        self.k6_app, self.otelcol_app, self.traces_app = k6_app, otelcol_app, traces_app
         self.model = endpoints.model_name(juju.model)
         self.poll_every = poll_every
         status = juju.status()
@@ -108,6 +109,17 @@ class JujuTarget:
                 f"exporters ({sorted(names)}); scale {self.otelcol_app} to one unit"
             )
         return names.pop()
+
+    def collector_series(self) -> dict[str, str]:
+        """The collector under test's own series: the collector charm labels its metrics with
+        its application, and another collector of the model (the traces stand-in) remote-writes
+        series of the same names into the same Prometheus."""
+        return {"juju_application": self.otelcol_app}
+
+    def standin_series(self) -> tuple[dict[str, str], str]:
+        """The traces backend stand-in's series (overlays/traces-standin.yaml): its
+        application's, as the collector charm labels them."""
+        return {"juju_application": self.traces_app}, f"application {self.traces_app}"
 
     def prometheus(self) -> PrometheusAPI:
         return self._prom

@@ -97,6 +97,8 @@ class TimedTelemetry(Telemetry):
         for s in series:
             job = next((j for j in ("otelcol", "k6") if s.metric.startswith(j)), "loki")
             labels = {**s.labels, "job": job, "instance": f"{job}-0"}
+            if job == "otelcol":  # the collector charm's topology labels on its own metrics
+                labels["juju_application"] = "otelcol"
             if job == "k6":
                 labels["instance"] = s.labels["instance"]
             self.store.add(s.metric, labels, at, s.value)

@@ -171,6 +171,8 @@ class Telemetry:
         for series in self.series():
             job = next((j for j in ("otelcol", "k6") if series.metric.startswith(j)), "loki")
             labels = {**series.labels, "job": job, "instance": f"{job}-0"}
+            if job == "otelcol":  # the collector charm's topology labels on its own metrics
+                labels["juju_application"] = "otelcol"
             if job == "k6":  # remote-written: k6 names its instance itself
                 labels["instance"] = series.labels["instance"]
             self.store.add(series.metric, labels, at, series.value)
