@@ -39,6 +39,14 @@ def loadgate_run(world: World, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def loadgate_search(world: World, *args: str) -> subprocess.CompletedProcess[str]:
+    """`loadgate search --target juju ARGS` in the world."""
+    argv = [*world.python("loadgate.cli"), "search", "--target", "juju", *args]
+    return subprocess.run(
+        argv, cwd=world.root, env=world.env(), capture_output=True, text=True, timeout=600
+    )
+
+
 def assert_every_file_readable(world: World, calls: list[Record]) -> int:
     """Every file a call named was readable by the (confined) fake juju, and lived where the
     snap can read: under ~/snap/juju/common. Returns how many files were checked."""

@@ -7,6 +7,8 @@ and refuses the excess under 300,000/min), and the world's time runs 60 times fa
   measured over its steady window, judged against the floor of gates.yaml (none: recorded;
   a revision's floor above what the pipeline takes: the gate fails, naming it);
 - `loadgate run --target juju --saturate`;
+- `loadgate search --target juju` (issue 17): the capacity search through the k6 charm's
+  actions, steps of minutes, finds the pipeline's 180,000/min within its precision;
 - other traffic (issue 18): another application's logs through the collector are counted in
   Loki and taken out, the run's ledger balances and the verdict is that of a quiet model; a
   client pushing to Loki directly cannot be told from it, and the ledger says unknown, never a
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.dryrun import assert_params_valid, loadgate_run, pytest_run
+from support.dryrun import assert_params_valid, loadgate_run, loadgate_search, pytest_run
 from support.fake_juju import state
 from support.fake_juju.charms import copy_bundles
 from support.fake_juju.cli import actions_run
@@ -212,3 +214,43 @@ def test_a_client_pushing_to_loki_directly_makes_the_split_unknown_never_a_loss(
     assert row["verdict"] == "PASS"
     pipeline = row["pipeline"]
     assert pipeline["loki_received"] > pipeline["collector_exported"]
+
+
+def test_loadgate_search_juju_dry_run(tmp_path: Path) -> None:
+    """`loadgate search --target juju`: a saturation step as long as the saturation gate's, then
+    holds of minutes, every step a start-load Juju validates; the knee found where the
+    pipeline gives way, the bracket around its 180,000/min."""
+    models = {"cos": {"apps": state.deployed_apps()}}
+    with fake_world(tmp_path, models=models, timed=Timed()) as world:
+        done = loadgate_search(world, "--model", "cos", "--search-id", "js1")
+        calls = world.calls()
+        params = start_params(world)
+        record = json.loads((world.root / "results" / "js1" / "search.json").read_text())
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-3000:]
+    assert "saturation throughput 180,000/min" in done.stdout
+    assert assert_params_valid(calls)["start-load"] == len(params) == len(record["steps"])
+    # The saturation step of `loadgate run --target juju --saturate`, then holds of minutes.
+    assert (params[0]["rate"], params[0]["duration"], params[0]["vus"]) == (300_000, "480s", 300)
+    assert all(p["duration"].endswith("s") and int(p["duration"][:-1]) >= 180 for p in params)
+    assert record["stack"]["target"] == "juju"
+    assert record["stack"]["model"] == "cos"
+    result = record["result"]
+    assert result["status"] == "found"
+    passed, failed = result["capacity_per_min"], result["lowest_failing_per_min"]
+    assert result["confirmed"] is True
+    assert passed <= CAPACITY < failed
+    assert failed <= passed * 1.11  # within ±5 %
+    saturation = record["steps"][0]["outcome"]
+    assert saturation["saturated"] is True
+    assert saturation["throughput_per_min"] == pytest.approx(CAPACITY, abs=5)
+    labels = [p["labels"].split(",") for p in params]
+    assert all("revision=207" in one for one in labels)  # what the model runs
+
+
+def test_loadgate_search_juju_needs_a_model(tmp_path: Path) -> None:
+    with fake_world(tmp_path, timed=Timed()) as world:
+        done = loadgate_search(world, "--search-id", "js2")
+        calls = world.calls()
+    assert done.returncode == 2
+    assert "--model: required with --target juju" in done.stdout + done.stderr
+    assert calls == []

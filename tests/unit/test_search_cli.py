@@ -27,6 +27,8 @@ from loadgate.capacity.search_rule import (
     StepOutcome,
 )
 from loadgate.cli import search as search_cli
+from loadgate.cli import search_juju
+from loadgate.cli.common import UsageError
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.run_figures import assess
@@ -452,3 +454,33 @@ def test_a_scenario_search_carries_its_signal_scope_and_unit(
     out = " ".join(capsys.readouterr().out.split())
     assert f"capacity {record.result.capacity_per_min:,} points/min" in out
     assert "status found: 141,000 points/min" in out
+
+
+# ---- on a model (--target juju) ---------------------------------------------------------------
+
+
+def test_a_search_on_a_model_takes_steps_of_minutes() -> None:
+    def plan_of(*argv: str) -> SearchPlan:
+        args = cli.build_parser().parse_args(["search", *argv])
+        return search_cli.plan_and_base(args, search_juju.check_target_flags(args))[0]
+
+    on_model = plan_of("--target", "juju", "--model", "cos")
+    assert (on_model.saturate_s, on_model.hold_s, on_model.hold_min_s) == (480, 300, 180)
+    assert on_model.problems() == []  # its budget covers its longest noiseless search
+    assert plan_of("--target", "juju", "--model", "cos", "--hold", "240").hold_s == 240
+    assert plan_of().saturate_s == SearchPlan().saturate_s  # the local stack's, unchanged
+    bisect = plan_of("--target", "juju", "--model", "cos", "--scenario", "loki-push")
+    assert (bisect.method, bisect.probe_s) == ("bisect", 180)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--target", "juju"], "--model: required with --target juju"),
+        (["--model", "cos"], "--model: only applies with --target juju"),
+    ],
+)
+def test_model_flags_are_checked(argv: list[str], message: str) -> None:
+    args = cli.build_parser().parse_args(["search", *argv])
+    with pytest.raises(UsageError, match=message):
+        search_juju.check_target_flags(args)

@@ -16,7 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.text import Text
 
 from loadgate import paths
@@ -48,7 +47,6 @@ from .common import (
     UsageError,
     console,
     error,
-    stdout,
 )
 from .flags import (
     add_drain_timeout,
@@ -59,11 +57,12 @@ from .flags import (
     load_params,
     stack_flags,
 )
+from .search_juju import JUJU_PLAN, check_target_flags, search_model
 from .search_output import SPREAD_FILE as SPREAD_FILE
 from .search_output import SPREAD_FORMAT as SPREAD_FORMAT
 from .search_output import capacities as capacities
 from .search_output import figures_table as figures_table
-from .search_output import print_search, print_spread, search_live
+from .search_output import print_search, print_spread, search_live, wide_stdout
 from .search_output import spread_lines as spread_lines
 from .search_output import steps_table as steps_table
 from .search_output import summary_lines as summary_lines
@@ -90,6 +89,7 @@ PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--saturation": ("saturate_s", int),
     "--min-hold": ("hold_min_s", int),
 }
+PLAN_FLAG_OF = {name: flag[2:] for flag, (name, _) in PLAN_FLAGS.items()}
 # Run parameters a search takes (the rate, duration and executor are the search's): the
 # scenario and the parameters of its own.
 _FIRST = (
@@ -174,6 +174,16 @@ def register(sub: Subparsers) -> None:
         help=f"factor between bracketing probes or saturation steps (default {PLAN.growth:g})",
     )
     add_load_flags(p, SEARCH_PARAMS)
+    p.add_argument(
+        "--target",
+        choices=("local", "juju"),
+        default="local",
+        help="local (default): the local stack; juju: through the k6 charm of --model, with "
+        "steps of minutes (defaults "
+        + ", ".join(f"--{PLAN_FLAG_OF[k]} {v}" for k, v in JUJU_PLAN.items())
+        + ", as COS scrapes once a minute; flags given win)",
+    )
+    p.add_argument("--model", help="Juju model holding the bundle (with --target juju)")
     p.add_argument("--search-id", help="search id (default: time stamp and random suffix)")
     p.add_argument(
         "--repeat",
@@ -241,11 +251,14 @@ def _scenario_defaults(
     return {"method": BISECT, **SCENARIO_PLANS.get(scenario, {})}, []
 
 
-def plan_and_base(args: argparse.Namespace) -> tuple[SearchPlan, RunSpec]:
+def plan_and_base(args: argparse.Namespace, juju: bool = False) -> tuple[SearchPlan, RunSpec]:
     """The search plan and the run every step repeats at its own rate and duration (payload,
-    gates, labels); every bad flag is named with what is allowed, all at once."""
+    gates, labels); every bad flag is named with what is allowed, all at once. On a model
+    (`juju`) the steps are minutes long (JUJU_PLAN)."""
     scenario = str(getattr(args, "scenario", None) or SATURATE_SCENARIOS[0])
     defaults, problems = _scenario_defaults(args, scenario)
+    if juju:
+        defaults = {**JUJU_PLAN, **defaults}
     plan, plan_problems = _plan_problems(args, defaults)
     problems += plan_problems
     base, spec_problems = _spec_problems(args, plan)
@@ -286,17 +299,27 @@ def exit_code(record: SearchRecord) -> int:
 
 
 def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
-    plan, base = plan_and_base(args)
+    juju = check_target_flags(args)
+    plan, base = plan_and_base(args, juju)
     repeat = repeat_from_args(args)
     results_root = paths.results_dir()
     search_id = search_id_from_args(args, results_root)
     ids = repeat_ids(search_id, repeat)
     root = results_root / search_id if repeat > 1 else results_root
+    if juju:
+        found = search_model(args, plan, base, root, ids, seams)
+        if found is None:
+            return EXIT_BAD_INPUT
+        if repeat == 1:
+            print_search(wide_stdout(), found[0], root)
+            return exit_code(found[0])
+        print_spread(wide_stdout(), root, search_id, found, plan)
+        return max(exit_code(r) for r in found)
     flags = run_cli.with_scenario_signals(stack_flags(args), base)
     what = prepare_stack(flags, seams.resolve_stack)
     if seams.build_missing(("k6", *local.stack_parts(what)), command="search") != EXIT_OK:
         return EXIT_BAD_INPUT
-    out = stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
+    out = wide_stdout()
     records: list[SearchRecord] = []
     path = searching.search_file(root, ids[0])
     try:

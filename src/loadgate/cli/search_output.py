@@ -28,7 +28,7 @@ from loadgate.runner.target import Progress
 
 from ..capacity import spread
 from . import run as run_cli
-from .common import console
+from .common import console, stdout
 
 if TYPE_CHECKING:
     from .seams import Seams
@@ -213,6 +213,12 @@ def print_search(out: Console, record: SearchRecord, root: Path) -> None:
     out.print(Text(f"runs: {searching.runs_root(root, record.search_id)}"), soft_wrap=True)
 
 
+def wide_stdout() -> Console:
+    """Standard output for a search's tables: the terminal, or 150 columns at least when it is
+    not one (a CI log), so the steps table is not folded."""
+    return stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
+
+
 def search_live(
     target: runner.Target,
     plan: SearchPlan,
@@ -222,6 +228,9 @@ def search_live(
     stack: dict[str, Any],
     args: argparse.Namespace,
     seams: Seams,
+    *,
+    scrape_timeout: float = 30.0,
+    settle_timeout: float = searching.SETTLE_TIMEOUT,
 ) -> SearchRecord:
     """run_search with a live view on the console: the steps so far and the current phase."""
     state: dict[str, Any] = {"record": None, "line": Text("starting")}
@@ -270,6 +279,8 @@ def search_live(
             drain_timeout=args.drain_timeout,
             execute=seams.execute,
             scope=scope_of(target, base),
+            scrape_timeout=scrape_timeout,
+            settle_timeout=settle_timeout,
         )
 
 

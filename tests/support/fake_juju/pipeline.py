@@ -83,6 +83,10 @@ class Pipeline:
             t = lo
             while t < hi:
                 seg = self._phase(t, hi, q)
+                if seg.t1 <= t:  # the queue is a float's hair from full or empty, and the
+                    # epoch-sized time cannot move by the hair: it is there
+                    q = self.queue_max if seg.dq > 0 else 0.0
+                    continue
                 segments.append(seg)
                 q = self._clamp(seg.q0 + seg.dq * (seg.t1 - seg.t0)) if seg.t1 < math.inf else q
                 t = seg.t1
