@@ -21,7 +21,7 @@ from loadgate.stack import local
 pytestmark = pytest.mark.local
 
 BASE_PORT = os.environ.get("LOADGATE_TEST_COMPARE_BASE_PORT", "24700")
-SAT, P99, CPU = "saturation_per_min", "pressure_p99_ms", "pressure_cpu_s_per_1000_records"
+SAT, P99, CPU = "saturation_per_min", "pressure_p99_ms", "pressure_cpu_per_k6_cpu"
 
 
 def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
@@ -72,7 +72,9 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
         assert run.values[SAT] == sat["saturation"]["accepted_per_min"]
         assert pr["spec"]["rate"] == pressure.rate_per_min
         assert run.values[P99] == pr["client"]["p99_ms"]
-        assert run.values[CPU] == pr["cpu"]["per_1000_records"]["otelcol"]
+        # the collector's marginal CPU over k6's, both from the kernel over the load window
+        cpu = pr["cpu"]
+        assert run.values[CPU] == pytest.approx(cpu["marginal_s"]["otelcol"] / cpu["used_s"]["k6"])
         assert run.sources == {CPU: "kernel"}
         for name, value in run.values.items():
             assert value is not None, (run.ref, name, record.notes)

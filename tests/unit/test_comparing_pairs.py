@@ -32,6 +32,7 @@ from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
 
 SAT, P99, CPU = rule.SATURATION.name, rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name
+CPU_K6 = rule.PRESSURE_CPU_K6.name
 METRICS = (rule.SATURATION, rule.PRESSURE_P99, rule.PRESSURE_CPU)
 
 
@@ -220,7 +221,7 @@ def saturation(accepted: float | None, saturated: bool | None = True) -> Saturat
 def cpu_block(per_1000: float | None, quiet: bool = True) -> CpuFigures:
     return CpuFigures(
         window_s=30.0, idle_s=5.0, records=70_000, idle_cores={"otelcol": 0.01},
-        used_s={"otelcol": 9.0}, marginal_s={"otelcol": 8.7},
+        used_s={"otelcol": 9.0, "k6": 6.0}, marginal_s={"otelcol": 8.7, "k6": None},
         per_1000_records={"otelcol": per_1000}, busy_elsewhere_cores=0.05 if quiet else 0.9,
         quiet=quiet,
     )  # fmt: skip
@@ -362,6 +363,34 @@ def test_a_busy_machine_is_noted_and_a_lost_collector_cpu_is_unknown(tmp_path: P
     assert any("the machine was not quiet during cmp-b1-pr: 0.9 cores" in n for n in outcome.notes)
 
 
+def test_the_collectors_cpu_per_k6_cpu_is_the_kernels_marginal_over_k6s(tmp_path: Path) -> None:
+    fake = SatStack({BASELINE: [200_000.0], CANDIDATE: [200_000.0]})
+    repeat = local_repeats(tmp_path, fake, "pressure-cpu,pressure-cpu-k6")
+    outcome = repeat(ScheduledRun(0, BASELINE, 1), A)
+    # cpu_block: the collector's marginal 8.7 s over k6's 6.0 s in the same window
+    assert outcome.values == {CPU: 0.12, CPU_K6: pytest.approx(8.7 / 6.0)}
+    assert outcome.sources == {CPU: "kernel", CPU_K6: "kernel"}
+
+
+def test_without_the_kernels_figures_the_cpu_per_k6_cpu_is_unknown(tmp_path: Path) -> None:
+    fake = SatStack({BASELINE: [200_000.0], CANDIDATE: [200_000.0]}, kernel=False)
+    outcome = local_repeats(tmp_path, fake, "pressure-cpu-k6")(ScheduledRun(0, BASELINE, 1), A)
+    assert outcome.values == {CPU_K6: None}  # Prometheus does not see k6: unknown, never 0
+    assert outcome.sources == {}
+
+
+@pytest.mark.parametrize(
+    ("marginal", "k6"), [(None, 6.0), (8.7, None), (8.7, 0.0)]
+)  # fmt: skip
+def test_a_cpu_per_k6_cpu_missing_either_figure_is_unknown(
+    marginal: float | None, k6: float | None
+) -> None:
+    block = replace(cpu_block(0.1), marginal_s={"otelcol": marginal}, used_s={"k6": k6})
+    result = replace(run_result(RunSpec(rate=60_000, duration="30s")), cpu=block)
+    assert comparing_values.cpu_per_k6_cpu(result) is None
+    assert comparing_values.cpu_per_k6_cpu(replace(result, cpu=cpu_block(0.1))) == 8.7 / 6.0
+
+
 # ---- the command line --------------------------------------------------------------------------
 
 
@@ -390,7 +419,7 @@ NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
         (["--pressure-rate", "fast"], "--pressure-rate: must be an integer between 1 and"),
         (["--saturate-rate", "0"], "--saturate-rate: must be an integer between 1 and"),
         (["--metrics", "saturation,speed"], "--metrics: unknown 'speed'; allowed: capacity, "
-         "saturation, pressure-p99, pressure-cpu, p99, cpu"),
+         "saturation, pressure-p99, pressure-cpu, pressure-cpu-k6, p99, cpu"),
     ],
 )  # fmt: skip
 def test_bad_plan_flags_are_refused_with_exit_2_and_nothing_starts(
@@ -411,7 +440,7 @@ def test_the_default_compare_adds_pairs_until_decided_and_shows_each_pair(
     out = capsys.readouterr()
     record = CompareRecord.from_json((cli_env / "seq" / "compare.json").read_text())
     assert code == record.exit_code == 1
-    assert [d.metric.name for d in record.decisions] == [SAT, P99, CPU]
+    assert [d.metric.name for d in record.decisions] == [SAT, P99, CPU_K6]
     assert record.decisions[0].decision == rule.REGRESSION
     assert record.plan == Plan(2, 5, budget_s=900.0)
     assert record.stopped == seq.DECIDED

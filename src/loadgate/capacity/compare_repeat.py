@@ -334,7 +334,7 @@ class LocalRepeats:
         tally.ran("pressure", result)
         measured, sources = cv.pressure_values(result)
         tally.take(self.metrics, measured, run_id)
-        tally.sources.update(sources)
+        tally.sources.update({k: v for k, v in sources.items() if self._wants(k)})
 
     def _fixed(self, run: ScheduledRun, run_id: str, target: LocalTarget, tally: _Tally) -> None:
         result = self._execute(self.spec_for(run, run_id), target, "fixed-rate", tally)

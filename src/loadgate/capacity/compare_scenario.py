@@ -21,7 +21,7 @@ from loadgate.capacity import compare_values as cv
 from loadgate.contract.scenarios import OTLP_LOGS, Scenario
 from loadgate.measure import scenarios as scenario_measures
 
-CPU_METRICS = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name)
+CPU_METRICS = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
 PER_MINUTE = "records/min"
 CPU_UNIT = "CPU s"
 
@@ -49,7 +49,7 @@ def problems(
                 "p99, cpu, pressure-p99 with --pressure-rate, or capacity",
             )
         )
-    pressured = names & {rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name}
+    pressured = names & set(cv.PRESSURE_METRICS)
     if not measures.own_logs and pressured and not pressure_rate_given:
         found.append(
             (
@@ -62,8 +62,9 @@ def problems(
         found.append(
             (
                 "--metrics",
-                f"cpu and pressure-cpu are the collector's CPU, and {kind.name}'s load does "
-                "not pass the collector: compare p99, pressure-p99 or capacity",
+                "cpu, pressure-cpu and pressure-cpu-k6 are the collector's CPU, and "
+                f"{kind.name}'s load does not pass the collector: compare p99, pressure-p99 "
+                "or capacity",
             )
         )
     return found

@@ -9,6 +9,10 @@ read from a run's result (None: not measured, never 0; with a note saying why).
   CPU is the kernel's marginal figure (`cpu.per_1000_records["otelcol"]`: the load window's CPU
   less the idle rate, measure.cpu) where the target sees its processes, else Prometheus's
   (mean cores over the load x its seconds / records, as the `cpu` metric); `sources` says which.
+- `pressure-cpu-k6`: the same run's collector CPU over k6's, both from the kernel over the load
+  window (the collector's marginal seconds / k6's seconds): k6 does the same work per record on
+  both sides, so its CPU is the machine's speed in that run, and the host's slow stretches
+  cancel. Unknown where the target cannot see the processes (Juju).
 - `p99`, `cpu`: the same two of a run at the fixed `--rate` (CPU from Prometheus), the first
   comparison's metrics; `capacity`: a capacity search's knee.
 """
@@ -33,11 +37,12 @@ METRIC_KEYS: dict[str, Metric] = {
     "saturation": rule.SATURATION,
     "pressure-p99": rule.PRESSURE_P99,
     "pressure-cpu": rule.PRESSURE_CPU,
+    "pressure-cpu-k6": rule.PRESSURE_CPU_K6,
     "p99": rule.P99_AT_RATE,
     "cpu": rule.CPU_PER_1000,
 }
-DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu")
-PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name)
+DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu-k6")
+PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
 FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
 
 # Where a CPU per 1,000 records came from.
@@ -97,13 +102,35 @@ def collector_cpu_per_1000(result: results.RunResult) -> tuple[float | None, str
     return (value, CPU_PROMETHEUS) if value is not None else (None, None)
 
 
+def cpu_per_k6_cpu(result: results.RunResult) -> float | None:
+    """The collector's marginal CPU seconds over k6's CPU seconds in the load window, both from
+    the kernel; None without a `cpu` block (the target cannot see the processes) or either
+    figure, or when k6 used none."""
+    if result.cpu is None:
+        return None
+    collector = result.cpu.marginal_s.get("otelcol")
+    k6 = result.cpu.used_s.get("k6")
+    if collector is None or k6 is None or k6 <= 0:
+        return None
+    return collector / k6
+
+
 def pressure_values(
     result: results.RunResult,
 ) -> tuple[dict[str, float | None], dict[str, str]]:
-    """p99 and CPU per 1,000 records of a pressure run, and the CPU's source."""
+    """p99, CPU per 1,000 records and CPU per k6 CPU of a pressure run, and the sources of the
+    CPU figures."""
     cpu, source = collector_cpu_per_1000(result)
-    values = {rule.PRESSURE_P99.name: result.client.p99_ms, rule.PRESSURE_CPU.name: cpu}
-    return values, ({rule.PRESSURE_CPU.name: source} if source else {})
+    ratio = cpu_per_k6_cpu(result)
+    values = {
+        rule.PRESSURE_P99.name: result.client.p99_ms,
+        rule.PRESSURE_CPU.name: cpu,
+        rule.PRESSURE_CPU_K6.name: ratio,
+    }
+    sources = {rule.PRESSURE_CPU.name: source} if source else {}
+    if ratio is not None:
+        sources[rule.PRESSURE_CPU_K6.name] = CPU_KERNEL
+    return values, sources
 
 
 def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]]:

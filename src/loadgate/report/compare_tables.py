@@ -25,12 +25,13 @@ LABELS = {
     rule.SATURATION.name: "saturation throughput",
     rule.PRESSURE_P99.name: "p99 at the pressure rate",
     rule.PRESSURE_CPU.name: "collector CPU per 1,000 records at the pressure rate",
+    rule.PRESSURE_CPU_K6.name: "collector CPU per k6 CPU at the pressure rate",
     rule.CAPACITY.name: "capacity",
     rule.P99_AT_RATE.name: "p99 at the fixed rate",
     rule.CPU_PER_1000.name: "collector CPU per 1,000 records",
 }
 WHOLE = (rule.CAPACITY.name, rule.SATURATION.name)
-CPU = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name)
+CPU = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
 
 
 def value_text(metric: rule.Metric, value: float | None) -> str:
