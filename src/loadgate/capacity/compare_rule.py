@@ -121,7 +121,7 @@ class Metric:
 # noise: the host's slow stretches slow k6 as much as the collector, and k6's work per record
 # is the same on both sides. Within one comparison (the same pressure rate) it spread by a CV
 # of 0.5-8 % (median 3 %) a side where the collector's CPU per 1,000 records spread by
-# 6-24 % (the same 78 runs: docs/measurements.md, "A machine-speed reference"); the default
+# 6-24 % (the same 52 runs: docs/measurements.md, "A machine-speed reference"); the default
 # comparison uses it in place of `pressure-cpu`.
 #
 #   name                               better  margin  unit           min pairs

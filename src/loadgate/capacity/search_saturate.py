@@ -7,13 +7,17 @@ knee is, a few holds just long enough to decide confirm it.
    Overload costs a small machine's pipeline CPU (refused requests are decoded too, k6 works
    harder), so S reads low the heavier it is: offered more than HEAVY_OVERLOAD (2) times S,
    the step is run once more at MILD_OVERLOAD (1.5) times S (measured on a busy 2-core
-   machine: 65,850/min offered 300,000, where 60 s holds passed at 87,500). The reading is the
-   saturated step offered the least. A pipeline that took everything offered (the queue never
-   filled) is offered `growth` times more, up to `max_rate`; one that took `max_rate` is held
-   there (pass: "at least max_rate"); one that took whole a milder step than its heavy reading
-   overrules that reading: the holds start from what it took. Saturation figures that could
-   not be measured are measured once more; twice unknown, the search goes on by the bisect
-   method.
+   machine: 65,850/min offered 300,000, where 60 s holds passed at 87,500). The milder step
+   errs the other way: a 30 s step at a mild overload reads above what a hold sustains (on
+   the quiet VM 159,000-173,000 where holds passed at 138,000-151,000 and failed from
+   152,000-166,000; on the busy machine a median 13 % above the capacity found). So the
+   reading, S, is the geometric mean of the two (137,000 and 173,000 read 154,000, 142,000
+   and 159,000 read 150,000); with one saturated step, that step's. A pipeline that took
+   everything offered (the queue never filled) is offered `growth` times more, up to
+   `max_rate`; one that took `max_rate` is held there (pass: "at least max_rate"); one that
+   took whole a milder step than its heavy reading overrules that reading: the holds start
+   from what it took. Saturation figures that could not be measured are measured once more;
+   twice unknown, the search goes on by the bisect method.
 2. **Holds** only, never short probes: a probe ends before a slowly filling queue overflows,
    so it passes above the knee (a 15 s probe passed at 238,000 records/min where 60 s failed).
    No rate above S/0.95 can pass the `logs_per_minute` gate (95 % of offered) for long: that

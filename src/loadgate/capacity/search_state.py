@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from loadgate.records import fields as f
@@ -264,16 +264,24 @@ class State:
     @property
     def reading(self) -> Saturation | None:
         """The saturation step the holds go by: of those that saturated, the one offered the
-        least (the mildest overload, which costs the pipeline least); None when none did, or
-        when the pipeline took more whole elsewhere than it read here (a contradiction)."""
+        least (the mildest overload, which costs the pipeline least), with its throughput the
+        geometric mean of its own and the heaviest saturated step's when both ran (the heavy
+        reading errs low, the milder one high: see `search_saturate`); None when none
+        saturated, or when the pipeline took more whole elsewhere than it read (a
+        contradiction)."""
         saturated = [s for s in self.saturations if s.measured and s.saturated]
         if not saturated:
             return None
         mildest = min(saturated, key=lambda s: (s.rate, -s.attempt))
+        heaviest = max(saturated, key=lambda s: (s.rate, s.attempt))
         assert mildest.throughput_per_min is not None
+        assert heaviest.throughput_per_min is not None
         took_all = self.took_all
         if took_all is not None and took_all > mildest.throughput_per_min:
             return None
+        if heaviest.rate > mildest.rate:
+            both = math.sqrt(mildest.throughput_per_min * heaviest.throughput_per_min)
+            return replace(mildest, throughput_per_min=both)
         return mildest
 
     @property
