@@ -16,6 +16,17 @@ from support.purity import guarded
 KNOWN_IMPURE: dict[str, str] = {}
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Build matplotlib's font cache before any test runs, outside the guard.
+
+    On a machine that has never run matplotlib (a fresh CI machine), its first font lookup
+    asks fontconfig (`fc-list`, a process) and writes the cache under MPLCONFIGDIR; every
+    later lookup reads that cache. The plots the report tests draw are pure once it exists.
+    """
+    del session
+    import matplotlib.font_manager  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
     return (yield from guarded(item, KNOWN_IMPURE))
