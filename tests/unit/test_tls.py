@@ -89,6 +89,7 @@ def test_python_ssl_accepts_the_pair_for_loopback_only(
 
 def test_another_server_certificate_from_the_stack_ca() -> None:
     from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
 
     from loadgate.stack import tls as tls_mod
 
@@ -99,5 +100,7 @@ def test_another_server_certificate_from_the_stack_ca() -> None:
     cert.verify_directly_issued_by(ca)
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert names.get_values_for_type(x509.DNSName) == ["tempo-0.x.svc"]
-    assert b"PRIVATE KEY" in key_pem
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    spki = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    assert key.public_key().public_bytes(*spki) == cert.public_key().public_bytes(*spki)
     assert cert_pem != material.server_cert_pem
