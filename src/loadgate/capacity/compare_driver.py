@@ -45,8 +45,11 @@ from loadgate.capacity.compare_sides import (
     sameness,
 )
 from loadgate.capacity.compare_values import (
+    DEFAULT_GUARDS,
     DEFAULT_METRICS,
     METRIC_KEYS,
+    NO_GUARDS,
+    apply_guards,
     bottleneck_summary,
     capacity_value,
     fixed_rate_values,
@@ -56,8 +59,10 @@ from loadgate.records import result as results
 from loadgate.records.compare import COMPARE_FILE, CompareRecord, Pressure, RepeatRecord
 
 __all__ = [
+    "DEFAULT_GUARDS",
     "DEFAULT_METRICS",
     "METRIC_KEYS",
+    "NO_GUARDS",
     "SIDE_SYNTAX",
     "AbortedError",
     "ComparedStack",
@@ -68,6 +73,7 @@ __all__ = [
     "SideError",
     "SideSettings",
     "Sides",
+    "apply_guards",
     "bottleneck_summary",
     "capacity_value",
     "compare_dir",

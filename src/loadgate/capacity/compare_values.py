@@ -20,6 +20,7 @@ read from a run's result (None: not measured, never 0; with a note saying why).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from loadgate.capacity import compare_rule as rule
@@ -42,6 +43,11 @@ METRIC_KEYS: dict[str, Metric] = {
     "cpu": rule.CPU_PER_1000,
 }
 DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu-k6")
+# Metrics that count only when they find a regression (compare_rule's `overall`) unless
+# `--guards` says otherwise: the pressure p99, whose run-to-run spread on the development VM
+# (a CV of 46 % on a quiet day) no budget of minutes can bound within its 10 % margin.
+DEFAULT_GUARDS = ("pressure-p99",)
+NO_GUARDS = "none"
 PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
 FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
 
@@ -70,6 +76,36 @@ def parse_metrics(value: str, search_precision: float = 0.05) -> tuple[Metric, .
                 metric = rule.capacity_metric(search_precision)
             out.append(metric)
     return tuple(out)
+
+
+def apply_guards(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric, ...]:
+    """The metrics with those `--guards` names made guards (None: DEFAULT_GUARDS among the
+    metrics compared; "none": no guard). A guard named that is not compared, or a choice that
+    leaves no metric to decide, raises SideError naming the flag."""
+    compared = {key for key, m in METRIC_KEYS.items() if m.name in {x.name for x in metrics}}
+    if value is None:
+        names = [n for n in DEFAULT_GUARDS if n in compared]
+    elif value.strip() == NO_GUARDS:
+        names = []
+    else:
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        if not names:
+            raise SideError(f"--guards: empty; give metrics of --metrics, or {NO_GUARDS}")
+        unknown = [n for n in names if n not in compared]
+        if unknown:
+            raise SideError(
+                f"--guards: {', '.join(repr(n) for n in unknown)} not among the metrics "
+                f"compared; allowed: {', '.join(sorted(compared, key=list(METRIC_KEYS).index))}"
+                f", or {NO_GUARDS}"
+            )
+    guarded = {METRIC_KEYS[n].name for n in names}
+    out = tuple(replace(m, guard=m.name in guarded) for m in metrics)
+    if all(m.guard for m in out):
+        raise SideError(
+            "--guards: every metric compared would be a guard, and a guard only finds "
+            "regressions; leave at least one metric to decide"
+        )
+    return out
 
 
 def prometheus_cpu_per_1000(result: results.RunResult) -> float | None:

@@ -98,6 +98,13 @@ def register(sub: Subparsers) -> None:
         "load; another scenario than otlp-logs: p99, and cpu through the collector)",
     )  # fmt: skip
     p.add_argument(
+        "--guards",
+        help="comma-separated metrics of --metrics that count only when they find a "
+        "regression (their 'too noisy' does not make the comparison too noisy), or "
+        f"{comparing.NO_GUARDS} (default {','.join(comparing.DEFAULT_GUARDS)} when compared: "
+        "its spread here is far wider than its margin; docs/measurements.md)",
+    )
+    p.add_argument(
         "--pressure-fraction",
         default=str(DEFAULT_PRESSURE_FRACTION),
         help="the pressure runs' rate as a fraction of the first baseline saturation "
@@ -369,6 +376,10 @@ def metrics_and_plan(
     refused = compare_scenario.problems(kind, metrics, args.pressure_rate is not None)
     if refused:
         raise invalid_flags(refused)
+    try:
+        metrics = comparing.apply_guards(metrics, args.guards)
+    except comparing.SideError as exc:
+        raise UsageError(str(exc)) from None
     metrics = compare_scenario.in_unit(metrics, kind)
     plan = SearchPlan(precision=args.search_precision)
     problems = plan.problems()

@@ -27,7 +27,7 @@ from loadgate.capacity.compare_rule import (
     exit_code,
     overall,
 )
-from loadgate.capacity.compare_sequential import Plan, decide_sequential
+from loadgate.capacity.compare_sequential import LAST_LOOK_STOPS, Plan, decide_sequential
 from loadgate.records import fields as f
 
 COMPARE_FORMAT = "loadgate-compare/1"
@@ -193,7 +193,7 @@ class CompareRecord:
             a = side_values(runs, BASELINE, metric.name)
             b = side_values(runs, CANDIDATE, metric.name)
             if plan is not None:
-                return decide_sequential(metric, a, b, plan)
+                return decide_sequential(metric, a, b, plan, last=stopped in LAST_LOOK_STOPS)
             return replace(decide(metric, a, b, confidence), pairs=repeats, looks=1)
 
         decisions = tuple(decision(metric) for metric in metrics)

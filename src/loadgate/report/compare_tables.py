@@ -75,6 +75,9 @@ def _decision_text(d: MetricDecision) -> Text:
         if d.pairs is not None:
             text.append(f"\nat {d.pairs} pair(s)")
         return text
+    if d.metric.guard:
+        text.append("\nguard: no regression found; does not hold the verdict")
+        return text
     if d.repeats_needed:
         text.append(f"\nabout {d.repeats_needed} pairs needed")
     else:
@@ -84,7 +87,8 @@ def _decision_text(d: MetricDecision) -> Text:
 
 def _metric_cell(m: rule.Metric) -> str:
     better = "higher is better" if m.better == rule.HIGHER else "lower is better"
-    return f"{LABELS.get(m.name, m.name)}\n{m.unit}, {better}, margin {m.margin:.0%}"
+    guard = "\nguard (counts only if it regresses)" if m.guard else ""
+    return f"{LABELS.get(m.name, m.name)}\n{m.unit}, {better}, margin {m.margin:.0%}{guard}"
 
 
 def decisions_table(record: CompareRecord) -> Table:

@@ -144,10 +144,13 @@ def decision_cells(d: MetricDecision) -> tuple[str, ...]:
     )
     if d.decision == TOO_NOISY:
         more = f" (needs about {d.repeats_needed} pairs)" if d.repeats_needed else ""
+        if d.metric.guard:
+            more += "; a guard: does not hold the verdict"
     else:
         more = f" (at {d.pairs} pairs)" if d.pairs is not None else ""
+    guard = ", guard" if d.metric.guard else ""
     return (
-        f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better)",
+        f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better{guard})",
         _values(d.baseline),
         _values(d.candidate),
         _value(d.baseline_mean),
