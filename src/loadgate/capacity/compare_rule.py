@@ -81,10 +81,10 @@ RULE = (
     "with the repeats per side that would make t * se <= m/2 at the observed spread. Overall: any "
     "regression -> regression (exit 1); else any too noisy metric that is not a guard -> too "
     "noisy (exit 2); else 0. "
-    "Sequential (pairs added until every metric is decided): each look's bounds at the "
-    "confidence of an alpha-spending boundary (O'Brien-Fleming shape over the most pairs; the "
-    "last look of a comparison stopped by its budget or its most pairs spends what is left), "
-    "a decision final at the look that makes it."
+    "Sequential (pairs added until every metric but the guards is decided): each look's bounds "
+    "at 1 - its share of the 0.05 (alpha spending: O'Brien-Fleming's curve at pairs / max "
+    "pairs, shares summing to 0.05; the last look of a comparison its budget or its most pairs "
+    "ends takes what is left), a decision final at the look that makes it."
 )
 
 

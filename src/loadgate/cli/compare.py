@@ -167,7 +167,8 @@ def _add_plan_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-pairs",
         help=f"pairs at most (default {seq.DEFAULT_MAX_PAIRS}; up to {seq.MAX_PAIRS}); each "
-        "look's confidence is corrected for the looks this allows",
+        "look's share of the 5 %% error is set by its pairs over this (keep it near what the "
+        "budget allows; the last look of a comparison the budget ends takes what is left)",
     )
     p.add_argument(
         "--budget",
