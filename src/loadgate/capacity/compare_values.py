@@ -19,7 +19,7 @@ read from a run's result (None: not measured, never 0; with a note saying why).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -56,18 +56,26 @@ CPU_KERNEL = "kernel"  # marginal: /proc at the load window's edges, less the id
 CPU_PROMETHEUS = "prometheus"  # the collector's mean cores over the load x its seconds
 
 
+def _listed(
+    flag: str, value: str, allowed: Sequence[str], unknown: str, tail: str = ""
+) -> list[str]:
+    """The comma-separated names in `value`, each one of `allowed`; SideError naming the flag
+    when there are none, or some are not allowed (`unknown` formats them: "unknown {}")."""
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    choices = ", ".join(allowed) + tail
+    if not names:
+        raise SideError(f"{flag}: empty; allowed: {choices}")
+    refused = [n for n in names if n not in allowed]
+    if refused:
+        listed = ", ".join(repr(n) for n in refused)
+        raise SideError(f"{flag}: {unknown.format(listed)}; allowed: {choices}")
+    return names
+
+
 def parse_metrics(value: str, search_precision: float = 0.05) -> tuple[Metric, ...]:
     """`saturation,pressure-p99,...` (any of METRIC_KEYS, in that order in the result). Raises
     SideError naming the flag."""
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if not names:
-        raise SideError(f"--metrics: empty; allowed: {', '.join(METRIC_KEYS)}")
-    unknown = [n for n in names if n not in METRIC_KEYS]
-    if unknown:
-        raise SideError(
-            f"--metrics: unknown {', '.join(repr(n) for n in unknown)}; allowed: "
-            + ", ".join(METRIC_KEYS)
-        )
+    names = _listed("--metrics", value, list(METRIC_KEYS), "unknown {}")
     out: list[Metric] = []
     for key in METRIC_KEYS:
         if key in names:
@@ -82,22 +90,16 @@ def apply_guards(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric
     """The metrics with those `--guards` names made guards (None: DEFAULT_GUARDS among the
     metrics compared; "none": no guard). A guard named that is not compared, or a choice that
     leaves no metric to decide, raises SideError naming the flag."""
-    compared = {key for key, m in METRIC_KEYS.items() if m.name in {x.name for x in metrics}}
+    names_compared = {m.name for m in metrics}
+    compared = [key for key, m in METRIC_KEYS.items() if m.name in names_compared]
     if value is None:
         names = [n for n in DEFAULT_GUARDS if n in compared]
     elif value.strip() == NO_GUARDS:
         names = []
     else:
-        names = [n.strip() for n in value.split(",") if n.strip()]
-        if not names:
-            raise SideError(f"--guards: empty; give metrics of --metrics, or {NO_GUARDS}")
-        unknown = [n for n in names if n not in compared]
-        if unknown:
-            raise SideError(
-                f"--guards: {', '.join(repr(n) for n in unknown)} not among the metrics "
-                f"compared; allowed: {', '.join(sorted(compared, key=list(METRIC_KEYS).index))}"
-                f", or {NO_GUARDS}"
-            )
+        names = _listed(
+            "--guards", value, compared, "{} not among the metrics compared", f", or {NO_GUARDS}"
+        )
     guarded = {METRIC_KEYS[n].name for n in names}
     out = tuple(replace(m, guard=m.name in guarded) for m in metrics)
     if all(m.guard for m in out):
