@@ -128,7 +128,7 @@ class Plan:
             return ()
         looks = tuple(range(first, pairs + 1))
         levels = compare_spending.look_levels(looks, self.max_pairs, ALPHA, last)
-        return tuple(compare_spending.confidence_of(level) for level in levels)
+        return tuple(1.0 - level for level in levels)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -214,7 +214,7 @@ def decide_sequential(
             which = "the last look" if last and n == pairs else f"look {n - first + 1} of {looks}"
             where = f"at {n} pairs ({which}, bounds at {confidence:.2%})"
             return replace(d, reason=f"{where}: {d.reason}", pairs=n, looks=looks)
-    confidence = confidences[0] if pairs < first else confidences[-1]
+    confidence = confidences[-1]  # the last look's (before the first look: the first's)
     d = decide(metric, baseline[:pairs], candidate[:pairs], confidence)
     return replace(
         d,

@@ -63,8 +63,3 @@ def look_levels(
         spent[-1] = alpha
     levels = [spent[0]] + [b - a for a, b in pairwise(spent)]
     return tuple(levels)
-
-
-def confidence_of(level: float) -> float:
-    """A look's one-sided confidence: 1 - its level."""
-    return 1.0 - level
