@@ -21,7 +21,7 @@ from loadgate.stack import local
 pytestmark = pytest.mark.local
 
 BASE_PORT = os.environ.get("LOADGATE_TEST_COMPARE_BASE_PORT", "24700")
-SAT, P99, CPU = "saturation_per_min", "pressure_p99_ms", "pressure_cpu_per_k6_cpu"
+SAT, P99, CPU = "saturation_per_min", "pressure_p99_ms", "pressure_cpu_s_per_1000_records"
 
 
 def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
@@ -72,9 +72,8 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
         assert run.values[SAT] == sat["saturation"]["accepted_per_min"]
         assert pr["spec"]["rate"] == pressure.rate_per_min
         assert run.values[P99] == pr["client"]["p99_ms"]
-        # the collector's marginal CPU over k6's, both from the kernel over the load window
-        cpu = pr["cpu"]
-        assert run.values[CPU] == pytest.approx(cpu["marginal_s"]["otelcol"] / cpu["used_s"]["k6"])
+        # the collector's marginal CPU per 1,000 records, from the kernel over the load window
+        assert run.values[CPU] == pytest.approx(pr["cpu"]["per_1000_records"]["otelcol"])
         assert run.sources == {CPU: "kernel"}
         for name, value in run.values.items():
             assert value is not None, (run.ref, name, record.notes)
@@ -82,6 +81,7 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
     assert pressure.saturation_per_min is not None
     assert pressure.rate_per_min == round(0.7 * pressure.saturation_per_min)
     assert [d.decision for d in record.decisions] == ["too-noisy"] * 3
+    assert [d.metric.guard for d in record.decisions] == [False, True, True]
     assert not any(n.startswith("partial") for n in record.notes)
 
     # Every stack it started was stopped.

@@ -16,7 +16,7 @@ from conftest import StartStack, processes_mentioning
 
 from loadgate.measure import queries as q
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
-from loadgate.stack import local
+from loadgate.stack import cpu_split, local
 from loadgate.stack.layout import Layout
 from loadgate.stack.ports import Ports
 from loadgate.stack.profile import Profile
@@ -191,3 +191,21 @@ def test_a_failed_start_stops_everything(
     assert _pids_of(root) == []
     assert not (root / "stack.json").exists()
     assert os.path.isfile(root / "logs" / "pebble.log")
+
+
+def test_the_pipeline_runs_on_its_own_cpus(stack: local.StackInfo) -> None:
+    """Each service on its side of the CPU split, as stack.json records it (on one CPU, or
+    with LOADGATE_CPU_SPLIT=off, no split and every process on every usable CPU)."""
+    expected = cpu_split.from_environment()
+    assert stack.cpu_split == expected
+    recorded = json.loads(Layout(stack.root).state_file.read_text()).get("cpu_split")
+    assert recorded == (expected.to_dict() if expected else None)
+    by_name = {name: pid for name, pid in local.leftovers(stack)} | {"pebble": stack.pid}
+    assert {"otelcol", "loki", "prometheus"} <= set(by_name), by_name
+    usable = os.sched_getaffinity(0)
+    pipeline = set(expected.pipeline) if expected else usable
+    generator = set(expected.generator) if expected else usable
+    for name in ("otelcol", "loki"):
+        assert os.sched_getaffinity(by_name[name]) == pipeline, name
+    for name in ("pebble", "prometheus"):
+        assert os.sched_getaffinity(by_name[name]) == generator, name

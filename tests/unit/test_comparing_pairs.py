@@ -447,7 +447,7 @@ def test_the_default_compare_adds_pairs_until_decided_and_shows_each_pair(
     out = capsys.readouterr()
     record = CompareRecord.from_json((cli_env / "seq" / "compare.json").read_text())
     assert code == record.exit_code == 1
-    assert [d.metric.name for d in record.decisions] == [SAT, P99, CPU_K6]
+    assert [d.metric.name for d in record.decisions] == [SAT, P99, CPU]
     assert record.decisions[0].decision == rule.REGRESSION
     assert record.plan == Plan(2, 5, budget_s=900.0)
     assert record.stopped == seq.DECIDED

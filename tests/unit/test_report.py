@@ -118,6 +118,11 @@ def test_revision_names_the_label_the_charm_revision_its_options_and_profile() -
     assert naming.revision_of(environment={"charms": with_options}) == (
         "rev221 (profile=batch, queue_size=5000)"
     )
+    split = {"generator": [0], "pipeline": [1], "text": "..."}
+    assert naming.revision_of(environment={"charms": with_options, "cpu_split": split}) == (
+        "rev221 (profile=batch, queue_size=5000, cpu split 1:1)"
+    )
+    assert naming.revision_of(environment={"charms": charms, "cpu_split": None}) == "2a77867"
     assert naming.revision_of(environment={"profile": {"name": "hand-nop"}}) == "hand-nop"
     assert naming.revision_of() == "-"
 

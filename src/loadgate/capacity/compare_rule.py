@@ -31,10 +31,11 @@ Overall: a regression in any metric is a regression (exit 1); else a too-noisy m
 comparison too noisy (exit 2); else no regression (exit 0). A metric may be a **guard**
 (`Metric.guard`, `loadgate compare --guards`): it counts only when it finds a regression, and
 its "too noisy" does not hold the comparison at too noisy. The default compare makes the
-pressure p99 a guard: on the development VM one run's p99 spreads from the next by a CV of
-about 46 % on a quiet day (docs/measurements.md), so no budget of minutes can bound it within
-a 10 % margin; as a guard it still fails a revision whose p99 rises beyond that noise
-(batch against charm-default: +301 %, bounds +150 % .. +543 %).
+pressure p99 and the pressure CPU guards: on the development VM, with the CPU split, one run's
+p99 spreads from the next by 17.9 % and the collector's CPU per 1,000 records by 3.3 %
+(docs/measurements.md), which 15 minutes cannot bound within their 10 % and 5 % margins; as
+guards they still fail a revision that moves them beyond that noise (batch against
+charm-default: p99 +44.9 %, CPU +339 %).
 
 Why this rule: with N as small as 3, a rank test cannot reach 95 % (3 against 3 gives at best
 p = 0.05), while Welch's interval uses the spread it sees and widens honestly with few repeats.
@@ -151,6 +152,12 @@ class Metric:
 # - pressure p99: CV 46 % -> about 72 %: no margin of use bounds it, so the default compare
 #   makes it a guard (compare_values.DEFAULT_GUARDS): it counts only when it finds a
 #   regression. Its 10 % margin is kept for when it is compared with more pairs.
+#
+# With the CPU split (2026-11-26, evening; stack/cpu_split.py; 22 df from four comparisons):
+# saturation 3.4 % (its 10 % margin decides in 3-4 pairs), pressure p99 17.9 %, the collector's
+# CPU per 1,000 records 3.3 % (about +-6 % at 4 pairs: above its 5 % margin, so a guard too),
+# and pressure-cpu-k6 4.2 % and biased: k6 alone on its CPU spends more or less per record
+# depending on the collector it talks to, so it is no longer a default.
 #
 #   name                               better  margin  unit           min pairs
 SATURATION = Metric("saturation_per_min", HIGHER, 0.10, "records/min", min_pairs=2)

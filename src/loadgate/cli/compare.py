@@ -102,7 +102,8 @@ def register(sub: Subparsers) -> None:
         help="comma-separated metrics of --metrics that count only when they find a "
         "regression (their 'too noisy' does not make the comparison too noisy), or "
         f"{comparing.NO_GUARDS} (default {','.join(comparing.DEFAULT_GUARDS)} when compared: "
-        "its spread here is far wider than its margin; docs/measurements.md)",
+        "the default budget cannot bound their spread here within their margins; "
+        "docs/measurements.md)",
     )
     p.add_argument(
         "--pressure-fraction",

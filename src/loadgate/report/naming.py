@@ -112,7 +112,18 @@ def revision_of(
     base = base_revision(labels or {}, environment)
     charms = _at(environment, "charms")
     extras = settings_of(_at(charms, "preset"), _at(charms, "otelcol", "options"), presets or {})
+    extras += split_of(environment)
     return base + (f" ({', '.join(extras)})" if extras else "")
+
+
+def split_of(environment: Mapping[str, Any]) -> list[str]:
+    """`cpu split G:P` (the generator's and the pipeline's CPU counts) for a run on a split
+    stack: its figures are not comparable with an unsplit stack's, so it gets rows of its own."""
+    generator = _at(environment, "cpu_split", "generator")
+    pipeline = _at(environment, "cpu_split", "pipeline")
+    if not isinstance(generator, list) or not isinstance(pipeline, list):
+        return []
+    return [f"cpu split {len(generator)}:{len(pipeline)}"]  # pyright: ignore[reportUnknownArgumentType]
 
 
 def scenario_of(spec: RunSpec) -> str:

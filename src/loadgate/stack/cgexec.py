@@ -1,9 +1,11 @@
-"""Run a command inside control groups: `cgexec.py --join G/cgroup.procs [...] -- ARGV...`.
+"""Run a command inside control groups and on chosen CPUs:
+`cgexec.py [--join G/cgroup.procs ...] [--cpus 1,3] -- ARGV...`.
 
-Writes its own PID into each group's cgroup.procs, then replaces itself with ARGV (same PID,
-so Pebble supervises the workload itself and the kernel charges it to the groups from its first
-instruction). A group it cannot join stops it with exit code 125 and the reason on stderr:
-a limit is never silently left out.
+Writes its own PID into each group's cgroup.procs and sets its CPU affinity (`--cpus`, the
+CPU numbers the workload may run on: cpu_split.py), then replaces itself with ARGV (same PID,
+so Pebble supervises the workload itself and the kernel charges it to the groups, and keeps
+it on those CPUs, from its first instruction). A group it cannot join or CPUs it cannot take
+stop it with exit code 125 and the reason on stderr: a limit is never silently left out.
 
 Run by path with `python -I`: the standard library only, no loadgate import.
 """
@@ -13,27 +15,48 @@ from __future__ import annotations
 import os
 import sys
 
-USAGE = "usage: cgexec.py --join CGROUP_PROCS [--join ...] -- COMMAND [ARG...]"
+USAGE = "usage: cgexec.py [--join CGROUP_PROCS ...] [--cpus N[,N...]] -- COMMAND [ARG...]"
 EXIT_CANNOT_JOIN = 125
 
 
 def split(argv: list[str]) -> tuple[list[str], list[str]]:
     """(cgroup.procs files, command) from the arguments; ValueError when malformed."""
+    groups, _, command = parse(argv)
+    return groups, command
+
+
+def parse(argv: list[str]) -> tuple[list[str], set[int] | None, list[str]]:
+    """(cgroup.procs files, CPUs or None, command); ValueError when malformed."""
     if "--" not in argv:
         raise ValueError(USAGE)
     cut = argv.index("--")
     head, command = argv[:cut], argv[cut + 1 :]
-    if not command or len(head) % 2 or any(flag != "--join" for flag in head[::2]):
+    if not command or len(head) % 2 or any(flag not in ("--join", "--cpus") for flag in head[::2]):
         raise ValueError(USAGE)
-    return head[1::2], command
+    pairs = list(zip(head[::2], head[1::2], strict=True))
+    cpus = [value for flag, value in pairs if flag == "--cpus"]
+    if len(cpus) > 1:
+        raise ValueError(USAGE)
+    try:
+        chosen = {int(n) for n in cpus[0].split(",")} if cpus else None
+    except ValueError:
+        raise ValueError(f"--cpus: CPU numbers separated by commas; got {cpus[0]!r}") from None
+    return [value for flag, value in pairs if flag == "--join"], chosen, command
 
 
 def main(argv: list[str]) -> int:
     try:
-        groups, command = split(argv)
+        groups, cpus, command = parse(argv)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
+    if cpus is not None:
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError as exc:
+            why = exc.strerror or exc
+            print(f"cgexec: cannot run on CPUs {sorted(cpus)}: {why}", file=sys.stderr)
+            return EXIT_CANNOT_JOIN
     pid = str(os.getpid())
     for procs in groups:
         try:

@@ -22,6 +22,7 @@ from ..charms import signals as signal_relations
 from . import backends, fault_service, logs_standin, procs, render
 from .cgroups import StackGroups
 from .charm_stack import PreparedCharms
+from .cpu_split import CpuSplit
 from .fault_service import FaultService
 from .hand import HandChanges
 from .layout import Layout
@@ -91,6 +92,7 @@ class StackInfo:
     signals: tuple[str, ...] = signal_relations.DEFAULT
     limits: StackGroups | None = None  # the charms' resource limits: groups, what is enforced
     backend_fault: FaultService | None = None  # the fault proxy before Loki (--backend-fault)
+    cpu_split: CpuSplit | None = None  # the pipeline's and the generator's CPUs (None: shared)
 
     @property
     def traces(self) -> bool:
@@ -217,6 +219,7 @@ class StackInfo:
             # Only on stacks that have them: others keep their shape.
             **({"limits": self.limits.to_dict()} if self.limits else {}),
             **({"backend_fault": self.backend_fault.to_dict()} if self.backend_fault else {}),
+            **({"cpu_split": self.cpu_split.to_dict()} if self.cpu_split else {}),
         }
 
     @classmethod
@@ -237,6 +240,7 @@ class StackInfo:
             backend_fault=(
                 FaultService.from_dict(d["backend_fault"]) if d.get("backend_fault") else None
             ),
+            cpu_split=CpuSplit.from_dict(d.get("cpu_split")),
         )
 
 

@@ -20,7 +20,7 @@ from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
-from . import backends, cgroups, logs_standin, orphans, pebble_daemon, procs
+from . import backends, cgroups, cpu_split, logs_standin, orphans, pebble_daemon, procs
 from .charm_stack import PreparedCharms
 
 # What a running stack is and the files it starts from, importable from here as before.
@@ -99,12 +99,18 @@ def up(
     layout = Layout(root or paths.stack_dir())
     bdir = bin_dir or paths.bin_dir()
     _check_can_start(layout, what, ports, bdir)
+    try:
+        split = cpu_split.from_environment()
+    except cpu_split.SplitError as exc:
+        raise StackError(str(exc)) from None
     _remove_stale_groups(layout, on_step)
     try:
-        written = write_configs(layout, what, ports, bdir, on_step)
+        written = write_configs(layout, what, ports, bdir, on_step, split)
     except BaseException:
         cgroups.release(layout.cgroups_file)
         raise
+    if split is not None and on_step is not None:
+        on_step(f"CPU split: {split.describe()}")
     proc = pebble_daemon.spawn(
         bdir / "pebble",
         layout.pebble,
@@ -113,6 +119,7 @@ def up(
         # Pebble's HTTPS health check of Loki verifies against this stack's CA.
         env={"SSL_CERT_FILE": str(layout.ca_cert)},
         cwd=layout.root,
+        cpus=split.generator if split else None,
     )
     pebble = ProcessId.of(proc.pid)
     info = StackInfo(
@@ -129,6 +136,7 @@ def up(
         signals=signals_of(what),
         limits=written.groups,
         backend_fault=written.fault,
+        cpu_split=split,
     )
     layout.state_file.write_text(json.dumps(info.to_dict(), indent=2))
     try:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
+
+from . import procs
 
 SOCKET_NAME = ".pebble.socket"
 
@@ -22,9 +24,11 @@ def spawn(
     args: Sequence[str] = ("run",),
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    cpus: Collection[int] | None = None,
 ) -> subprocess.Popen[bytes]:
     """`pebble <args>` with PEBBLE=state, in its own session (so Ctrl-C in the caller's terminal
-    does not reach it), appending its output, and its services' with --verbose, to `log`."""
+    does not reach it), appending its output, and its services' with --verbose, to `log`; on
+    `cpus` (its services start there too, unless their commands move them)."""
     full_env = {**os.environ, **(env or {})}
     full_env["PEBBLE"] = str(state)
     full_env["PEBBLE_SOCKET"] = str(socket_path(state))
@@ -37,4 +41,5 @@ def spawn(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             cwd=cwd,
+            preexec_fn=procs.on_cpus(cpus),
         )

@@ -11,7 +11,7 @@ import ctypes
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,3 +188,15 @@ def parent_death_signal(sig: int = signal.SIGKILL) -> Callable[[], None]:
             os._exit(126)
 
     return preexec
+
+
+def on_cpus(cpus: Collection[int] | None) -> Callable[[], None] | None:
+    """A `preexec_fn` that puts the child on these CPUs (None: nothing to do)."""
+    if not cpus:
+        return None
+    chosen = set(cpus)
+
+    def pin() -> None:
+        os.sched_setaffinity(0, chosen)
+
+    return pin

@@ -16,9 +16,10 @@ from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
-from . import backends, cgroups, charm_build, fault_service, logs_standin, render
+from . import backends, cgroups, charm_build, cpu_split, fault_service, logs_standin, render
 from .cgroups import StackGroups
 from .charm_stack import CharmStackError, PreparedCharms
+from .cpu_split import CpuSplit
 from .fault_service import FaultService
 from .info import StackChoice, StackError, signals_of
 from .layout import Layout
@@ -56,9 +57,11 @@ def write_configs(
     ports: Ports,
     bin_dir: Path,
     on_step: Callable[[str], None] | None = None,
+    split: CpuSplit | None = None,
 ) -> Written:
     """Fresh run directory: TLS material, the three configs and the Pebble layer; for a charm
-    stack, rendered by the charms with this stack's CA and localized (charm_stack.py)."""
+    stack, rendered by the charms with this stack's CA and localized (charm_stack.py); the
+    pipeline's services on the split's pipeline CPUs (cpu_split.py)."""
     _clear_run_dir(layout)
     for folder in layout.folders():
         folder.mkdir(parents=True, exist_ok=True)
@@ -90,6 +93,7 @@ def write_configs(
         configs[layout.prometheus_config]["scrape_configs"].append(
             fault_service.scrape_job(written.fault)
         )
+    cpu_split.place(layer["services"], split)
     _write_files(layout, configs, layer)
     return written
 

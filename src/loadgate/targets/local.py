@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from loadgate.stack.tls import client_context, verified_client
 from ..records.resources import ResourceFigures
 from ..stack import backends, logs_standin, orphans, procs, render
 from ..stack import local as stack_local
+from ..stack.cpu_split import CpuSplit
 from ..stack.info import StackInfo
 from ..stack.procs import ProcessId
 from ..stack.resource_use import ResourceWatch
@@ -55,6 +57,21 @@ STANDIN_CONFIGS = {
     f"{logs_standin.SERVICE}.yaml": logs_standin.SERVICE,
     f"{backends.STANDIN_SERVICE}.yaml": backends.STANDIN_SERVICE,
 }
+
+
+def _k6_preexec(split: CpuSplit | None) -> Callable[[], None]:
+    """k6's `preexec_fn`: it dies with loadgate, and runs on the generator's CPUs when the
+    stack is split."""
+    death = procs.parent_death_signal()
+    pin = procs.on_cpus(split.generator if split else None)
+    if pin is None:
+        return death
+
+    def preexec() -> None:
+        death()
+        pin()
+
+    return preexec
 
 
 def process_name(exe: str, argv: list[str]) -> str:
@@ -170,7 +187,7 @@ class LocalTarget:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             cwd=out_dir,
-            preexec_fn=procs.parent_death_signal(),
+            preexec_fn=_k6_preexec(self.stack.cpu_split),
             process_group=0,
         )
         log.close()
@@ -367,6 +384,8 @@ class LocalTarget:
         }
         if self.stack.charms is not None:
             env["charms"] = self.stack.charms
+        split = self.stack.cpu_split
+        env["cpu_split"] = {**split.to_dict(), "text": split.describe()} if split else None
         return env
 
     def close(self) -> None:
