@@ -87,9 +87,11 @@ def test_a_collector_over_its_memory_limit_is_oom_killed_and_restarted(
 
 def test_a_cpu_limit_throttles_the_collector(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # 100m is below the charm's request (0.25): the pod would get 250m, and so does this stack.
+    # 120,000 records/min ask the collector for about 0.26 cores or more (0.13 CPU s per 1,000
+    # records on its own CPU, more shared): above the quota, so it is throttled.
     code = cli.main([
         "run", "--charm-config", "cpu=100m", "--base-port", "25520",
-        "--duration", "15s", "--rate", "60000", "--drain-timeout", "60",
+        "--duration", "15s", "--rate", "120000", "--drain-timeout", "60",
     ])  # fmt: skip
     captured = capsys.readouterr()
     out = captured.out

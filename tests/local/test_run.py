@@ -91,8 +91,12 @@ def test_short_run_balances_the_ledger_and_passes(
     # ... and the report: page, HTML and PNGs (the run's series among them).
     assert cli.main(["report"]) == cli.EXIT_OK
     page = use_stack / "report"
+    split = result["environment"]["cpu_split"]  # a split stack's runs get rows of their own
+    name = "test"
+    if split:
+        name += f" (cpu split {len(split['generator'])}:{len(split['pipeline'])})"
     assert (
-        "| test | otlp-logs constant-arrival-rate | 12,000/min | 1 |"
+        f"| {name} | otlp-logs constant-arrival-rate | 12,000/min | 1 |"
         in (page / "report.md").read_text()
     )
     pngs = {p.name for p in page.glob("*.png")}

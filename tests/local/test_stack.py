@@ -179,9 +179,14 @@ def test_a_failed_start_stops_everything(
     real_write = local.write_configs
 
     def broken_write(
-        layout: Layout, profile: Profile, ports: Ports, bin_dir: Path, on_step: Any = None
+        layout: Layout,
+        profile: Profile,
+        ports: Ports,
+        bin_dir: Path,
+        on_step: Any = None,
+        split: Any = None,
     ) -> local.Written:
-        written = real_write(layout, profile, ports, bin_dir, on_step)
+        written = real_write(layout, profile, ports, bin_dir, on_step, split)
         layout.loki_config.write_text(json.dumps({"server": {"no_such_option": 1}}))
         return written
 
