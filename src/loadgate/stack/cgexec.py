@@ -14,9 +14,29 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Collection, Sequence
 
 USAGE = "usage: cgexec.py [--join CGROUP_PROCS ...] [--cpus N[,N...]] -- COMMAND [ARG...]"
 EXIT_CANNOT_JOIN = 125
+
+
+def prefix(groups: Sequence[str] = (), cpus: Collection[int] | None = None) -> list[str]:
+    """The argv prefix that runs a command through this wrapper: joining `groups` (their
+    cgroup.procs files) and on `cpus`."""
+    argv = [sys.executable, "-I", os.path.abspath(__file__)]
+    for procs in groups:
+        argv += ["--join", procs]
+    if cpus:
+        argv += ["--cpus", ",".join(str(n) for n in sorted(cpus))]
+    return [*argv, "--"]
+
+
+def unwrap(argv: list[str]) -> tuple[list[str], set[int] | None, list[str]]:
+    """(groups, CPUs, command) of an argv that `prefix` made; any other argv is the command
+    itself, with no groups and no CPUs."""
+    if argv[1:3] != ["-I", os.path.abspath(__file__)]:
+        return [], None, argv
+    return parse(argv[3:])
 
 
 def split(argv: list[str]) -> tuple[list[str], list[str]]:

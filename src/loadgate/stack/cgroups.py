@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import shlex
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -322,10 +321,7 @@ def wrapper_argv(placement: Placement | None) -> list[str]:
     """The argv prefix that runs a command inside the placement's groups (none: empty)."""
     if placement is None or not placement.groups:
         return []
-    argv = [sys.executable, "-I", str(Path(cgexec.__file__))]
-    for procs in placement.procs_files:
-        argv += ["--join", procs]
-    return [*argv, "--"]
+    return cgexec.prefix(placement.procs_files)
 
 
 def members(folder: str) -> list[int]:

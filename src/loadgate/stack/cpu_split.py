@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from . import cgexec, fault_service
@@ -48,7 +46,13 @@ class CpuSplit:
     pipeline: tuple[int, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"generator": list(self.generator), "pipeline": list(self.pipeline)}
+        """As stack.json and each result's `environment.cpu_split` hold it (`text` for people;
+        `from_dict` reads the CPU lists only)."""
+        return {
+            "generator": list(self.generator),
+            "pipeline": list(self.pipeline),
+            "text": self.describe(),
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> CpuSplit | None:
@@ -90,23 +94,14 @@ def from_environment(environ: Mapping[str, str] | None = None) -> CpuSplit | Non
     return choose(setting, os.sched_getaffinity(0))
 
 
-def wrapper_argv(cpus: Collection[int]) -> list[str]:
-    """The argv prefix that runs a command on these CPUs."""
-    return [sys.executable, "-I", str(Path(cgexec.__file__)), "--cpus", _cpus(cpus), "--"]
-
-
 def place(services: dict[str, dict[str, Any]], split: CpuSplit | None) -> None:
     """Rewrite each pipeline service's Pebble command (in place) to run on the pipeline's
-    CPUs; a command already wrapped by cgexec (the charms' limits) takes `--cpus` there."""
+    CPUs through `cgexec.py`; a command it already wraps (the charms' limits) keeps its
+    groups in the same wrapper."""
     if split is None:
         return
     for name, service in services.items():
         if name in GENERATOR_SIDE:
             continue
-        argv = shlex.split(service["command"])
-        script = str(Path(cgexec.__file__))
-        if len(argv) > 2 and argv[2] == script:
-            argv = [*argv[:3], "--cpus", _cpus(split.pipeline), *argv[3:]]
-        else:
-            argv = [*wrapper_argv(split.pipeline), *argv]
-        service["command"] = shlex.join(argv)
+        groups, _, command = cgexec.unwrap(shlex.split(service["command"]))
+        service["command"] = shlex.join([*cgexec.prefix(groups, split.pipeline), *command])

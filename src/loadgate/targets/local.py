@@ -385,7 +385,7 @@ class LocalTarget:
         if self.stack.charms is not None:
             env["charms"] = self.stack.charms
         split = self.stack.cpu_split
-        env["cpu_split"] = {**split.to_dict(), "text": split.describe()} if split else None
+        env["cpu_split"] = split.to_dict() if split else None
         return env
 
     def close(self) -> None:
