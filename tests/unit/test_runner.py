@@ -548,3 +548,45 @@ def test_without_taking_other_traffic_out_the_ledger_shows_a_phantom_loss(
     unsplit = ledger.build(result.client, result.pipeline, sim.stored, own_stored=0)
     assert not unsplit.balanced
     assert unsplit.steps[1].surplus
+
+
+def _idle_scrapes(accepted_from: float | None) -> tuple[Clock, FakeProm]:
+    """The collector and Loki scraped every 2 s; the collector's accepted counter absent
+    (Go creates it with its first record) until `accepted_from`, then 20 and still."""
+    clock, prom = Clock(), FakeProm()
+    start = clock.now
+
+    def follow(p: FakeProm, query: str) -> None:
+        p.now = clock.now
+        last = max((t for s in p.series for t, _ in s.samples), default=0.0)
+        if clock.now - last >= 2:
+            t = clock.now
+            prom.add(q.COLLECTOR_CPU, COLLECTOR, t, 1.0)
+            prom.add(q.LOKI_BUILD_INFO, LOKI, t, 1)
+            if accepted_from is not None and t - start >= accepted_from:
+                prom.add(q.COLLECTOR_ACCEPTED, COLLECTOR, t, 20)
+
+    prom.on_query = follow
+    return clock, prom
+
+
+def test_a_collector_that_never_accepted_a_record_is_quiet_without_waiting_out_the_timeout() -> (
+    None
+):
+    # A revision whose collector takes in none of its own logs has no accepted series at all.
+    clock, prom = _idle_scrapes(None)
+    began = clock.now
+    found = runner.wait_quiet(prom.api(), pipe.Scope(), 3.0, timeout=22.0, clock=clock)
+    assert found.quiet
+    assert not found.busy
+    assert clock.now - began < 10
+
+
+def test_a_counter_that_appears_during_the_wait_restarts_the_quiet() -> None:
+    # Its own start-up records arrive 2 s in: the quiet counts from them, not from the start.
+    clock, prom = _idle_scrapes(2.0)
+    began = clock.now
+    found = runner.wait_quiet(prom.api(), pipe.Scope(), 3.0, timeout=22.0, clock=clock)
+    assert found.quiet
+    assert not found.busy
+    assert found.horizon - began >= 2 + 3

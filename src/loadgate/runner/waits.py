@@ -124,10 +124,11 @@ def wait_quiet(
 ) -> Quiet:
     """Wait (bounded) until the collector's own log records are clear of an edge.
 
-    The quick answer: it accepted nothing for `quiet_s` seconds, in fresh scrapes. When other
-    traffic keeps it busy (its counter never stands still for that long), `own_clear(horizon)`
-    says whether none of its own records were taken in during the `quiet_s` before the
-    horizon (its queue empty there), which is all the window's edges need."""
+    The quick answer: it accepted nothing for `quiet_s` seconds, in fresh scrapes (a collector
+    with no accepted series yet has accepted nothing). When other traffic keeps it busy (its
+    counter never stands still for that long), `own_clear(horizon)` says whether none of its
+    own records were taken in during the `quiet_s` before the horizon (its queue empty there),
+    which is all the window's edges need."""
     deadline = clock.monotonic() + timeout
     since = clock.time()
     first: tuple[float, float] | None = None  # (horizon, accepted) of the first reading
@@ -139,9 +140,11 @@ def wait_quiet(
         if first is None and now_value is not None:
             first = (horizon, now_value)
         rate = _per_minute(first, horizon, now_value)
-        if now_value is None or now_value != value:
+        # No accepted series at all (a collector that has taken in nothing since it started:
+        # Go's counters appear with their first record) stands as still as a constant one.
+        if still_from is None or now_value != value:
             value, still_from = now_value, horizon
-        elif still_from is not None and horizon - still_from >= quiet_s:
+        elif horizon - still_from >= quiet_s:
             return Quiet(horizon, True, rate, busy=False)
         watched = horizon - first[0] if first is not None else 0.0
         if (
