@@ -34,7 +34,10 @@ from loadgate.capacity.search_saturate import derived_end, hold_seconds
 from loadgate.capacity.search_state import Saturation
 from loadgate.measure.saturation import SATURATE_PARAMS
 
-PLAN = SearchPlan()
+# Most of this file: holds judged by the gates alone (`keep_up_s` 0, the Juju plan's), whose
+# length the queue's fill sets; the default plan's holds that must keep up are at the end.
+PLAN = SearchPlan(keep_up_s=0)
+KEEP_UP = SearchPlan()
 QUEUE = 5_000.0  # the default collector's sending queue: 1,000 requests of 5 records
 
 
@@ -65,7 +68,9 @@ class QueuePipeline:
     CPU), times (offered / knee) ** -`overload_cost` (the heavier the overload, the lower),
     with `sat_noise` (relative SD). `noise` moves the knee per step (log-normal);
     `flake` fails any judged step with that probability; `once` fails a first attempt below
-    the knee with that probability; `unmeasured` saturation steps measure nothing."""
+    the knee with that probability; `unmeasured` saturation steps measure nothing. With
+    `keep_up` (a share), a hold also fails when the pipeline sent on less than that share of
+    what it took in (it fell behind: the driver's judgement, search_driver.outcome_of)."""
 
     knee: float
     queue: float | None = QUEUE
@@ -76,6 +81,7 @@ class QueuePipeline:
     flake: float = 0.0
     once: float = 0.0
     unmeasured: int = 0
+    keep_up: float | None = None
     seed: int = 0
     offered: list[Step] = field(default_factory=list[Step])
 
@@ -104,12 +110,15 @@ class QueuePipeline:
             )
         refused = refused_share(step.rate, knee, step.duration_s, self.queue or math.inf)
         passed = refused <= 0.01
+        behind = self.keep_up is not None and knee < self.keep_up * step.rate
+        passed = passed and not behind
         if self.flake and self._rng.random() < self.flake:
             passed = False
         if passed and step.attempt == 1 and self.once and self._rng.random() < self.once:
             passed = False
         verdict = "PASS" if passed else "FAIL"
-        return StepOutcome(step.rate, passed, verdict=verdict, wall_s=30.0, saturated=refused > 0)
+        saturated = refused > 0 or behind
+        return StepOutcome(step.rate, passed, verdict=verdict, wall_s=30.0, saturated=saturated)
 
 
 def search(pipeline: QueuePipeline, plan: SearchPlan = PLAN) -> SearchResult:
@@ -148,6 +157,7 @@ def within(
 
 
 def test_the_default_plan_searches_by_saturation_at_run_saturates_rate() -> None:
+    assert replace(PLAN, keep_up_s=30) == KEEP_UP
     assert PLAN.method == SATURATE
     assert PLAN.saturate_rate == SATURATE_PARAMS["rate"]
     assert PLAN.problems() == []
@@ -163,8 +173,8 @@ def test_a_hold_is_long_enough_to_fill_the_queue_at_the_precisions_excess() -> N
     assert at(500_000, QUEUE) == PLAN.hold_min_s == 20  # the floor
     assert at(60_000, QUEUE) == PLAN.hold_s == 60  # the ceiling
     assert at(210_000, None) == PLAN.hold_s  # a queue of unknown size
-    assert at(210_000, QUEUE, SearchPlan(max_error_rate=0.05)) == PLAN.hold_s  # a loose gate
-    assert at(210_000, QUEUE, SearchPlan(hold_s=10)) == 10  # the ceiling wins over the floor
+    assert at(210_000, QUEUE, replace(PLAN, max_error_rate=0.05)) == PLAN.hold_s  # a loose gate
+    assert at(210_000, QUEUE, replace(PLAN, hold_s=10)) == 10  # the ceiling wins over the floor
     # the hold decides where the queue fills: it fails at the precision's excess, where a
     # 15 s probe passes
     knee = 210_000
@@ -358,7 +368,7 @@ def test_a_knee_far_below_the_saturation_throughput_is_found_by_bisecting_holds(
     one and two precision widths below it fail too, then the rate halves and holds bisect.
     Each failure below the saturation throughput is offered twice before it counts, so this
     costs more than the default budget, which says where it stands."""
-    plan = SearchPlan(budget_s=400)
+    plan = replace(PLAN, budget_s=400)
     pipeline = EarlyGate(210_000, gate_at=105_000)
     result = search(pipeline, plan)
     assert within(result, 105_000, pipeline, plan), result
@@ -401,7 +411,7 @@ def test_no_short_step_decides() -> None:
         r = rng(seed)
         knee = log_uniform(r, 30_000, 600_000)
         pipeline = QueuePipeline(knee, low=r.uniform(0.9, 1.0), seed=seed)
-        result = search(pipeline, SearchPlan(budget_s=600))
+        result = search(pipeline, replace(PLAN, budget_s=600))
         assert PROBE not in {s.phase for s in pipeline.offered}
         assert within(result, knee, pipeline), (knee, result)
 
@@ -442,7 +452,7 @@ def test_a_pipeline_that_never_saturates_is_at_least_max() -> None:
 def test_with_max_rate_below_the_saturation_rate_a_pipeline_that_takes_it_is_at_least_that() -> (
     None
 ):
-    plan = SearchPlan(min_rate=10_000, max_rate=14_000, hold_s=10)
+    plan = replace(PLAN, min_rate=10_000, max_rate=14_000, hold_s=10)
     pipeline = QueuePipeline(200_000)
     result = search(pipeline, plan)
     assert [(s.phase, s.rate, s.duration_s) for s in pipeline.offered] == [
@@ -523,7 +533,7 @@ def test_min_rate_failing_with_its_queue_full_is_below_min() -> None:
             return StepOutcome(step.rate, False, saturated=True, throughput_per_min=12_000.0)
         return StepOutcome(step.rate, False, verdict="FAIL", saturated=True)
 
-    plan = SearchPlan(max_rate=14_000, budget_s=600)
+    plan = replace(PLAN, max_rate=14_000, budget_s=600)
     search = run_search(plan, execute)
     result = search.result()
     assert [(s.rate, s.attempt) for s, _ in search.history if s.phase == HOLD] == [
@@ -554,7 +564,7 @@ def test_an_unmeasured_saturation_step_is_run_again() -> None:
 def test_twice_unmeasured_the_search_goes_on_by_bisection() -> None:
     """With its probes, and the budget the bisect method needs."""
     pipeline = QueuePipeline(210_000, unmeasured=2)
-    result = search(pipeline, SearchPlan(budget_s=420))
+    result = search(pipeline, replace(PLAN, budget_s=420))
     phases = [s.phase for s in pipeline.offered]
     assert phases[:3] == [SATURATION, SATURATION, PROBE]
     assert result.status == FOUND
@@ -564,7 +574,7 @@ def test_twice_unmeasured_the_search_goes_on_by_bisection() -> None:
 
 
 def test_the_budget_stops_a_search_and_says_so() -> None:
-    plan = SearchPlan(budget_s=210)
+    plan = replace(PLAN, budget_s=210)
     pipeline = QueuePipeline(210_000, flake=1.0)  # every hold fails
     result = search(pipeline, plan)
     assert result.status in (OUT_OF_BUDGET, BELOW_MIN)
@@ -586,3 +596,99 @@ def test_a_plan_written_before_the_saturate_method_reads_as_bisect() -> None:
         del old[key]
     assert SearchPlan.from_dict(old) == SearchPlan(method=BISECT)
     assert SearchPlan.from_dict(PLAN.to_dict()) == PLAN
+
+
+# ---- holds that must keep up (the default plan) ----------------------------------------------
+
+
+def keeping_up(knee: float, **over: object) -> QueuePipeline:
+    return QueuePipeline(knee, keep_up=1 - KEEP_UP.precision / 2, **over)  # type: ignore[arg-type]
+
+
+def test_holds_that_must_keep_up_are_short_and_start_one_gate_width_above_the_reading() -> None:
+    reading = Saturation(300_000, 1, True, 80_000, QUEUE)
+    # gates alone: 60 x 5,000 / (5 % x 80,000) = 75 s to fill, more than hold_s: 60 s holds,
+    # and D moved up to S + e_T, where a 60 s hold sees the excess
+    assert hold_seconds(PLAN, reading) == 60
+    assert derived_end(PLAN, reading) == 86_100
+    # keeping up: falling behind by 2.5 % shows in any steady window; D is S / 0.95
+    assert hold_seconds(KEEP_UP, reading) == KEEP_UP.keep_up_s == 30
+    assert derived_end(KEEP_UP, reading) == 84_200
+
+
+@pytest.mark.parametrize("knee", [round(10_500 * 1.29**i) for i in range(18)])
+def test_noiseless_knees_are_found_within_the_precision_by_holds_that_keep_up(knee: int) -> None:
+    pipeline = keeping_up(knee)
+    result = search(pipeline, KEEP_UP)
+    assert kept_up_within_the_precision(result, knee), result
+    assert result.load_s <= KEEP_UP.noiseless_worst_case()[1]
+
+
+def kept_up_within_the_precision(result: SearchResult, knee: float) -> bool:
+    """Found, the bracket within the precision, the capacity kept up with and the lowest
+    failing rate not: a hold at r keeps up while the knee is at least (1 - p/2) r."""
+    c, f = result.capacity_per_min, result.lowest_failing_per_min
+    share = 1 - KEEP_UP.precision / 2
+    return (
+        result.status == FOUND
+        and c is not None
+        and f is not None
+        and bracket_precision(c, f) <= KEEP_UP.precision
+        and share * c <= knee < share * f
+    )
+
+
+def test_near_this_machines_split_knee_a_search_that_keeps_up_costs_two_minutes_of_load() -> None:
+    """The default collector on its own CPU of a quiet 2-core machine sustains 105,000-115,000
+    records/min; a 300,000 step reads it 5-15 % low (heavy overload), a milder step 0-10 %
+    high: two saturation steps and two holds of 30 s."""
+    loads: Counter[int] = Counter()
+    for seed in range(200):
+        r = rng(seed)
+        knee = log_uniform(r, 100_000, 120_000)
+        pipeline = keeping_up(knee, low=r.uniform(0.95, 1.05), overload_cost=0.1, seed=seed)
+        result = search(pipeline, KEEP_UP)
+        assert kept_up_within_the_precision(result, knee), (knee, result)
+        loads[result.load_s] += 1
+    assert max(loads) <= 150, loads
+    assert loads[120] >= 150, loads
+
+
+def test_noisy_knees_are_found_by_holds_that_keep_up_within_the_budget() -> None:
+    outcomes: Counter[str] = Counter()
+    for seed in range(400):
+        r = rng(seed)
+        knee = log_uniform(r, 60_000, 280_000)
+        pipeline = keeping_up(
+            knee, low=r.uniform(0.85, 1.0), overload_cost=r.uniform(0, 0.2), sat_noise=0.03,
+            noise=0.02, seed=seed,
+        )  # fmt: skip
+        result = search(pipeline, KEEP_UP)
+        outcomes[result.status] += 1
+        assert result.load_s <= KEEP_UP.budget_s
+        if result.status == FOUND:
+            c, f = result.capacity_per_min, result.lowest_failing_per_min
+            assert c is not None
+            assert f is not None
+            assert bracket_precision(c, f) <= KEEP_UP.precision
+            assert c <= knee / (1 - KEEP_UP.precision / 2) * 1.06  # three noise SDs
+            assert f >= knee * 0.94
+    assert outcomes[FOUND] >= 390, outcomes
+
+
+def test_keep_up_s_is_0_or_a_hold_long_enough_for_a_steady_window() -> None:
+    assert SearchPlan(keep_up_s=0).problems() == []
+    for bad in (5, -1, 4000, 2.5, True):
+        problems = dict(SearchPlan(keep_up_s=bad).problems())  # type: ignore[arg-type]
+        assert "keep_up_s" in problems
+        assert (
+            "0 (holds judged by the gates alone) or an integer between 15 and 3600"
+            in (problems["keep_up_s"])
+        )
+
+
+def test_a_plan_written_before_holds_had_to_keep_up_judged_them_by_the_gates() -> None:
+    old = KEEP_UP.to_dict()
+    del old["keep_up_s"]
+    assert SearchPlan.from_dict(old) == PLAN
+    assert SearchPlan.from_dict(KEEP_UP.to_dict()) == KEEP_UP

@@ -92,7 +92,7 @@ def search_seams(session: Callable[..., Any], run_search: Callable[..., Any]) ->
         ),
         (["--method", "bisect", "--budget", "100"], "--budget: must be at least 180 s"),
         (["--method", "bisect", "--max-steps", "2"], "--max-steps: must be at least 9"),
-        (["--budget", "100"], "--budget: must be at least 210 s"),
+        (["--budget", "100"], "--budget: must be at least 150 s"),
         (["--max-steps", "2"], "--max-steps: must be at least 5"),
         (["--method", "fast"], "--method: must be one of saturate, bisect; got 'fast'"),
         (["--saturation", "10"], "--saturation: must be an integer between 15 and 3600; got 10"),

@@ -338,8 +338,8 @@ def test_a_saturate_search_measures_then_holds_around_the_throughput(tmp_path: P
     sim = QueueSim(knee=210_000)
     record = saturate_search(tmp_path, sim, "sat1")
     steps = [(s.step.phase, s.step.rate, s.step.duration_s) for s in record.steps]
-    # 1,000 requests of 5 records: holds of 39 s (search_saturate.hold_seconds)
-    assert steps == [(SATURATION, 300_000, 30), (HOLD, 221_000, 39), (HOLD, 200_000, 39)]
+    # holds that must keep up: 30 s each (search_saturate.hold_seconds)
+    assert steps == [(SATURATION, 300_000, 30), (HOLD, 221_000, 30), (HOLD, 200_000, 30)]
     first = sim.specs[0]
     assert (first.max_error_rate, first.p99_ms, first.min_logs_per_minute) == (1.0, 3_600_000, 0)
     assert first.vus == 300
@@ -407,7 +407,7 @@ def test_the_holds_are_judged_by_the_base_runs_error_gate(tmp_path: Path) -> Non
     sim = QueueSim(knee=210_000)
     record = searching.run_search(
         FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
-        SearchPlan(),
+        SearchPlan(keep_up_s=0),  # holds judged by the gates alone, as long as the queue fills
         base,
         tmp_path,
         "sat3",
@@ -417,3 +417,29 @@ def test_the_holds_are_judged_by_the_base_runs_error_gate(tmp_path: Path) -> Non
     assert record.plan.max_error_rate == 0.002
     # a stricter gate sees the overflow sooner: shorter holds (1 - 1.25 x 0.2 % x 21 = 0.9475)
     assert [s.step.duration_s for s in record.steps[1:]] == [31, 31]
+
+
+KEEPING_UP = SearchPlan()
+
+
+def test_a_hold_that_fell_behind_fails_though_its_gates_passed() -> None:
+    hold = searching.step_spec(BASE, Step(2, 111_000, 30, HOLD), "s-02")
+    step = Step(2, 111_000, 30, HOLD)
+
+    def judged(exported: float, plan: SearchPlan | None = KEEPING_UP) -> Any:
+        sat = saturation(111_000, 111_000, saturated=False, exported_per_min=exported)
+        return searching.outcome_of(step, replace(run_result(hold), saturation=sat), 40.0, plan)
+
+    # 1 - 5 % / 2: it must send on at least 97.5 % of what it took in
+    behind = judged(107_000)
+    assert not behind.passed
+    assert behind.saturated is True  # its queue grew: an observation, not a glitch
+    assert behind.verdict == "FAIL: fell behind (sent on 107,000 of 111,000/min: < 97.5%)"
+    kept = judged(108_900)  # 98.1 %: what a hold at this machine's knee sends on
+    assert kept.passed
+    assert kept.verdict == "PASS"
+    # judged by the gates alone: without the plan, with keep_up_s 0, or without figures
+    assert judged(107_000, None).passed
+    assert judged(107_000, SearchPlan(keep_up_s=0)).passed
+    unknown = replace(run_result(hold), saturation=saturation(111_000, None, saturated=None))
+    assert searching.outcome_of(step, unknown, 40.0, SearchPlan()).passed

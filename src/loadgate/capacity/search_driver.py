@@ -27,7 +27,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from loadgate.capacity.search_rule import SATURATION, Search, SearchPlan, Step, StepOutcome
+from loadgate.capacity import search_saturate
+from loadgate.capacity.search_rule import (
+    HOLD,
+    SATURATE,
+    SATURATION,
+    Search,
+    SearchPlan,
+    Step,
+    StepOutcome,
+)
 from loadgate.contract.gates import PASS
 from loadgate.contract.spec import RunSpec, SpecError, is_run_id
 from loadgate.judge import run_figures
@@ -151,13 +160,24 @@ def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float |
     return saturated, accepted, queue_records, note
 
 
-def outcome_of(step: Step, result: RunResult, wall_s: float | None) -> StepOutcome:
-    """A step's outcome from its run: passed when every gate passed; a saturation step when
-    the pipeline took everything offered."""
+def outcome_of(
+    step: Step, result: RunResult, wall_s: float | None, plan: SearchPlan | None = None
+) -> StepOutcome:
+    """A step's outcome from its run: passed when every gate passed and, for a hold of a plan
+    whose holds must keep up, the pipeline kept up (search_saturate.fell_behind: a hold that
+    fell behind counts as saturated, its queue growing); a saturation step when the pipeline
+    took everything offered."""
     figures = result.pipeline
     failed = [g.name for g in result.gates if not g.passed]
     passed = result.verdict == PASS
     saturated, throughput, queue_records, _ = saturation_of(result)
+    sat = result.saturation
+    if plan is not None and plan.method == SATURATE and step.phase == HOLD and sat is not None:
+        took, sent = sat.accepted_per_min, sat.exported_per_min
+        if search_saturate.fell_behind(plan, took, sent):
+            share = search_saturate.keep_up_share(plan)
+            failed.append(f"fell behind (sent on {sent:,.0f} of {took:,.0f}/min: < {share:.1%})")
+            passed, saturated = False, True
     verdict = PASS if passed else "FAIL: " + ", ".join(failed)
     if step.phase == SATURATION:
         passed = saturated is False
@@ -333,7 +353,8 @@ class _SearchLog:
             self.notes.append(
                 f"step {step.index} ({result.run_id}) is incomplete: " + "; ".join(result.problems)
             )
-        outcome = outcome_of(step, result, time.monotonic() - step_started)
+        plan = self.search.plan
+        outcome = outcome_of(step, result, time.monotonic() - step_started, plan)
         note = saturation_of(result)[3]
         if step.phase == SATURATION and note:
             self.notes.append(f"step {step.index} ({result.run_id}): {note}")

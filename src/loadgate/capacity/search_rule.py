@@ -97,6 +97,11 @@ class SearchPlan:
     saturate_rate: int = 300_000  # the saturation step's rate, as `loadgate run --saturate`
     saturate_s: int = 30  # the saturation step's length
     hold_min_s: int = 20  # saturate: the shortest hold (hold_s when that is shorter)
+    # saturate: the length of every hold when a hold also fails by falling behind (its exporter
+    # sending on less than 1 - precision/2 of what it took in, over its steady window: see
+    # search_saturate.fell_behind); 0 judges holds by the gates alone, as long as the queue
+    # takes to fill (on Juju, whose Prometheus scrapes too seldom for a short steady window)
+    keep_up_s: int = 30
     # saturate: the error-rate gate the holds are judged by (the run's --max-error-rate; the
     # driver sets it from the base run): a hold lasts until refusals pass it
     max_error_rate: float = 0.01
@@ -136,6 +141,7 @@ class SearchPlan:
         checks.integer("saturate_rate", 1, MAX_RATE)
         checks.integer("saturate_s", MIN_SATURATE_S, 3600)
         checks.integer("hold_min_s", 1, 3600)
+        checks.integer_or_off("keep_up_s", MIN_SATURATE_S, 3600, "holds judged by the gates alone")
         checks.share("max_error_rate")
         steps_ok = checks.integer("max_steps", 1, 1000)
         budget_ok = checks.integer("budget_s", 1, 86_400)
@@ -177,6 +183,7 @@ class SearchPlan:
             "saturate_rate": self.saturate_rate,
             "saturate_s": self.saturate_s,
             "hold_min_s": self.hold_min_s,
+            "keep_up_s": self.keep_up_s,
             "max_error_rate": f.real(self.max_error_rate),
         }
 
@@ -187,10 +194,13 @@ class SearchPlan:
 
 def with_method(data: object) -> object:
     """A plan's JSON object with its method: one written before the saturate method (no
-    `method`) was a bisect one."""
-    if isinstance(data, Mapping) and "method" not in data:
-        return {**cast(Mapping[str, Any], data), "method": BISECT}
-    return data
+    `method`) was a bisect one; one written before holds that fall behind fail (no
+    `keep_up_s`) judged its holds by the gates alone."""
+    if not isinstance(data, Mapping):
+        return data
+    older = {"method": BISECT, "keep_up_s": 0}
+    given = cast(Mapping[str, Any], data)
+    return {**{k: v for k, v in older.items() if k not in given}, **given}
 
 
 @dataclass
@@ -207,6 +217,16 @@ class _Checks:
         value: object = getattr(self.plan, name)
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
             self.bad(name, f"must be an integer between {lo} and {hi}; got {value!r}")
+            return False
+        return True
+
+    def integer_or_off(self, name: str, lo: int, hi: int, off: str) -> bool:
+        """0 (what `off` says), or an integer in [lo, hi]."""
+        value: object = getattr(self.plan, name)
+        if type(value) is int and value == 0:
+            return True
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            self.bad(name, f"must be 0 ({off}) or an integer between {lo} and {hi}; got {value!r}")
             return False
         return True
 

@@ -31,10 +31,18 @@ knee is, a few holds just long enough to decide confirm it.
    p99 gate gives way first): divide by `growth` until a hold passes, then bisect with holds.
    The search ends when a passing and a failing hold are within the precision. D is run
    rather than taken as the bracket's end: S read low would make the capacity low by as much.
-3. **Hold length** (`hold_seconds`): long enough for the queue to fill at the precision's
-   excess and then refuse past the error-rate gate. At a rate p above S the queue, holding
-   Q records (queue capacity x records per request, from the saturation step), fills in
-   t_fill = 60 Q / (p S) s; after that the receiver refuses p/(1+p) of the requests, so the
+3. **Keeping up** (`keep_up_s`, the default plan's): a hold also fails when it fell behind,
+   its exporter sending on less than 1 - p/2 of what the collector took in over its steady
+   window (`fell_behind`, judged by the driver: its queue grew by more than half the
+   precision's share of the load, which a longer hold would overflow). Such a failure counts
+   at once, like one whose queue filled. It needs no fill time: every hold lasts `keep_up_s`
+   (30 s), D is S / 0.95, and the capacity is what the pipeline keeps up with, within the
+   precision. With `keep_up_s` 0 (the Juju plan's: COS scrapes too seldom for a short steady
+   window) holds are judged by their gates alone, as long as the queue needs (4.).
+4. **Hold length** of gate-judged holds (`hold_seconds`): long enough for the queue to fill at
+   the precision's excess and then refuse past the error-rate gate. At a rate p above S the
+   queue, holding Q records (queue capacity x records per request, from the saturation step),
+   fills in t_fill = 60 Q / (p S) s; after that the receiver refuses p/(1+p) of the requests, so the
    hold fails the error-rate gate g with a 1.25x margin when the share of the hold after the
    fill is 1.25 g (1+p)/p: T = t_fill / (1 - 1.25 g (1+p)/p), at least `hold_min_s`, at most
    `hold_s`. With the default queue (1,000 x 5 records), S = 210,000/min, p = 5 % and g = 1 %:
@@ -57,13 +65,15 @@ lazily, as in the bisect method: the search goes on below it and retries it when
 is within the precision; a retry that passes reopens the bracket above it. A single spurious
 failure of that kind never makes a knee.
 
-Load at the defaults (a 30 s saturation step, ±5 %) against the default collector on a quiet
-2-core machine (S about 210,000, holds of 39 s): the saturation step, D failing and the hold
-below it passing: 108 s. A spurious failure below S adds the hold below it and the retry:
-186 s. S read 10 % low: D passes and the hold above fails, 108 s; 20 % low, 147 s. A busy
-machine's small S (holds of 60 s) and heavy overload (a second saturation step): 180-300 s.
-The longest noiseless search (`SearchPlan.noiseless_worst_case`, holds at `hold_s`): three
-saturation steps up to 1,000,000 and two holds, 210 s.
+Load at the defaults (a 30 s saturation step, ±5 %, holds that keep up) against the default
+collector on its own CPU of a quiet 2-core machine (S about 110,000 read low at 300,000, so a
+milder step): two saturation steps and two 30 s holds, 120 s. Gate-judged holds (`keep_up_s`
+0), against the unsplit collector (S about 210,000, holds of 39 s): the saturation step, D
+failing and the hold below it passing: 108 s. A spurious failure below S adds the hold below
+it and the retry: 186 s. S read 10 % low: D passes and the hold above fails, 108 s; 20 % low,
+147 s. A busy machine's small S (holds of 60 s) and heavy overload (a second saturation
+step): 180-300 s. The longest noiseless search (`SearchPlan.noiseless_worst_case`, gate-judged
+holds at `hold_s`): three saturation steps up to 1,000,000 and two holds, 210 s.
 """
 
 from __future__ import annotations
@@ -107,23 +117,43 @@ def saturation_rate(plan: SearchPlan) -> int:
 
 
 def derived_end(plan: SearchPlan, saturation: Saturation) -> int:
-    """D: where a hold is expected to fail, S / 0.95 (the logs_per_minute gate), or where a
-    hold too short to see the precision's excess expects the error-rate gate to give way,
+    """D: where a hold is expected to fail, S / 0.95 (the logs_per_minute gate; a hold that
+    must keep up fails from S / (1 - precision/2)), or where a hold judged by the gates alone
+    and too short to see the precision's excess expects the error-rate gate to give way,
     S + e_T (see the module's docstring)."""
     s = saturation.throughput_per_min
     assert s is not None
     end = s / ACCEPTED_SHARE
     q = saturation.queue_records
     refusing = GATE_MARGIN * plan.max_error_rate
-    if q and q > 0 and refusing < MAX_REFUSING_SHARE:
+    if not plan.keep_up_s and q and q > 0 and refusing < MAX_REFUSING_SHARE:
         t = hold_seconds(plan, saturation)
         end = max(end, s + (60 * q + refusing * t * s) / (t * (1 - refusing)))
     return round_rate(end)
 
 
+def keep_up_share(plan: SearchPlan) -> float:
+    """A hold falls behind when its exporter sends on less than this share of what the
+    collector took in over the hold's steady window: its queue grew by more than half the
+    precision's share of the load, which a longer hold would overflow."""
+    return 1 - plan.precision / 2
+
+
+def fell_behind(plan: SearchPlan, accepted_per_min: float | None, exported_per_min: float | None
+                ) -> bool | None:  # fmt: skip
+    """Whether a hold fell behind (see keep_up_share); None when the plan does not judge it
+    (`keep_up_s` 0) or the hold's steady window gave no figures."""
+    if not plan.keep_up_s or not accepted_per_min or exported_per_min is None:
+        return None
+    return exported_per_min < keep_up_share(plan) * accepted_per_min
+
+
 def hold_seconds(plan: SearchPlan, saturation: Saturation | None) -> int:
-    """A hold's length: the queue fills at the precision's excess over the saturation
-    throughput and then refuses past the error-rate gate (see the module's docstring)."""
+    """A hold's length: `keep_up_s` when holds must keep up; else the queue fills at the
+    precision's excess over the saturation throughput and then refuses past the error-rate
+    gate (see the module's docstring)."""
+    if plan.keep_up_s:
+        return plan.keep_up_s
     s = saturation.throughput_per_min if saturation is not None else None
     q = saturation.queue_records if saturation is not None else None
     if not s or not q or s <= 0 or q <= 0:

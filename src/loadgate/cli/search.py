@@ -88,6 +88,7 @@ PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--saturate-rate": ("saturate_rate", int),
     "--saturation": ("saturate_s", int),
     "--min-hold": ("hold_min_s", int),
+    "--keep-up-hold": ("keep_up_s", int),
 }
 PLAN_FLAG_OF = {name: flag[2:] for flag, (name, _) in PLAN_FLAGS.items()}
 # Run parameters a search takes (the rate, duration and executor are the search's): the
@@ -157,7 +158,16 @@ def register(sub: Subparsers) -> None:
         "--saturation", help=f"saturate: seconds of the saturation step (default {PLAN.saturate_s})"
     )
     p.add_argument(
-        "--min-hold", help=f"saturate: seconds of the shortest hold (default {PLAN.hold_min_s})"
+        "--min-hold",
+        help="saturate with --keep-up-hold 0: seconds of the shortest hold "
+        f"(default {PLAN.hold_min_s})",
+    )
+    p.add_argument(
+        "--keep-up-hold",
+        help="saturate: seconds of every hold, which also fails when the pipeline fell behind "
+        "(its exporter sent on less than 1 - precision/2 of what it took in); 0: holds judged "
+        "by the gates alone, as long as the queue takes to fill at the precision's excess "
+        f"(default {PLAN.keep_up_s}; 0 on Juju)",
     )
     _add_rate_flags(p)
     p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {PLAN.probe_s})")

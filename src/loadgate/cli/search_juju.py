@@ -28,12 +28,15 @@ if TYPE_CHECKING:
     from .seams import Seams
 
 # The search's steps on a model: the saturation step as long as `loadgate run --target juju
-# --saturate` (a steady window of three COS scrapes at least), holds and probes of minutes,
-# and a budget that covers the longest noiseless search of that plan (SearchPlan.problems).
+# --saturate` (a steady window of three COS scrapes at least), holds and probes of minutes
+# judged by the gates alone (a hold's steady window of COS scrapes a minute apart is too
+# coarse to see it fall behind by half the precision), and a budget that covers the longest
+# noiseless search of that plan (SearchPlan.problems).
 JUJU_PLAN: dict[str, int] = {
     "saturate_s": 480,
     "hold_s": 300,
     "hold_min_s": 180,
+    "keep_up_s": 0,
     "probe_s": 180,
     "budget_s": 3600,
 }
