@@ -1,6 +1,6 @@
 """`loadgate search` through the real stack: a tiny search (a narrow range below what the
-pipeline takes: a 20 s saturation step that takes everything, an 8 s hold) whose search.json
-is complete and agrees with the runs of its steps."""
+pipeline takes: a 20 s saturation step that takes everything, a 15 s hold that keeps up) whose
+search.json is complete and agrees with the runs of its steps."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def test_a_tiny_search_records_every_step_consistently_with_its_runs(
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
     argv = [
         "search", "--search-id", "tiny", "--min-rate", "10000", "--max-rate", "14000",
-        "--saturation", "20", "--hold", "8", "--budget", "36", "--labels", "revision=test",
+        "--saturation", "20", "--keep-up-hold", "15", "--budget", "50",
+        "--labels", "revision=test",
     ]  # fmt: skip
     code = cli.main(argv)
     out = capsys.readouterr().out
@@ -55,11 +56,11 @@ def test_a_tiny_search_records_every_step_consistently_with_its_runs(
     assert record.result.status == "at-least-max"
     assert [(s.step.rate, s.step.phase, s.step.duration_s) for s in record.steps] == [
         (14_000, "saturation", 20),
-        (14_000, "hold", 8),
+        (14_000, "hold", 15),
     ]
     assert record.result.capacity_per_min == 14_000
     assert record.result.confirmed
-    assert record.result.load_s == 20 + 8
+    assert record.result.load_s == 20 + 15
     assert record.ended_at is not None
     assert record.wall_s is not None
     assert record.wall_s >= record.result.load_s
@@ -86,7 +87,7 @@ def test_a_tiny_search_records_every_step_consistently_with_its_runs(
         assert s.outcome.accepted_per_min == result["client"]["records_per_minute"]
         assert s.outcome.queue_max == result["pipeline"]["queue_size_max"]
         assert s.outcome.loki_discarded == result["pipeline"]["loki_discarded"] == 0
-        assert s.outcome.saturated is False  # an 8 s hold has no steady window: its queue
+        assert s.outcome.saturated is False  # no queue filled, and the hold kept up
         assert s.figures is not None
         assert s.figures.to_dict() == result["bottleneck"]["figures"]
         assert s.figures.k6_cpu_s is not None

@@ -441,5 +441,16 @@ def test_a_hold_that_fell_behind_fails_though_its_gates_passed() -> None:
     # judged by the gates alone: without the plan, with keep_up_s 0, or without figures
     assert judged(107_000, None).passed
     assert judged(107_000, SearchPlan(keep_up_s=0)).passed
-    unknown = replace(run_result(hold), saturation=saturation(111_000, None, saturated=None))
-    assert searching.outcome_of(step, unknown, 40.0, SearchPlan()).passed
+    # without a steady window: k6's accepted rate against that less the queue at its fullest
+    late = saturation(111_000, None, saturated=None, reason="the steady window is 0s")
+    calm = replace(
+        run_result(hold, pipe=pipeline(accepted=55_500, queue_size_max=12)), saturation=late
+    )
+    assert searching.outcome_of(step, calm, 40.0, KEEPING_UP).passed
+    # a queue that reached 893 of 1,000 (4,465 records) by the end: 8,930/min not sent on
+    nearly = replace(
+        run_result(hold, pipe=pipeline(accepted=55_500, queue_size_max=893)), saturation=late
+    )
+    fell = searching.outcome_of(step, nearly, 40.0, KEEPING_UP)
+    assert not fell.passed
+    assert fell.verdict == "FAIL: fell behind (sent on 102,070 of 111,000/min: < 97.5%)"

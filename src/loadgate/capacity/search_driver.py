@@ -160,6 +160,18 @@ def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float |
     return saturated, accepted, queue_records, note
 
 
+def _taken_and_sent(
+    result: RunResult, throughput: float | None
+) -> tuple[float | None, float | None]:
+    """What a hold's pipeline took in and sent on per minute: over its steady window; without
+    one (a queue that reached FULL_SHARE only at the end leaves none), k6's accepted rate and
+    saturation_of's reading of it (that less what the queue held at its fullest)."""
+    sat = result.saturation
+    if sat is not None and sat.accepted_per_min and sat.exported_per_min is not None:
+        return sat.accepted_per_min, sat.exported_per_min
+    return (result.client.records_per_minute if result.complete else None), throughput
+
+
 def outcome_of(
     step: Step, result: RunResult, wall_s: float | None, plan: SearchPlan | None = None
 ) -> StepOutcome:
@@ -171,9 +183,8 @@ def outcome_of(
     failed = [g.name for g in result.gates if not g.passed]
     passed = result.verdict == PASS
     saturated, throughput, queue_records, _ = saturation_of(result)
-    sat = result.saturation
-    if plan is not None and plan.method == SATURATE and step.phase == HOLD and sat is not None:
-        took, sent = sat.accepted_per_min, sat.exported_per_min
+    if plan is not None and plan.method == SATURATE and step.phase == HOLD:
+        took, sent = _taken_and_sent(result, throughput)
         if search_saturate.fell_behind(plan, took, sent):
             share = search_saturate.keep_up_share(plan)
             failed.append(f"fell behind (sent on {sent:,.0f} of {took:,.0f}/min: < {share:.1%})")

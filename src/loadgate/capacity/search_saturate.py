@@ -139,8 +139,9 @@ def keep_up_share(plan: SearchPlan) -> float:
     return 1 - plan.precision / 2
 
 
-def fell_behind(plan: SearchPlan, accepted_per_min: float | None, exported_per_min: float | None
-                ) -> bool | None:  # fmt: skip
+def fell_behind(
+    plan: SearchPlan, accepted_per_min: float | None, exported_per_min: float | None
+) -> bool | None:
     """Whether a hold fell behind (see keep_up_share); None when the plan does not judge it
     (`keep_up_s` 0) or the hold's steady window gave no figures."""
     if not plan.keep_up_s or not accepted_per_min or exported_per_min is None:
