@@ -63,7 +63,7 @@ __all__ = [
     "OUT_OF_BUDGET", "OUT_OF_STEPS", "PHASES", "PROBE", "SATURATE", "SATURATION", "STATUSES",
     "PlanError", "Search", "SearchPlan", "SearchResult", "Step", "StepOutcome", "advance",
     "bisections_needed", "bracket_precision", "plan_from_settings", "round_rate", "run_search",
-    "step_above", "step_below", "with_method",
+    "step_above", "step_below", "with_older_defaults",
 ]  # fmt: skip
 
 SATURATE = "saturate"
@@ -189,13 +189,13 @@ class SearchPlan:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "plan") -> SearchPlan:
-        return f.read(cls, with_method(data), where)
+        return f.read(cls, with_older_defaults(data), where)
 
 
-def with_method(data: object) -> object:
-    """A plan's JSON object with its method: one written before the saturate method (no
-    `method`) was a bisect one; one written before holds that fall behind fail (no
-    `keep_up_s`) judged its holds by the gates alone."""
+def with_older_defaults(data: object) -> object:
+    """A plan's JSON object with what a plan written before a setting existed did: one
+    without `method` (before the saturate method) was a bisect one; one without `keep_up_s`
+    (before holds that fall behind fail) judged its holds by the gates alone."""
     if not isinstance(data, Mapping):
         return data
     older = {"method": BISECT, "keep_up_s": 0}

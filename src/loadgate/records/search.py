@@ -20,7 +20,7 @@ from loadgate.capacity.search_rule import (
     SearchResult,
     Step,
     StepOutcome,
-    with_method,
+    with_older_defaults,
 )
 from loadgate.judge.attribution import Attribution, BottleneckFigures
 from loadgate.records import fields as f
@@ -138,7 +138,7 @@ class SearchRecord:
         before the saturate method reads as a bisect one."""
         if isinstance(data, Mapping) and "plan" in data:
             record = cast(Mapping[str, Any], data)
-            data = {**record, "plan": with_method(record["plan"])}
+            data = {**record, "plan": with_older_defaults(record["plan"])}
         return f.read(cls, data, where)
 
     def to_json(self) -> str:
