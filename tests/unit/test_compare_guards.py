@@ -81,17 +81,19 @@ def test_an_undecided_guard_says_what_it_could_still_find() -> None:
     assert reach > PRESSURE_P99.margin * 100  # wider than the margin at this spread
 
 
-def test_default_guards_apply_only_to_the_metrics_compared() -> None:
+def test_by_default_every_metric_decides_and_guards_are_chosen() -> None:
     defaults = comparing.parse_metrics(",".join(comparing.DEFAULT_METRICS))
-    guarded = comparing.apply_guards(defaults, None)
-    assert [m.guard for m in guarded] == [False, True, True]  # saturation decides
-    fixed = comparing.parse_metrics("p99,cpu")
-    assert comparing.apply_guards(fixed, None) == fixed  # no pressure metric compared: no guard
+    # Their margins are chosen from their spread here (compare_margins): none is a guard.
+    assert comparing.apply_guards(defaults, None) == defaults
     assert not any(m.guard for m in comparing.apply_guards(defaults, "none"))
     one = comparing.apply_guards(defaults, "pressure-p99")
     assert [m.guard for m in one] == [False, True, False]
+    two = comparing.apply_guards(defaults, "pressure-p99,pressure-cpu")
+    assert [m.guard for m in two] == [False, True, True]
     with_k6 = comparing.parse_metrics("saturation,pressure-p99,pressure-cpu-k6")
-    assert [m.guard for m in comparing.apply_guards(with_k6, None)] == [False, True, False]
+    assert [m.guard for m in comparing.apply_guards(with_k6, "pressure-cpu-k6")] == [
+        False, False, True
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

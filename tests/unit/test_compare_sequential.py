@@ -88,7 +88,7 @@ def test_every_metric_has_its_margin_and_minimum_pairs_in_the_one_table() -> Non
     names = [m.name for m in METRICS]
     assert len(names) == len(set(names)) == 7
     for m in METRICS:
-        assert 0 < m.margin < 0.5
+        assert 0 < m.margin <= 1.0
         assert m.min_pairs >= 2
 
 

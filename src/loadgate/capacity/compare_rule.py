@@ -161,8 +161,8 @@ class Metric:
 #
 #   name                               better  margin  unit           min pairs
 SATURATION = Metric("saturation_per_min", HIGHER, 0.10, "records/min", min_pairs=2)
-PRESSURE_P99 = Metric("pressure_p99_ms", LOWER, 0.10, "ms", min_pairs=3)
-PRESSURE_CPU = Metric("pressure_cpu_s_per_1000_records", LOWER, 0.05, "CPU s", min_pairs=2)
+PRESSURE_P99 = Metric("pressure_p99_ms", LOWER, 0.60, "ms", min_pairs=3)
+PRESSURE_CPU = Metric("pressure_cpu_s_per_1000_records", LOWER, 0.10, "CPU s", min_pairs=2)
 PRESSURE_CPU_K6 = Metric("pressure_cpu_per_k6_cpu", LOWER, 0.05, "per k6 CPU s", min_pairs=2)
 CAPACITY = Metric("capacity_per_min", HIGHER, 0.05, "records/min", min_pairs=2)
 P99_AT_RATE = Metric("p99_ms", LOWER, 0.10, "ms", min_pairs=2)

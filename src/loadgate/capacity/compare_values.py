@@ -49,7 +49,7 @@ DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu")
 # from four comparisons): the pressure p99 spread 17.9 % (margin 10 %), the collector's CPU
 # per 1,000 records 3.3 % (margin 5 %: 4 pairs bound it within about +-6 %); saturation
 # spread 3.4 % against its 10 % margin and decides.
-DEFAULT_GUARDS = ("pressure-p99", "pressure-cpu")
+DEFAULT_GUARDS: tuple[str, ...] = ()
 NO_GUARDS = "none"
 PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
 FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
