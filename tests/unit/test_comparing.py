@@ -572,6 +572,12 @@ NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
          "--guards: 'pressure-p99' not among the metrics compared; allowed: p99, cpu, or none"),
         ([*NOP, *NOP_5000, "--metrics", "p99", "--guards", "p99"],
          "--guards: every metric compared would be a guard"),
+        ([*NOP, *NOP_5000, "--metrics", "p99,cpu", "--margins", "saturation=5"],
+         "--margins: 'saturation' is not among the metrics compared; allowed: p99, cpu, each "
+         "=PERCENT (more than 0, at most 500)"),
+        ([*NOP, *NOP_5000, "--margins", "pressure-p99=0"],
+         "--margins: pressure-p99 must be a percentage more than 0 and at most 500, e.g. "
+         "pressure-p99=25; got 'pressure-p99=0'"),
         ([*NOP, *NOP_5000, "--rate", "-5"], "--rate: must be an integer"),
         ([*NOP, *NOP_5000, "--labels", "side=a"], "--labels: side are set by compare"),
         ([*NOP, *NOP_5000, "--compare-id", "../x"], "--compare-id: must be 1-52 characters"),
@@ -637,6 +643,23 @@ def test_the_command_prints_the_table_writes_compare_json_and_exits_with_its_ver
     assert "compare: " in text
     assert "cmpx/compare.json" in text
     assert "run 4/4 candidate #2 (cmpx-c2): p99_ms 13.3" in " ".join(out.err.split())
+
+
+def test_margins_set_what_counts_and_are_recorded(
+    cli_env: Path, fake_stack: FakeStack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_stack.p99 = {"cmpm-b1": 10.0, "cmpm-b2": 10.2, "cmpm-c1": 13.0, "cmpm-c2": 13.26}
+    code = cli.main(["compare", *NOP, *NOP_5000, "--repeats", "2", "--compare-id", "cmpm",
+                     "--order", "ABAB", "--duration", "10s", "--metrics", "p99,cpu",
+                     "--margins", "p99=50%"], seams=fake_stack.seams())  # fmt: skip
+    capsys.readouterr()
+    stored = json.loads((cli_env / "cmpm" / "compare.json").read_text())
+    decisions = {d["metric"]["name"]: d for d in stored["decisions"]}
+    # +30 % is beyond the noise but below a 50 % margin: no longer a regression.
+    assert decisions[P99]["metric"]["margin"] == 0.5
+    assert decisions[P99]["decision"] != "regression"
+    assert decisions[CPU]["metric"]["margin"] == rule.CPU_PER_1000.margin  # untouched
+    assert code == stored["exit_code"] != 1
 
 
 def test_compare_ids_with_results_are_refused(

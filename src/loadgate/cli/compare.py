@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from loadgate import paths
 from loadgate.capacity import compare_driver as comparing
+from loadgate.capacity import compare_margins, compare_scenario
 from loadgate.capacity import compare_rule as rule
-from loadgate.capacity import compare_scenario
 from loadgate.capacity import compare_sequential as seq
 from loadgate.capacity.compare_repeat import DEFAULT_PRESSURE_FRACTION, saturating
 from loadgate.capacity.compare_sequential import Plan
@@ -101,9 +101,17 @@ def register(sub: Subparsers) -> None:
         "--guards",
         help="comma-separated metrics of --metrics that count only when they find a "
         "regression (their 'too noisy' does not make the comparison too noisy), or "
-        f"{comparing.NO_GUARDS} (default {','.join(comparing.DEFAULT_GUARDS)} when compared: "
-        "the default budget cannot bound their spread here within their margins; "
-        "docs/measurements.md)",
+        f"{comparing.NO_GUARDS} (the default: the default metrics' margins are chosen from "
+        "their spread here so that the default budget decides them; a guard suits a metric "
+        "compared at a margin its pairs cannot bound)",
+    )
+    p.add_argument(
+        "--margins",
+        metavar="KEY=PERCENT,...",
+        help="the smallest worsening that counts, per metric of --metrics, in percent, e.g. "
+        "pressure-cpu=5,pressure-p99=25 (defaults: saturation 10, pressure-cpu 10, "
+        "pressure-p99 60, chosen from their spread here so 4 pairs decide them; narrower "
+        "margins need more pairs and --budget: docs/measurements.md)",
     )
     p.add_argument(
         "--pressure-fraction",
@@ -381,6 +389,10 @@ def metrics_and_plan(
     try:
         metrics = comparing.apply_guards(metrics, args.guards)
     except comparing.SideError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        metrics = compare_margins.apply_margins(metrics, args.margins, comparing.METRIC_KEYS)
+    except ValueError as exc:
         raise UsageError(str(exc)) from None
     metrics = compare_scenario.in_unit(metrics, kind)
     plan = SearchPlan(precision=args.search_precision)

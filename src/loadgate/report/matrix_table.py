@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from loadgate.contract.gates import FAIL, PASS
+from loadgate.measure.cpu import BUSY_ELSEWHERE_CORES
 from loadgate.records.matrix import CellRecord, MatrixRecord
 from loadgate.records.resources import BackendFaultCounts
 from loadgate.records.result import RunResult
@@ -357,6 +358,7 @@ HOW = (
     "load (kernel); queue the sending queue's high-water mark and capacity; lost the records "
     "k6 got acknowledged that did not arrive (Loki's count, the stand-in's count, or for an "
     "isolated collector what its exporter did not take); machine says whether other work "
-    "used more than 0.25 cores during the load (NOT quiet: figures less reliable). "
+    f"used more than {BUSY_ELSEWHERE_CORES:g} cores during the load (NOT quiet: figures less "
+    "reliable). "
     "`unknown`: not measured, never 0."
 )

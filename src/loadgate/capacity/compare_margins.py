@@ -1,0 +1,119 @@
+"""How wide a comparison's bounds get at a metric's spread, the margins chosen from that, and
+`--margins` to choose others. Pure.
+
+A metric can be decided ("no regression" or "regression") only when its bounds are narrower
+than its margin; the issue's goal is bounds at most half the margin wide, so that every change
+at least half a margin away from the margin is decided. With n pairs, both sides spreading by s
+(the standard deviation of the log values: about the coefficient of variation), the bounds'
+half-width on the log scale is t(confidence, 2n - 2) * s * sqrt(2/n) (Welch at equal spreads;
+compare_rule), so a margin M meets the goal when ln(1 + M) >= 2 * that half-width.
+
+The spreads below were measured on the development VM (2 cores, the CPU split of
+stack/cpu_split.py, a quiet host: every run's `cpu.busy_elsewhere_cores` at most 0.02), pooled
+within sides over seven A/A comparisons of rev221 charm-default at the defaults (`loadgate
+compare --baseline otelcol=rev221 --candidate otelcol=rev221 --compare-id ID`: aas1-aas3 on
+2026-11-26, aat1-aat4 on 2026-11-26/27; 38 degrees of freedom; docs/measurements.md). The
+default budget (15 minutes) fits 4 pairs, whose last look decides at about 96.1 %
+(compare_sequential: the budget's last look spends the alpha left), so the default margins are
+the smallest whole 5 % with bounds at most half the margin at 4 pairs:
+
+| metric | spread | half-width at 4 pairs | margin needed | margin |
+|---|---|---|---|---|
+| saturation | 2.9 % | +-4.5 % | 9.3 % | 10 % |
+| pressure CPU per 1,000 records | 3.2 % | +-4.9 % | 10.0 % | 10 % |
+| pressure p99 | 15.6 % | +-26 % | 59.9 % | 60 % |
+
+Narrower margins need more pairs (`pairs_needed`): a release compare with the CPU's margin at
+5 % and the p99's at 25 % needs 14-15 pairs at these spreads, about an hour (`--margins
+pressure-cpu=5,pressure-p99=25 --budget 60m --max-pairs 16`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+from scipy.special import stdtrit  # pyright: ignore[reportMissingTypeStubs]
+
+from loadgate.capacity import compare_rule as rule
+from loadgate.capacity.compare_rule import Metric
+
+# Each default metric's spread (log standard deviation within a side) on the development VM.
+MEASURED_SPREADS: Mapping[str, float] = {
+    rule.SATURATION.name: 0.0294,
+    rule.PRESSURE_CPU.name: 0.0316,
+    rule.PRESSURE_P99.name: 0.1558,
+}
+DEFAULT_BUDGET_PAIRS = 4  # pairs the default budget fits (a pair: 3.6-3.8 minutes here)
+MARGIN_STEP = 0.05  # margins are chosen in whole 5 %
+MAX_MARGIN_PERCENT = 500.0
+
+
+def half_width(spread: float, pairs: int, confidence: float) -> float:
+    """The bounds' half-width on the log scale, with `pairs` values a side spreading by
+    `spread` each: t(confidence, 2 pairs - 2) * spread * sqrt(2 / pairs)."""
+    if pairs < 2:
+        raise ValueError(f"pairs: must be at least 2; got {pairs}")
+    t = float(stdtrit(2 * pairs - 2, confidence))
+    return t * spread * math.sqrt(2 / pairs)
+
+
+def margin_needed(spread: float, pairs: int, confidence: float) -> float:
+    """The smallest relative margin whose bounds, at this spread and pairs, are at most half
+    of it wide: exp(2 * half-width) - 1."""
+    return math.exp(2 * half_width(spread, pairs, confidence)) - 1
+
+
+def pairs_needed(spread: float, margin: float, confidence: float, most: int = 100) -> int | None:
+    """The fewest pairs whose bounds are at most half of `margin` wide at this spread (None if
+    more than `most`)."""
+    for pairs in range(2, most + 1):
+        if margin_needed(spread, pairs, confidence) <= margin:
+            return pairs
+    return None
+
+
+def chosen_margin(spread: float, pairs: int, confidence: float) -> float:
+    """The margin chosen for this spread: `margin_needed`, rounded up to a whole MARGIN_STEP."""
+    steps = math.ceil(round(margin_needed(spread, pairs, confidence) / MARGIN_STEP, 6))
+    return steps * MARGIN_STEP
+
+
+def apply_margins(
+    metrics: tuple[Metric, ...], value: str | None, keys: Mapping[str, Metric]
+) -> tuple[Metric, ...]:
+    """The metrics with the margins `--margins KEY=PERCENT,...` sets (None: as they are). `keys`
+    are the `--metrics` keys. Raises ValueError naming the flag, the key and the allowed values."""
+    if value is None:
+        return metrics
+    compared = [k for k, m in keys.items() if m.name in {x.name for x in metrics}]
+    allowed = f"allowed: {', '.join(compared)}, each =PERCENT (more than 0, at most 500)"
+    margins: dict[str, float] = {}
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if not items:
+        raise ValueError(f"--margins: empty; {allowed}")
+    for item in items:
+        key, sep, number = (part.strip() for part in item.partition("="))
+        if key not in compared:
+            raise ValueError(f"--margins: {key!r} is not among the metrics compared; {allowed}")
+        percent = _percent(number) if sep else None
+        if percent is None:
+            raise ValueError(
+                f"--margins: {key} must be a percentage more than 0 and at most "
+                f"{MAX_MARGIN_PERCENT:g}, e.g. {key}=25; got {item!r}"
+            )
+        margins[keys[key].name] = percent / 100
+    return tuple(replace(m, margin=margins.get(m.name, m.margin)) for m in metrics)
+
+
+def _percent(text: str) -> float | None:
+    """'25' or '25%' as 25.0; None unless more than 0 and at most MAX_MARGIN_PERCENT."""
+    text = text.removesuffix("%").strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(number) or not 0 < number <= MAX_MARGIN_PERCENT:
+        return None
+    return number
