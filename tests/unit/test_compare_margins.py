@@ -1,5 +1,5 @@
 """The bounds' width at a spread, the default margins chosen from the measured spreads, and
-`--margins`. Pure."""
+`--margins` (compare_values). Pure."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from loadgate.capacity import compare_margins as cm
 from loadgate.capacity import compare_rule as rule
 from loadgate.capacity.compare_sequential import DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Plan
-from loadgate.capacity.compare_values import DEFAULT_METRICS, METRIC_KEYS, parse_metrics
+from loadgate.capacity.compare_sides import SideError
+from loadgate.capacity.compare_values import DEFAULT_METRICS, apply_margins, parse_metrics
 
 DEFAULTS = parse_metrics(",".join(DEFAULT_METRICS))
 
@@ -80,13 +81,13 @@ def test_narrower_margins_need_more_pairs_and_none_past_the_most() -> None:
     assert at_25 is not None
     assert 10 <= at_5 <= 16
     assert 10 <= at_25 <= 16
-    assert cm.pairs_needed(p99, 0.01, 0.961, most=50) is None
+    assert cm.pairs_needed(p99, 0.01, 0.961) is None  # past MAX_REPEATS
     with pytest.raises(ValueError, match="pairs: must be at least 2"):
         cm.half_width(0.1, 1, 0.95)
 
 
 def test_margins_set_the_named_metrics_in_percent() -> None:
-    out = cm.apply_margins(DEFAULTS, "pressure-p99=25, pressure-cpu=5%", METRIC_KEYS)
+    out = apply_margins(DEFAULTS, "pressure-p99=25, pressure-cpu=5%")
     margins = {m.name: m.margin for m in out}
     assert margins == {
         rule.SATURATION.name: rule.SATURATION.margin,
@@ -94,7 +95,7 @@ def test_margins_set_the_named_metrics_in_percent() -> None:
         rule.PRESSURE_CPU.name: 0.05,
     }
     assert [m.name for m in out] == [m.name for m in DEFAULTS]
-    assert cm.apply_margins(DEFAULTS, None, METRIC_KEYS) == DEFAULTS
+    assert apply_margins(DEFAULTS, None) == DEFAULTS
 
 
 @pytest.mark.parametrize(
@@ -114,6 +115,6 @@ def test_margins_set_the_named_metrics_in_percent() -> None:
 def test_bad_margins_are_refused_naming_the_flag_and_the_allowed_values(
     value: str, message: str
 ) -> None:
-    with pytest.raises(ValueError, match=r"^--margins: ") as err:
-        cm.apply_margins(DEFAULTS, value, METRIC_KEYS)
+    with pytest.raises(SideError, match=r"^--margins: ") as err:
+        apply_margins(DEFAULTS, value)
     assert message in str(err.value)

@@ -1,5 +1,5 @@
-"""How wide a comparison's bounds get at a metric's spread, the margins chosen from that, and
-`--margins` to choose others. Pure.
+"""How wide a comparison's bounds get at a metric's spread, and the margins chosen from that
+(`--margins`, parsed beside `--guards` in compare_values, chooses others). Pure.
 
 A metric can be decided ("no regression" or "regression") only when its bounds are narrower
 than its margin; the issue's goal is bounds at most half the margin wide, so that every change
@@ -32,12 +32,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import replace
-
-from scipy.special import stdtrit  # pyright: ignore[reportMissingTypeStubs]
 
 from loadgate.capacity import compare_rule as rule
-from loadgate.capacity.compare_rule import Metric
 
 # Each default metric's spread (log standard deviation within a side) on the development VM.
 MEASURED_SPREADS: Mapping[str, float] = {
@@ -47,16 +43,16 @@ MEASURED_SPREADS: Mapping[str, float] = {
 }
 DEFAULT_BUDGET_PAIRS = 4  # pairs the default budget fits (a pair: 3.6-3.8 minutes here)
 MARGIN_STEP = 0.05  # margins are chosen in whole 5 %
-MAX_MARGIN_PERCENT = 500.0
 
 
 def half_width(spread: float, pairs: int, confidence: float) -> float:
     """The bounds' half-width on the log scale, with `pairs` values a side spreading by
-    `spread` each: t(confidence, 2 pairs - 2) * spread * sqrt(2 / pairs)."""
+    `spread` each (compare_rule's interval: t(confidence, 2 pairs - 2) * spread * sqrt(2 /
+    pairs))."""
     if pairs < 2:
         raise ValueError(f"pairs: must be at least 2; got {pairs}")
-    t = float(stdtrit(2 * pairs - 2, confidence))
-    return t * spread * math.sqrt(2 / pairs)
+    variance = spread * spread
+    return rule.interval_half_width(variance, pairs, variance, pairs, confidence)
 
 
 def margin_needed(spread: float, pairs: int, confidence: float) -> float:
@@ -65,55 +61,14 @@ def margin_needed(spread: float, pairs: int, confidence: float) -> float:
     return math.exp(2 * half_width(spread, pairs, confidence)) - 1
 
 
-def pairs_needed(spread: float, margin: float, confidence: float, most: int = 100) -> int | None:
-    """The fewest pairs whose bounds are at most half of `margin` wide at this spread (None if
-    more than `most`)."""
-    for pairs in range(2, most + 1):
-        if margin_needed(spread, pairs, confidence) <= margin:
-            return pairs
-    return None
+def pairs_needed(spread: float, margin: float, confidence: float) -> int | None:
+    """The fewest pairs whose bounds are at most half of `margin` wide at this spread (None
+    past compare_rule.MAX_REPEATS): the rule's own repeats needed, at half the margin."""
+    variance = spread * spread
+    return rule.repeats_needed(variance, variance, math.log1p(margin) / 2, 2, confidence)
 
 
 def chosen_margin(spread: float, pairs: int, confidence: float) -> float:
     """The margin chosen for this spread: `margin_needed`, rounded up to a whole MARGIN_STEP."""
     steps = math.ceil(round(margin_needed(spread, pairs, confidence) / MARGIN_STEP, 6))
     return steps * MARGIN_STEP
-
-
-def apply_margins(
-    metrics: tuple[Metric, ...], value: str | None, keys: Mapping[str, Metric]
-) -> tuple[Metric, ...]:
-    """The metrics with the margins `--margins KEY=PERCENT,...` sets (None: as they are). `keys`
-    are the `--metrics` keys. Raises ValueError naming the flag, the key and the allowed values."""
-    if value is None:
-        return metrics
-    compared = [k for k, m in keys.items() if m.name in {x.name for x in metrics}]
-    allowed = f"allowed: {', '.join(compared)}, each =PERCENT (more than 0, at most 500)"
-    margins: dict[str, float] = {}
-    items = [item.strip() for item in value.split(",") if item.strip()]
-    if not items:
-        raise ValueError(f"--margins: empty; {allowed}")
-    for item in items:
-        key, sep, number = (part.strip() for part in item.partition("="))
-        if key not in compared:
-            raise ValueError(f"--margins: {key!r} is not among the metrics compared; {allowed}")
-        percent = _percent(number) if sep else None
-        if percent is None:
-            raise ValueError(
-                f"--margins: {key} must be a percentage more than 0 and at most "
-                f"{MAX_MARGIN_PERCENT:g}, e.g. {key}=25; got {item!r}"
-            )
-        margins[keys[key].name] = percent / 100
-    return tuple(replace(m, margin=margins.get(m.name, m.margin)) for m in metrics)
-
-
-def _percent(text: str) -> float | None:
-    """'25' or '25%' as 25.0; None unless more than 0 and at most MAX_MARGIN_PERCENT."""
-    text = text.removesuffix("%").strip()
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(number) or not 0 < number <= MAX_MARGIN_PERCENT:
-        return None
-    return number

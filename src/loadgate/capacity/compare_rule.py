@@ -292,15 +292,22 @@ def _welch(va: float, na: int, vb: float, nb: int) -> tuple[float, float]:
     return se, (a + b) ** 2 / denominator if denominator > 0 else math.inf
 
 
-def _repeats_needed(
+def interval_half_width(va: float, na: int, vb: float, nb: int, confidence: float) -> float:
+    """t(confidence, Welch's df) * se: how far each bound lies from the change, in logs, for
+    sides of these variances and sizes."""
+    se, df = _welch(va, na, vb, nb)
+    return _t(df, confidence) * se
+
+
+def repeats_needed(
     va: float, vb: float, half_width: float, start: int, confidence: float
 ) -> int | None:
-    """The smallest n per side whose interval half-width would be at most `half_width`
-    (the half-width shrinks as n grows, so a bisection over n finds it)."""
+    """The smallest n per side, from `start`, whose interval half-width would be at most
+    `half_width` (None past MAX_REPEATS; the half-width shrinks as n grows, so a bisection
+    over n finds it)."""
 
     def narrow_enough(n: int) -> bool:
-        se, df = _welch(va, n, vb, n)
-        return _t(df, confidence) * se <= half_width
+        return interval_half_width(va, n, vb, n, confidence) <= half_width
 
     lo, hi = max(2, start), MAX_REPEATS
     if half_width <= 0 or not narrow_enough(hi):
@@ -368,7 +375,7 @@ def decide(
         return result(
             NO_REGRESSION, f"{span}: any worsening is below {metric.margin:.0%}", **figures
         )
-    needed = _repeats_needed(bounds.va, bounds.vb, m / 2, max(len(a), len(b)) + 1, confidence)
+    needed = repeats_needed(bounds.va, bounds.vb, m / 2, max(len(a), len(b)) + 1, confidence)
     more = (
         f"about {needed} repeats a side would narrow the bounds to ±{metric.margin / 2:.1%}"
         if needed is not None

@@ -19,6 +19,7 @@ read from a run's result (None: not measured, never 0; with a note saying why).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -50,6 +51,7 @@ DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu")
 # (10 %, 5 %) below what 4 pairs could bound at their spread (15.6 %, 3.2 %).
 DEFAULT_GUARDS: tuple[str, ...] = ()
 NO_GUARDS = "none"
+MAX_MARGIN_PERCENT = 500.0  # `--margins`: the widest a margin may be set
 PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
 FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
 
@@ -88,12 +90,17 @@ def parse_metrics(value: str, search_precision: float = 0.05) -> tuple[Metric, .
     return tuple(out)
 
 
+def _keys_compared(metrics: tuple[Metric, ...]) -> list[str]:
+    """The `--metrics` keys of these metrics, in METRIC_KEYS' order."""
+    names_compared = {m.name for m in metrics}
+    return [key for key, m in METRIC_KEYS.items() if m.name in names_compared]
+
+
 def apply_guards(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric, ...]:
     """The metrics with those `--guards` names made guards (None: DEFAULT_GUARDS among the
     metrics compared; "none": no guard). A guard named that is not compared, or a choice that
     leaves no metric to decide, raises SideError naming the flag."""
-    names_compared = {m.name for m in metrics}
-    compared = [key for key, m in METRIC_KEYS.items() if m.name in names_compared]
+    compared = _keys_compared(metrics)
     if value is None:
         names = [n for n in DEFAULT_GUARDS if n in compared]
     elif value.strip() == NO_GUARDS:
@@ -110,6 +117,41 @@ def apply_guards(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric
             "regressions; leave at least one metric to decide"
         )
     return out
+
+
+def apply_margins(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric, ...]:
+    """The metrics with the margins `--margins KEY=PERCENT,...` sets (None: as they are; the
+    defaults' are chosen in compare_margins). A key not compared, or a percentage not more than
+    0 and at most MAX_MARGIN_PERCENT, raises SideError naming the flag and the allowed values."""
+    if value is None:
+        return metrics
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    keys = [item.partition("=")[0].strip() for item in items]
+    tail = f", each =PERCENT (more than 0, at most {MAX_MARGIN_PERCENT:g})"
+    _listed("--margins", ",".join(keys), _keys_compared(metrics),
+            "{} is not among the metrics compared", tail)  # fmt: skip
+    margins: dict[str, float] = {}
+    for key, item in zip(keys, items, strict=True):
+        _, sep, number = item.partition("=")
+        percent = _percent(number) if sep else None
+        if percent is None:
+            raise SideError(
+                f"--margins: {key} must be a percentage more than 0 and at most "
+                f"{MAX_MARGIN_PERCENT:g}, e.g. {key}=25; got {item!r}"
+            )
+        margins[METRIC_KEYS[key].name] = percent / 100
+    return tuple(replace(m, margin=margins.get(m.name, m.margin)) for m in metrics)
+
+
+def _percent(text: str) -> float | None:
+    """'25' or '25%' as 25.0; None unless more than 0 and at most MAX_MARGIN_PERCENT."""
+    try:
+        number = float(text.strip().removesuffix("%"))
+    except ValueError:
+        return None
+    if not math.isfinite(number) or not 0 < number <= MAX_MARGIN_PERCENT:
+        return None
+    return number
 
 
 def prometheus_cpu_per_1000(result: results.RunResult) -> float | None:

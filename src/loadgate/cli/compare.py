@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from loadgate import paths
 from loadgate.capacity import compare_driver as comparing
-from loadgate.capacity import compare_margins, compare_scenario
 from loadgate.capacity import compare_rule as rule
+from loadgate.capacity import compare_scenario
 from loadgate.capacity import compare_sequential as seq
 from loadgate.capacity.compare_repeat import DEFAULT_PRESSURE_FRACTION, saturating
 from loadgate.capacity.compare_sequential import Plan
@@ -388,11 +388,8 @@ def metrics_and_plan(
         raise invalid_flags(refused)
     try:
         metrics = comparing.apply_guards(metrics, args.guards)
+        metrics = comparing.apply_margins(metrics, args.margins)
     except comparing.SideError as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        metrics = compare_margins.apply_margins(metrics, args.margins, comparing.METRIC_KEYS)
-    except ValueError as exc:
         raise UsageError(str(exc)) from None
     metrics = compare_scenario.in_unit(metrics, kind)
     plan = SearchPlan(precision=args.search_precision)
