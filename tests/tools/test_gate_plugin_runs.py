@@ -1,14 +1,14 @@
-"""The gate's pytest plugin in real pytest runs (subprocesses; its option logic is tested in
-tests/unit/test_juju_plugin.py):
+"""The gate's pytest plugin in real pytest runs (subprocesses; its pure parts are tested in
+tests/unit, and beside the real charms' test trees in test_gate_in_charm_trees.py):
 
-- beside pytest-operator 0.43.2 on pytest 8, as a charm repository runs it (issue 12, point 9);
-- no controller: one skip reason locally, an error in CI mode (point 11);
-- `pytest tests` collects the whole tree (point 15).
+- the test tree's own `juju` fixture is the gate's model, whatever its scope (issue 31);
+- options another plugin registered first are reused, not added again;
+- no controller: one skip reason locally, an error in CI mode;
+- `pytest tests` collects the whole tree.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import subprocess
 import sys
@@ -20,7 +20,7 @@ from support.fake_juju.world import world as fake_world
 ROOT = Path(__file__).resolve().parents[2]
 NO_JUJU = "no Juju controller reachable: the `juju` CLI is not on PATH"
 
-CONFTEST = 'pytest_plugins = ["loadgate.juju.pytest_plugin"]\n'
+CONFTEST = 'pytest_plugins = ["loadgate.gate.plugin"]\n'
 TESTS = """
 import pytest
 
@@ -29,8 +29,28 @@ def test_without_the_model(pytestconfig: pytest.Config) -> None:
     assert pytestconfig.getoption("--otelcol-revision") in (None, "5")
 
 
-def test_with_the_model(juju) -> None:
+def test_with_the_model(loadgate) -> None:
     raise AssertionError("needs a controller")
+"""
+# A charm's own `juju` fixture of each scope, and a test that takes it beside the gate's.
+OWN_JUJU = """
+import jubilant
+import pytest
+
+
+@pytest.fixture(scope="{scope}")
+def juju():
+    with jubilant.temp_model() as juju:
+        yield juju
+"""
+SAME_MODEL = """
+def test_the_gate_runs_in_the_charms_model(loadgate, juju) -> None:
+    assert loadgate.model == juju.model
+    assert loadgate.charm_under_test == "otelcol"
+
+
+def test_again_in_the_same_module(loadgate, juju) -> None:
+    assert loadgate.model == juju.model
 """
 
 
@@ -70,32 +90,50 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-# ---- beside pytest-operator (point 9) ------------------------------------------------------
+# ---- the tree's own `juju` fixture, any scope --------------------------------------------
 
 
-def test_the_test_env_has_pytest_operator_on_pytest_8() -> None:
-    assert importlib.metadata.version("pytest-operator") == "0.43.2"
-    assert pytest.version_tuple[0] == 8
+@pytest.mark.parametrize("scope", ["function", "module", "session"])
+def test_the_trees_juju_fixture_is_the_gates_model(
+    project: Path, tmp_path: Path, scope: str
+) -> None:
+    """No ScopeMismatch whatever the scope of the charm's `juju`: the gate's fixtures are
+    function-scoped and take the model from it (before: `juju_target` -> `deployed` -> the
+    charm's module-scoped `juju` from a session-scoped request)."""
+    (project / "tests" / "integration").mkdir()
+    (project / "tests" / "integration" / "conftest.py").write_text(OWN_JUJU.format(scope=scope))
+    (project / "tests" / "integration" / "test_same.py").write_text(SAME_MODEL)
+    with fake_world(tmp_path, snap=False) as world:
+        done = run_pytest(project, world.env(), "tests/integration", "-v")
+        calls = world.calls()
+    out = done.stdout + done.stderr
+    assert "ScopeMismatch" not in out
+    assert done.returncode == 0, out[-3000:]
+    assert "2 passed" in done.stdout
+    models = [c["argv"] for c in calls if c["argv"][0] == "add-model"]
+    assert len(models) == (2 if scope == "function" else 1), models  # the charm's, not ours
 
 
-def test_options_pytest_operator_registered_are_reused(project: Path, tmp_path: Path) -> None:
-    """pytest-operator (an installed plugin) registers --model, --keep-models and --controller
-    first; the plugin reuses them, and --controller's value reaches the skip check."""
+def test_options_another_plugin_registered_are_reused(project: Path, tmp_path: Path) -> None:
+    """A plugin registered before the gate's (-p, or an installed one) adds --model and
+    --controller: the gate reuses them, and --controller's value reaches the skip check."""
+    (project / "other_plugin.py").write_text(
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--model')\n"
+        "    parser.addoption('--controller')\n"
+    )
     (project / "tests" / "test_both.py").write_text(
         "def test_both_loaded(pytestconfig):\n"
-        "    assert pytestconfig.pluginmanager.has_plugin('pytest-operator')\n"
-        "    assert pytestconfig.getoption('--model-alias') == 'main'  # pytest-operator's\n"
         "    assert pytestconfig.getoption('--controller') == 'typo'\n"
     )
     with fake_world(tmp_path, snap=False) as world:
-        done = run_pytest(
-            project, world.env(), "--controller", "typo", "--otelcol-revision", "5", "-v"
-        )
+        env = {**world.env(), "PYTHONPATH": str(project)}
+        done = run_pytest(project, env, "-p", "other_plugin", "--controller", "typo", "-v")
     out = done.stdout + done.stderr
     assert "conflicting option string" not in out
     assert done.returncode == 0, out[-3000:]
     assert "test_both_loaded PASSED" in done.stdout
-    assert "reusing options registered by another plugin: ['--model', '--keep-models', " in out
+    assert "reusing options registered by another plugin: ['--model', '--controller']" in out
     assert "no Juju controller reachable: controller 'typo' is not one of ['k8s']" in out
 
 
@@ -107,7 +145,7 @@ def test_without_juju_model_tests_skip_with_one_reason(project: Path, tmp_path: 
     assert done.returncode == 0, done.stdout[-3000:]
     assert "1 passed, 1 skipped" in done.stdout
     assert f"SKIPPED [1] tests/test_gate.py: {NO_JUJU}" in done.stdout
-    assert f"loadgate juju: every model test skipped: {NO_JUJU}" in done.stdout
+    assert f"loadgate: every gate test skipped: {NO_JUJU}" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -171,8 +209,8 @@ def test_the_integration_suite_skips_with_one_reason(tmp_path: Path) -> None:
     done = run_pytest(ROOT, clean_env(python_only_path(tmp_path)), "tests/integration")
     assert done.returncode == 0, done.stdout[-3000:]
     # The gate's per-scenario tests for each of the 5 scenarios of gates.yaml (4 x 5, and the
-    # Loki copies for otlp-logs only), 9 of the deployment and scaling, 7 of the saturation gate.
-    assert "37 skipped" in done.stdout
+    # Loki copies for otlp-logs only), 9 of the deployment and scaling, 8 of the saturation gate.
+    assert "38 skipped" in done.stdout
     reasons = {
         line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("SKIPPED")
     }
@@ -183,5 +221,5 @@ def test_the_integration_suite_fails_in_ci_mode(tmp_path: Path) -> None:
     env = clean_env(python_only_path(tmp_path), LOADGATE_REQUIRE_JUJU="1")
     done = run_pytest(ROOT, env, "tests/integration")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
-    assert f"--require-juju: {NO_JUJU} (37 tests need a Juju model)" in done.stdout
-    assert "every model test skipped" not in done.stdout
+    assert f"--require-juju: {NO_JUJU} (38 tests need a Juju model)" in done.stdout
+    assert "every gate test skipped" not in done.stdout

@@ -25,10 +25,9 @@ from typing import Any
 
 from loadgate.contract.scenarios import OTLP_LOGS
 from loadgate.contract.spec import RunSpec, SpecError
+from loadgate.juju.settings import SettingsError, check_revision, gate_layers, mapping_of, origin
 from loadgate.measure.saturation import SATURATE_COS_PARAMS, SATURATE_PARAMS
-
-from ..yamlfile import load_mapping
-from .settings import SettingsError, check_revision, gate_layers, mapping_of, origin
+from loadgate.yamlfile import load_mapping
 
 SECTION_KEYS = ("params", "floor", "revisions")
 REVISION_KEYS = ("params", "floor")
