@@ -14,8 +14,9 @@ import pytest
 from runresults import pipeline, run_result
 
 from loadgate import cli
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search import driver as searching
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     BISECT,
@@ -25,6 +26,8 @@ from loadgate.capacity.search_rule import (
     Search,
     SearchPlan,
     StepOutcome,
+    noiseless_worst_case,
+    plan_problems,
 )
 from loadgate.cli import search as search_cli
 from loadgate.cli import search_juju
@@ -32,7 +35,6 @@ from loadgate.cli.common import UsageError
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.run_figures import assess
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.stack.profile import Profile
 
@@ -147,9 +149,9 @@ def test_method_and_saturation_flags_set_the_plan_and_the_error_gate_comes_from_
 
 def test_the_defaults_are_sound_and_within_five_minutes_of_load() -> None:
     plan = SearchPlan()
-    assert plan.problems() == []
+    assert plan_problems(plan) == []
     assert plan.budget_s <= 300
-    assert plan.noiseless_worst_case()[1] <= plan.budget_s
+    assert noiseless_worst_case(plan)[1] <= plan.budget_s
 
 
 def record_with(status: str, tmp_path: Path) -> SearchRecord:
@@ -466,7 +468,7 @@ def test_a_search_on_a_model_takes_steps_of_minutes() -> None:
 
     on_model = plan_of("--target", "juju", "--model", "cos")
     assert (on_model.saturate_s, on_model.hold_s, on_model.hold_min_s) == (480, 300, 180)
-    assert on_model.problems() == []  # its budget covers its longest noiseless search
+    assert plan_problems(on_model) == []  # its budget covers its longest noiseless search
     assert plan_of("--target", "juju", "--model", "cos", "--hold", "240").hold_s == 240
     assert plan_of().saturate_s == SearchPlan().saturate_s  # the local stack's, unchanged
     bisect = plan_of("--target", "juju", "--model", "cos", "--scenario", "loki-push")

@@ -1,8 +1,8 @@
 """`loadgate compare`: the gate between two stacks (charm sources or revisions, charm options,
 profiles), run interleaved in pairs on this machine, pairs added until every metric is decided
 (or `--repeats N` pairs); exit 1 on a regression, 0 on none, 2 when too noisy or on bad input /
-a broken stack. The driving is `loadgate.capacity.compare_driver`; the rule
-`loadgate.capacity.compare_rule` and `compare_sequential`; the tables `loadgate.report.
+a broken stack. The driving is `loadgate.capacity.compare.driver`; the rule
+`loadgate.capacity.compare.rule` and `sequential`; the tables `loadgate.report.
 compare_tables`."""
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loadgate import paths
-from loadgate.capacity import compare_driver as comparing
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity import compare_scenario
-from loadgate.capacity import compare_sequential as seq
-from loadgate.capacity.compare_repeat import DEFAULT_PRESSURE_FRACTION, saturating
-from loadgate.capacity.compare_sequential import Plan
-from loadgate.capacity.search_rule import SearchPlan
+from loadgate.capacity.compare import driver as comparing
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import scenario as compare_scenario
+from loadgate.capacity.compare import sequential as seq
+from loadgate.capacity.compare.record import Pressure
+from loadgate.capacity.compare.repeat import DEFAULT_PRESSURE_FRACTION, saturating
+from loadgate.capacity.compare.sequential import Plan
+from loadgate.capacity.search.rule import SearchPlan, plan_problems
 from loadgate.contract.params import MAX_RATE, PARAMS
 from loadgate.contract.scenarios import OWN_PARAMS, Scenario
 from loadgate.contract.spec import (
@@ -32,7 +33,6 @@ from loadgate.contract.spec import (
     parse_labels,
 )
 from loadgate.measure.saturation import SATURATE_PARAMS
-from loadgate.records.compare import Pressure
 
 from ..stack import choice, local, orphans, runlock
 from ..stack.choice import StackFlags, StackRequest
@@ -393,7 +393,7 @@ def metrics_and_plan(
         raise UsageError(str(exc)) from None
     metrics = compare_scenario.in_unit(metrics, kind)
     plan = SearchPlan(precision=args.search_precision)
-    problems = plan.problems()
+    problems = plan_problems(plan)
     if problems:
         raise UsageError(
             f"--search-precision: {args.search_precision:g} makes an unsound search plan: "

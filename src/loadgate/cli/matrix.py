@@ -3,8 +3,8 @@ a fresh local stack, resumable (done cells are skipped, and said so), with the c
 printed and saved as `results/<matrix_id>/matrix.md`. Exit 0 when every cell ran (PASS or
 FAIL: the verdicts are in the table), 2 on a bad file or when a cell could not be run.
 
-The file: loadgate.capacity.matrix_file; the cells and resuming: matrix_plan; the runs:
-matrix_driver; the table: loadgate.report.matrix_table."""
+The file: loadgate.capacity.matrix.file; the cells and resuming: plan; the runs:
+driver; the table: loadgate.report.matrix_table."""
 
 from __future__ import annotations
 
@@ -20,13 +20,12 @@ from rich.table import Table
 from rich.text import Text
 
 from loadgate import paths
-from loadgate.capacity import matrix_file, matrix_plan
-from loadgate.capacity.matrix_driver import Hooks, MatrixRun
-from loadgate.capacity.matrix_file import MatrixFile, MatrixFileError
-from loadgate.capacity.matrix_plan import Prior, Step
-from loadgate.contract.spec import is_run_id
-from loadgate.records.fields import RecordError
-from loadgate.records.matrix import (
+from loadgate.capacity.matrix import file as matrix_file
+from loadgate.capacity.matrix import plan as matrix_plan
+from loadgate.capacity.matrix.driver import Hooks, MatrixRun
+from loadgate.capacity.matrix.file import MatrixFile, MatrixFileError
+from loadgate.capacity.matrix.plan import Prior, Step
+from loadgate.capacity.matrix.record import (
     CellRecord,
     MatrixRecord,
     matrix_dir,
@@ -34,6 +33,8 @@ from loadgate.records.matrix import (
     read_matrix,
     write_matrix,
 )
+from loadgate.contract.spec import is_run_id
+from loadgate.records.fields import RecordError
 from loadgate.report import matrix_content
 from loadgate.report.matrix_table import comparison
 from loadgate.runner.target import Progress

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from loadgate import paths
-from loadgate.capacity.search_driver import Execute
+from loadgate.capacity.search.driver import Execute
 from loadgate.charms import signals as signal_relations
 from loadgate.contract.gates import PASS
 from loadgate.contract.params import PARAMS

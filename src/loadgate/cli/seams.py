@@ -8,7 +8,7 @@ of patching module names.
 - `open_target`: the load target on a running stack (LocalTarget);
 - `session`: the local stack for one command, holding its lock (cli.run.local_session);
 - `execute`: one run (runner.execute); `run_search`: one capacity search;
-- `bench_generator`: the generator benchmark (capacity.generator_bench).
+- `bench_generator`: the generator benchmark (capacity.bench.generator).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..capacity import search_driver
-from ..capacity.compare_repeat import SearchFn
-from ..capacity.generator_bench import GeneratorFigures, run_generator_bench
+from ..capacity.bench.generator import GeneratorFigures, run_generator_bench
+from ..capacity.compare.repeat import SearchFn
+from ..capacity.search import driver as searching
 from ..contract.spec import RunSpec
 from ..runner import run as runner
 from ..stack import local
@@ -58,8 +58,8 @@ class Seams:
     stack: StackOps = field(default_factory=StackOps)
     open_target: Callable[[local.StackInfo], LocalTarget] = LocalTarget
     session: Session = local_session
-    execute: search_driver.Execute = runner.execute
-    run_search: SearchFn = search_driver.run_search
+    execute: searching.Execute = runner.execute
+    run_search: SearchFn = searching.run_search
     bench_generator: Callable[[RunSpec, Ports, Path], GeneratorFigures] = run_generator_bench
 
 

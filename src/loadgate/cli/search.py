@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from loadgate import paths
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search import driver as searching
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     BISECT,
@@ -29,12 +30,12 @@ from loadgate.capacity.search_rule import (
     OUT_OF_STEPS,
     SATURATE,
     SearchPlan,
+    plan_problems,
 )
 from loadgate.contract.params import PARAMS
 from loadgate.contract.scenarios import OWN_PARAMS
 from loadgate.contract.spec import RunSpec, SpecError, new_run_id
 from loadgate.measure.queries import QueryError
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 
 from ..stack import local, runlock
@@ -231,7 +232,7 @@ def _plan_problems(
             text = text.replace(name, flag)
         return text
 
-    problems = [(by_name[n], flags(why)) for n, why in plan.problems()]
+    problems = [(by_name[n], flags(why)) for n, why in plan_problems(plan)]
     return (None if problems else plan), problems
 
 

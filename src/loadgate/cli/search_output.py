@@ -14,19 +14,20 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.search_rule import AT_LEAST_MAX, FOUND, SearchPlan
+from loadgate.capacity.compare.margins import repeats_for
+from loadgate.capacity.search import driver as searching
+from loadgate.capacity.search import spread
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan
 from loadgate.contract import scenarios as contract_scenarios
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COMPONENTS
 from loadgate.measure.pipeline import Scope
 from loadgate.records import result as results
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.runner.run_parts import scenario_scope
 from loadgate.runner.target import Progress
 
-from ..capacity import spread
 from . import run as run_cli
 from .common import console, stdout
 
@@ -66,7 +67,7 @@ def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
             + (f"; {s.not_found} without a capacity" if s.not_found else "")
         )
     )
-    needed = spread.repeats_for(s.found, plan.precision)
+    needed = repeats_for(s.found, plan.precision)
     if len(s.found) >= 2:
         lines.append(
             Text(
