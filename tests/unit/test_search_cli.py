@@ -36,7 +36,9 @@ from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.run_figures import assess
 from loadgate.runner import run as runner
+from loadgate.stack.choice import StackRequest
 from loadgate.stack.profile import Profile
+from loadgate.stack.session import SessionRequest
 
 
 def returns(value: Any) -> Any:
@@ -216,10 +218,8 @@ def test_exit_codes_by_status(
     sessions: list[str] = []
 
     @contextlib.contextmanager
-    def session(
-        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
-    ) -> Generator[Target]:
-        sessions.append(f"{command} {run_id}")
+    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
+        sessions.append(f"{request.command} {request.run_id}")
         yield Target()
 
     seen: dict[str, Any] = {}
@@ -270,9 +270,7 @@ def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
             return {}
 
     @contextlib.contextmanager
-    def session(
-        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
-    ) -> Generator[Target]:
+    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
         events.append("stack up")
         try:
             yield Target()
@@ -326,10 +324,8 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
     sessions: list[str] = []
 
     @contextlib.contextmanager
-    def session(
-        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
-    ) -> Generator[Target]:
-        sessions.append(run_id)
+    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
+        sessions.append(request.run_id)
         yield Target()
 
     searches: list[tuple[Path, str]] = []
@@ -432,13 +428,14 @@ def test_a_scenario_search_carries_its_signal_scope_and_unit(
         def environment(self) -> dict[str, Any]:
             return {"profile": {"name": "charm-default"}}
 
-    flags_seen: list[Any] = []
+    asked: list[StackRequest] = []
+
+    def resolve(request: StackRequest) -> Profile:
+        asked.append(request)
+        return Profile()
 
     @contextlib.contextmanager
-    def session(
-        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
-    ) -> Generator[Target]:
-        flags_seen.append(flags)
+    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
         yield Target()
 
     seen: dict[str, Any] = {}
@@ -448,8 +445,11 @@ def test_a_scenario_search_carries_its_signal_scope_and_unit(
         return replace(record, stack=a[2])
 
     argv = ["search", "--search-id", "sid", "--scenario", "otlp-metrics"]
-    assert cli.main(argv, seams=search_seams(session, run_search)) == cli.EXIT_OK
-    assert "metrics" in flags_seen[0].signals  # the stack carries the metrics signal
+    seams = replace(search_seams(session, run_search), resolve_stack=resolve)
+    assert cli.main(argv, seams=seams) == cli.EXIT_OK
+    charms = asked[0].charms
+    assert charms is not None
+    assert "metrics" in charms.signals  # the stack carries the metrics signal
     assert seen["stack"]["scenario"] == "otlp-metrics"
     assert seen["base"].scenario == "otlp-metrics"
     assert seen["scope"].signal.name == "metrics"  # the settle reads the metrics pipeline

@@ -67,7 +67,7 @@ from .search_output import print_search, print_spread, search_live, wide_stdout
 from .search_output import spread_lines as spread_lines
 from .search_output import steps_table as steps_table
 from .search_output import summary_lines as summary_lines
-from .stack import prepare_stack
+from .stack import prepare_stack, stack_session
 
 if TYPE_CHECKING:
     from .seams import Seams
@@ -141,35 +141,7 @@ def register(sub: Subparsers) -> None:
         "search",
         help="find the highest rate at which every gate passes (capacity), and what gave way",
     )
-    p.add_argument(
-        "--method",
-        help=f"{SATURATE}: a saturation step, then holds around its throughput; {BISECT}: "
-        f"probes bracket and bisect, a hold confirms (default {PLAN.method})",
-    )
-    p.add_argument(
-        "--precision",
-        help=f"the knee within ±this fraction of the bracket's middle (default {PLAN.precision})",
-    )
-    p.add_argument(
-        "--saturate-rate",
-        help="saturate: the saturation step's rate, log records per minute, at most --max-rate "
-        f"(default {PLAN.saturate_rate:,})",
-    )
-    p.add_argument(
-        "--saturation", help=f"saturate: seconds of the saturation step (default {PLAN.saturate_s})"
-    )
-    p.add_argument(
-        "--min-hold",
-        help="saturate with --keep-up-hold 0: seconds of the shortest hold "
-        f"(default {PLAN.hold_min_s})",
-    )
-    p.add_argument(
-        "--keep-up-hold",
-        help="saturate: seconds of every hold, which also fails when the pipeline fell behind "
-        "(its exporter sent on less than 1 - precision/2 of what it took in); 0: holds judged "
-        "by the gates alone, as long as the queue takes to fill at the precision's excess "
-        f"(default {PLAN.keep_up_s}; 0 on Juju)",
-    )
+    _add_saturate_flags(p)
     _add_rate_flags(p)
     p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {PLAN.probe_s})")
     p.add_argument(
@@ -206,6 +178,39 @@ def register(sub: Subparsers) -> None:
     add_drain_timeout(p, "each step waits for the queue to drain")
     add_stack_flags(p)
     p.set_defaults(handler=cmd_search)
+
+
+def _add_saturate_flags(p: argparse.ArgumentParser) -> None:
+    """The method and precision, and the saturate method's own flags."""
+    p.add_argument(
+        "--method",
+        help=f"{SATURATE}: a saturation step, then holds around its throughput; {BISECT}: "
+        f"probes bracket and bisect, a hold confirms (default {PLAN.method})",
+    )
+    p.add_argument(
+        "--precision",
+        help=f"the knee within ±this fraction of the bracket's middle (default {PLAN.precision})",
+    )
+    p.add_argument(
+        "--saturate-rate",
+        help="saturate: the saturation step's rate, log records per minute, at most --max-rate "
+        f"(default {PLAN.saturate_rate:,})",
+    )
+    p.add_argument(
+        "--saturation", help=f"saturate: seconds of the saturation step (default {PLAN.saturate_s})"
+    )
+    p.add_argument(
+        "--min-hold",
+        help="saturate with --keep-up-hold 0: seconds of the shortest hold "
+        f"(default {PLAN.hold_min_s})",
+    )
+    p.add_argument(
+        "--keep-up-hold",
+        help="saturate: seconds of every hold, which also fails when the pipeline fell behind "
+        "(its exporter sent on less than 1 - precision/2 of what it took in); 0: holds judged "
+        "by the gates alone, as long as the queue takes to fill at the precision's excess "
+        f"(default {PLAN.keep_up_s}; 0 on Juju)",
+    )
 
 
 def _plan_problems(
@@ -334,7 +339,7 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     records: list[SearchRecord] = []
     path = searching.search_file(root, ids[0])
     try:
-        with seams.session(seams, flags, "search", search_id, what, keep=args.keep_stack) as target:
+        with stack_session(seams, flags, "search", search_id, what, keep=args.keep_stack) as target:
             stack = {"target": target.name, **target.environment()}
             if base.scenario != SATURATE_SCENARIOS[0]:
                 stack["scenario"] = base.scenario  # the unit of its rates

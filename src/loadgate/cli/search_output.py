@@ -17,7 +17,7 @@ from rich.text import Text
 from loadgate.capacity.compare.margins import repeats_for
 from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search import spread
-from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.record import SearchRecord, SearchStepRecord
 from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan
 from loadgate.contract import scenarios as contract_scenarios
 from loadgate.contract.spec import RunSpec
@@ -220,6 +220,15 @@ def wide_stdout() -> Console:
     return stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
 
 
+def step_line(last: SearchStepRecord) -> Text:
+    """A finished step in a line: its phase and rate, its verdict, what gave way."""
+    return Text(
+        f"step {last.step.index} {last.step.phase} {last.step.rate:,}/min: "
+        f"{last.outcome.verdict}"
+        + (f" (bottleneck: {last.attribution.verdict})" if last.attribution else "")
+    )
+
+
 def search_live(
     target: runner.Target,
     plan: SearchPlan,
@@ -249,14 +258,7 @@ def search_live(
 
         def on_step(record: SearchRecord) -> None:
             state["record"] = record
-            last = record.steps[-1]
-            console.log(
-                Text(
-                    f"step {last.step.index} {last.step.phase} {last.step.rate:,}/min: "
-                    f"{last.outcome.verdict}"
-                    + (f" (bottleneck: {last.attribution.verdict})" if last.attribution else "")
-                )
-            )
+            console.log(step_line(record.steps[-1]))
             refresh()
 
         def on_phase(text: str) -> None:
