@@ -6,40 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from stackinfos import DEAD, healthy, info_of
 
 from loadgate.stack import local, runlock, session
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
-from loadgate.stack.procs import ProcessId
 from loadgate.stack.profile import Profile
-
-DEAD = ProcessId(os.getpid(), 1)  # this PID with another start time: a process that is gone
-
-
-def info_of(root: Path, owner: local.Owner | None) -> local.StackInfo:
-    me = ProcessId.me()  # a live process stands in for Pebble
-    return local.StackInfo(
-        root=root,
-        pid=me.pid,
-        ports=Ports.from_base(24800),
-        profile=Profile(),
-        bin_dir=root / "bin",
-        started_at=time.time(),
-        pebble_start_ticks=me.start_ticks,
-        owner=owner,
-    )
-
-
-def healthy(info: local.StackInfo) -> local.StackStatus:
-    services = [local.ServiceStatus(n, 1, "active", True, "HTTP 200") for n in ("otelcol", "loki")]
-    return local.StackStatus(running=True, info=info, services=services)
 
 
 @dataclass
