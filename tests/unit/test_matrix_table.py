@@ -8,9 +8,9 @@ from typing import Any
 
 from runresults import pipeline, run_result
 
+from loadgate.capacity.matrix.record import CellRecord, MatrixRecord
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.cpu import CpuFigures
-from loadgate.records.matrix import CellRecord, MatrixRecord
 from loadgate.records.resources import (
     BackendFaultCounts,
     GoRuntime,

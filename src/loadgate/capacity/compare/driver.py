@@ -1,12 +1,12 @@
 """`loadgate compare`, the driver: two stacks (baseline and candidate), runs interleaved in pairs
-A B A B …, each on a fresh stack of its side, one decision per metric (compare_rule), pairs
-added until the plan says stop (compare_sequential).
+A B A B …, each on a fresh stack of its side, one decision per metric (`rule`), pairs
+added until the plan says stop (`sequential`).
 
-- The sides (`parse_side`, `ComparedStack`, `sameness`) are `compare_sides`; what a run
-  contributes (`parse_metrics`, the values of a run) `compare_values`; one repeat on the local
-  stack (`LocalRepeats`) `compare_repeat`. Their names are re-exported here for the CLI.
+- The sides (`parse_side`, `ComparedStack`, `sameness`) are `sides`; what a run
+  contributes (`parse_metrics`, the values of a run) `values`; one repeat on the local
+  stack (`LocalRepeats`) `repeat`. Their names are re-exported here for the CLI.
 - `drive` runs pairs with a run function it is given (`LocalRepeats` on the local stack; fakes
-  in the tests) until the plan's stop (`compare_sequential.stop_reason`: every metric decided,
+  in the tests) until the plan's stop (`sequential.stop_reason`: every metric decided,
   the most pairs, or the time budget), writes `compare.json` after every run (and, marked
   partial, when interrupted or when a stack breaks), and returns the final record.
 
@@ -22,9 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity import compare_sequential as seq
-from loadgate.capacity.compare_repeat import (
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import sequential as seq
+from loadgate.capacity.compare.record import COMPARE_FILE, CompareRecord, Pressure, RepeatRecord
+from loadgate.capacity.compare.repeat import (
     AbortedError,
     LocalRepeats,
     RepeatOutcome,
@@ -33,9 +34,9 @@ from loadgate.capacity.compare_repeat import (
     run_id_for,
     search_id_for,
 )
-from loadgate.capacity.compare_rule import BASELINE, Metric, ScheduledRun
-from loadgate.capacity.compare_sequential import Plan
-from loadgate.capacity.compare_sides import (
+from loadgate.capacity.compare.rule import BASELINE, Metric, ScheduledRun
+from loadgate.capacity.compare.sequential import Plan
+from loadgate.capacity.compare.sides import (
     SIDE_SYNTAX,
     ComparedStack,
     SideError,
@@ -44,7 +45,7 @@ from loadgate.capacity.compare_sides import (
     parse_side,
     sameness,
 )
-from loadgate.capacity.compare_values import (
+from loadgate.capacity.compare.values import (
     DEFAULT_GUARDS,
     DEFAULT_METRICS,
     METRIC_KEYS,
@@ -57,7 +58,6 @@ from loadgate.capacity.compare_values import (
     parse_metrics,
 )
 from loadgate.records import result as results
-from loadgate.records.compare import COMPARE_FILE, CompareRecord, Pressure, RepeatRecord
 
 __all__ = [
     "DEFAULT_GUARDS",

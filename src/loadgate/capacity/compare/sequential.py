@@ -6,9 +6,9 @@ as there are looks: at 95 % per look, identical stacks called a regression at an
 happen far more often than 5 % of the time. The plan therefore sets each look's confidence:
 
 - A metric's looks are at pairs `first`..`max_pairs`, with `first` the largest of the plan's
-  minimum pairs, the metric's own (`Metric.min_pairs`, compare_rule's table) and 2 (a look with
+  minimum pairs, the metric's own (`Metric.min_pairs`, `rule`'s table) and 2 (a look with
   fewer than two values a side cannot decide, so it is not counted).
-- **Alpha spending** (compare_spending): each error kind (a regression called between identical
+- **Alpha spending** (`spending`): each error kind (a regression called between identical
   stacks; no regression called for a worsening of the margin) may happen with chance at most
   alpha = 5 % over all the looks together. Each look gets a share of alpha, its level, from
   O'Brien-Fleming's spending curve at n / max_pairs: small early (bounds at 99.8 % at 2 of 5
@@ -20,7 +20,7 @@ happen far more often than 5 % of the time. The plan therefore sets each look's 
   pairs decides its last look at about 96 %. Interrupted comparisons are not given this.
 - The first look that decides a metric is final: pairs run afterwards (for another metric) do
   not change it.
-- `stop_reason`: decided (every metric, from `min_pairs` on; a guard, compare_rule's `overall`,
+- `stop_reason`: decided (every metric, from `min_pairs` on; a guard, `rule`'s `overall`,
   once it has had its first look), `max_pairs` reached, or the budget
   spent: a pair is started only when the time so far plus the longest pair so far fits in it
   (the plan's minimum pairs run whatever the budget). What is undecided then is "too noisy",
@@ -44,8 +44,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from loadgate.capacity import compare_spending
-from loadgate.capacity.compare_rule import (
+from loadgate.capacity.compare import spending
+from loadgate.capacity.compare.rule import (
     CONFIDENCE,
     MAX_REPEATS,
     TOO_NOISY,
@@ -56,7 +56,7 @@ from loadgate.capacity.compare_rule import (
 from loadgate.records import fields as f
 
 # The sequential defaults (`loadgate compare` without --repeats), with the metrics' margins
-# (compare_rule.METRICS, and why they are what they are). 15 minutes fit 3-4 pairs of the
+# (rule.METRICS, and why they are what they are). 15 minutes fit 3-4 pairs of the
 # default metrics (a pair took 3.6-3.9 minutes on the development VM: two fresh stacks, each
 # with a saturation and a pressure run); the budget, not the 5 pairs at most, usually ends a
 # comparison, and its last look then spends the alpha that is left.
@@ -127,7 +127,7 @@ class Plan:
         if pairs < first:
             return ()
         looks = tuple(range(first, pairs + 1))
-        levels = compare_spending.look_levels(looks, self.max_pairs, ALPHA, last)
+        levels = spending.look_levels(looks, self.max_pairs, ALPHA, last)
         return tuple(1.0 - level for level in levels)
 
     def to_dict(self) -> dict[str, Any]:

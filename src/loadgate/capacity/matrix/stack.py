@@ -1,4 +1,4 @@
-"""A matrix experiment's stack settings (capacity/matrix_file.py), checked one by one and
+"""A matrix experiment's stack settings (capacity/matrix/file.py), checked one by one and
 turned into the stack flags the command line would give (pure)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from loadgate.capacity.matrix_yaml import mapping_items
+from loadgate.capacity.matrix.yaml_lines import mapping_items
 from loadgate.charms import signals as signal_relations
 from loadgate.stack import faults, hand, quantity
 from loadgate.stack.choice import StackFlags, profile_names

@@ -1,6 +1,6 @@
 """The sink of logql-query's generator benchmark: a small HTTPS server that answers as Loki's
 push and query APIs do, at once and without storing anything (run as a process of its own,
-`python -m loadgate.capacity.query_sink PORT CERT KEY`, so its CPU is counted apart from
+`python -m loadgate.capacity.bench.query_sink PORT CERT KEY`, so its CPU is counted apart from
 k6's and from loadgate's).
 
 - `POST /loki/api/v1/push`: the body read, 204;

@@ -24,14 +24,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity.compare_rule import Metric
-from loadgate.capacity.compare_sides import SideError
-from loadgate.capacity.search_rule import FOUND
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare.rule import Metric
+from loadgate.capacity.compare.sides import SideError
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import FOUND
 from loadgate.judge.attribution import Attribution
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
-from loadgate.records.search import SearchRecord
 
 # `--metrics` keys, in the order a comparison lists them.
 METRIC_KEYS: dict[str, Metric] = {
@@ -44,10 +44,10 @@ METRIC_KEYS: dict[str, Metric] = {
     "cpu": rule.CPU_PER_1000,
 }
 DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu")
-# Metrics that count only when they find a regression (compare_rule's `overall`) unless
+# Metrics that count only when they find a regression (`rule`'s `overall`) unless
 # `--guards` says otherwise: none. The default metrics' margins are chosen from their spread on
 # the development VM so that the default budget's 4 pairs bound each within half its margin
-# (compare_margins); until 2026-11-27 the pressure p99 and CPU were guards, their margins
+# (`margins`); until 2026-11-27 the pressure p99 and CPU were guards, their margins
 # (10 %, 5 %) below what 4 pairs could bound at their spread (15.6 %, 3.2 %).
 DEFAULT_GUARDS: tuple[str, ...] = ()
 NO_GUARDS = "none"
@@ -121,7 +121,7 @@ def apply_guards(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric
 
 def apply_margins(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric, ...]:
     """The metrics with the margins `--margins KEY=PERCENT,...` sets (None: as they are; the
-    defaults' are chosen in compare_margins). A key not compared, or a percentage not more than
+    defaults' are chosen in `margins`). A key not compared, or a percentage not more than
     0 and at most MAX_MARGIN_PERCENT, raises SideError naming the flag and the allowed values."""
     if value is None:
         return metrics

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from loadgate.capacity.matrix_stack import STACK_KEYS, Bad, check, to_flags
-from loadgate.capacity.matrix_yaml import Located, YamlError, load, mapping_items
-from loadgate.capacity.matrix_yaml import Path as YPath
-from loadgate.capacity.matrix_yaml import name as path_name
-from loadgate.capacity.search_rule import SearchPlan
+from loadgate.capacity.matrix.stack import STACK_KEYS, Bad, check, to_flags
+from loadgate.capacity.matrix.yaml_lines import Located, YamlError, load, mapping_items
+from loadgate.capacity.matrix.yaml_lines import Path as YPath
+from loadgate.capacity.matrix.yaml_lines import name as path_name
+from loadgate.capacity.search.rule import SearchPlan, plan_problems
 from loadgate.contract.params import ARRIVAL_EXECUTORS, BY_NAME
 from loadgate.contract.spec import RunSpec, SpecError
 from loadgate.stack.choice import StackFlags
@@ -290,7 +290,7 @@ def _scenarios(problems: _Problems, value: object) -> list[Scenario]:
         if isinstance(labels, dict):
             params["labels"] = ",".join(f"{k}={v}" for k, v in mapping_items(labels))
         try:
-            # The run id is the cell's (matrix_plan): a fixed stand-in until then.
+            # The run id is the cell's (plan): a fixed stand-in until then.
             spec = RunSpec.from_params({**params, "run-id": scn_name}, loopback_only=True)
         except SpecError as exc:
             for param, why in exc.problems:
@@ -339,6 +339,6 @@ def _search(problems: _Problems, value: object) -> SearchPlan:
         SearchPlan(), **{SEARCH_KEYS[k]: v for k, v in given.items() if k in SEARCH_KEYS}
     )
     back = {v: k for k, v in SEARCH_KEYS.items()}
-    for name, why in plan.problems():
+    for name, why in plan_problems(plan):
         problems.add(("search", back.get(name, name)), why)
     return plan

@@ -5,7 +5,7 @@
   compare it, nor take its pressure rate from it: its pressure metrics need `--pressure-rate`.
 - The CPU metrics are the collector's CPU per 1,000 units: a scenario whose load does not pass
   the collector (loki-push, logql-query) cannot compare them.
-- Without `--metrics`, otlp-logs compares its defaults (compare_values.DEFAULT_METRICS), any
+- Without `--metrics`, otlp-logs compares its defaults (values.DEFAULT_METRICS), any
   other scenario what it can measure at its fixed rate: p99 and, through the collector, CPU.
 - The metrics' units say the scenario's unit where they say records (`spans/min`,
   `CPU s per 1,000 spans`); otlp-logs keeps its records.
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity import compare_values as cv
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import values as cv
 from loadgate.contract.scenarios import OTLP_LOGS, Scenario
 from loadgate.measure import scenarios as scenario_measures
 

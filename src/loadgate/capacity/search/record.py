@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search.rule import (
     SATURATION,
     Search,
     SearchPlan,

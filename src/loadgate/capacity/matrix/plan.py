@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from loadgate.capacity.matrix_file import (
+from loadgate.capacity.matrix.file import (
     SATURATE,
     SEARCH,
     Experiment,

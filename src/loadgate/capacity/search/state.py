@@ -1,5 +1,5 @@
 """What a capacity search is made of: its steps, their outcomes, the history folded into the
-bracket so far, and the result. Pure; `search_rule` holds the plan and the stepping.
+bracket so far, and the result. Pure; `plan` holds the settings, `rule` the stepping.
 
 Rates are log records per minute, rounded to three significant figures (`round_rate`); a
 bracket [C, F] is within the precision p when (F - C) / (F + C) <= p.
@@ -10,12 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from loadgate.capacity.search.plan import SearchPlan
 from loadgate.records import fields as f
-
-if TYPE_CHECKING:
-    from loadgate.capacity.search_rule import SearchPlan
 
 SATURATION = "saturation"  # offered more than the pipeline takes: its throughput, not a verdict
 PROBE = "probe"  # a short step (the bisect method's bracketing)
@@ -266,7 +264,7 @@ class State:
         """The saturation step the holds go by: of those that saturated, the one offered the
         least (the mildest overload, which costs the pipeline least), with its throughput the
         geometric mean of its own and the heaviest saturated step's when both ran (the heavy
-        reading errs low, the milder one high: see `search_saturate`); None when none
+        reading errs low, the milder one high: see `saturate`); None when none
         saturated, or when the pipeline took more whole elsewhere than it read (a
         contradiction)."""
         saturated = [s for s in self.saturations if s.measured and s.saturated]

@@ -79,10 +79,10 @@ holds at `hold_s`): three saturation steps up to 1,000,000 and two holds, 210 s.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from loadgate.capacity import search_bisect
-from loadgate.capacity.search_state import (
+from loadgate.capacity.search import bisect
+from loadgate.capacity.search.plan import SearchPlan
+from loadgate.capacity.search.state import (
     AT_LEAST_MAX,
     BELOW_MIN,
     FOUND,
@@ -95,9 +95,6 @@ from loadgate.capacity.search_state import (
     step_above,
     step_below,
 )
-
-if TYPE_CHECKING:
-    from loadgate.capacity.search_rule import SearchPlan
 
 # The logs_per_minute gate: at least this share of the offered rate accepted.
 ACCEPTED_SHARE = 0.95
@@ -182,7 +179,7 @@ def propose(plan: SearchPlan, state: State) -> tuple[int, str, int] | str:
     if not last.measured:
         if last.attempt < 2:
             return last.rate, SATURATION, 2
-        return search_bisect.propose(plan, state)
+        return bisect.propose(plan, state)
     reading = state.reading
     if reading is None:
         took_all = state.took_all

@@ -1,12 +1,12 @@
 """`loadgate search` driven for real: each step of the capacity search is a run on a target.
 
-The strategy (which rate next, when to stop) is the pure state machine of
-`capacity.search_rule`; this module runs what it asks: before each step it waits until the
-stack has settled (the collector's sending queue empty in a fresh scrape; the run's own baseline
-then waits for a quiet collector), runs the step with `runner.execute` at the step's rate for
-its duration, judges it with the run's gates (error rate, p99, records per minute, nothing
-lost), attributes what gave way from the run's figures, and writes `search.json` after every
-step, so an interrupted or broken search leaves a partial record (status `in-progress`).
+The strategy (which rate next, when to stop) is the pure state machine of `rule`; this module
+runs what it asks: before each step it waits until the stack has settled (the collector's
+sending queue empty in a fresh scrape; the run's own baseline then waits for a quiet collector),
+runs the step with `runner.execute` at the step's rate for its duration, judges it with the
+run's gates (error rate, p99, records per minute, nothing lost), attributes what gave way from
+the run's figures, and writes `search.json` after every step, so an interrupted or broken search
+leaves a partial record (status `in-progress`).
 
 A saturation step runs with the gates of `loadgate run --saturate` (refusals expected) and
 gives the rule the run's saturation figures: whether its queue filled, the throughput over the
@@ -27,8 +27,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from loadgate.capacity import search_saturate
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search import saturate
+from loadgate.capacity.search.record import SEARCH_FILE, SearchRecord
+from loadgate.capacity.search.rule import (
     HOLD,
     SATURATE,
     SATURATION,
@@ -46,7 +47,6 @@ from loadgate.measure.queries import PrometheusAPI
 from loadgate.measure.saturation import FULL_SHARE, SATURATE_PARAMS, SATURATED_SHARE
 from loadgate.records import result as results
 from loadgate.records.result import RunResult
-from loadgate.records.search import SEARCH_FILE, SearchRecord
 from loadgate.runner import run as runner
 from loadgate.runner.target import Progress, Target
 
@@ -176,7 +176,7 @@ def outcome_of(
     step: Step, result: RunResult, wall_s: float | None, plan: SearchPlan | None = None
 ) -> StepOutcome:
     """A step's outcome from its run: passed when every gate passed and, for a hold of a plan
-    whose holds must keep up, the pipeline kept up (search_saturate.fell_behind: a hold that
+    whose holds must keep up, the pipeline kept up (saturate.fell_behind: a hold that
     fell behind counts as saturated, its queue growing); a saturation step when the pipeline
     took everything offered."""
     figures = result.pipeline
@@ -185,8 +185,8 @@ def outcome_of(
     saturated, throughput, queue_records, _ = saturation_of(result)
     if plan is not None and plan.method == SATURATE and step.phase == HOLD:
         took, sent = _taken_and_sent(result, throughput)
-        if search_saturate.fell_behind(plan, took, sent):
-            share = search_saturate.keep_up_share(plan)
+        if saturate.fell_behind(plan, took, sent):
+            share = saturate.keep_up_share(plan)
             failed.append(f"fell behind (sent on {sent:,.0f} of {took:,.0f}/min: < {share:.1%})")
             passed, saturated = False, True
     verdict = PASS if passed else "FAIL: " + ", ".join(failed)

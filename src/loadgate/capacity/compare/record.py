@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from loadgate.capacity.compare_rule import (
+from loadgate.capacity.compare.rule import (
     BASELINE,
     CANDIDATE,
     CONFIDENCE,
@@ -27,7 +27,7 @@ from loadgate.capacity.compare_rule import (
     exit_code,
     overall,
 )
-from loadgate.capacity.compare_sequential import LAST_LOOK_STOPS, Plan, decide_sequential
+from loadgate.capacity.compare.sequential import LAST_LOOK_STOPS, Plan, decide_sequential
 from loadgate.records import fields as f
 
 COMPARE_FORMAT = "loadgate-compare/1"
@@ -139,7 +139,7 @@ class CompareRecord:
     ended_at: float | None = None
     notes: tuple[str, ...] = ()
     plan: Plan | None = None  # None: a fixed number of repeats (records before issue 17)
-    stopped: str | None = None  # compare_sequential.STOPS; None: running or cut short
+    stopped: str | None = None  # sequential.STOPS; None: running or cut short
     pressure: Pressure | None = None
     aa: bool = False  # both sides run the same stack (a calibration of the noise)
 
@@ -184,7 +184,7 @@ class CompareRecord:
         aa: bool = False,
     ) -> CompareRecord:
         """Decide every metric from the runs' values (in repeat order) and record it all:
-        under `plan` (compare_sequential), or, without one, in one look at `confidence`."""
+        under `plan` (`sequential`), or, without one, in one look at `confidence`."""
         if order not in ORDERS:
             raise ValueError(f"order: must be one of {', '.join(ORDERS)}; got {order!r}")
         repeats = max((r.repeat for r in runs), default=0)

@@ -8,7 +8,7 @@ otlp-metrics and otlp-traces as the real one does; for loki-push the same receiv
 (a fresh CA, trusted by k6 as a loki-push run trusts the stack's) and takes the push path
 (`logs_url_path: /loki/api/v1/push`): it parses the body as JSON and skips what OTLP does not
 name, so k6 pays for TLS and its request as against Loki, and the sink stays cheap. A
-collector cannot answer queries: logql-query's sink is capacity/query_sink.py (TLS with the
+collector cannot answer queries: logql-query's sink is capacity/bench/query_sink.py (TLS with the
 same CA, Loki's push and query paths answered at once), and its k6 also pushes at the run's
 push rate, as a real run does. k6's own CPU time comes from the kernel's accounting of the k6
 process (wait4 rusage), not from wall-clock time.
@@ -115,7 +115,7 @@ def _start_sink(
     """The sink process, the URL that says it is ready and how to verify it."""
     log = (layout.logs / "sink.log").open("wb")
     if kind.name == LOGQL_QUERY.name:
-        argv = [sys.executable, "-m", "loadgate.capacity.query_sink", str(ports.otlp_http),
+        argv = [sys.executable, "-m", "loadgate.capacity.bench.query_sink", str(ports.otlp_http),
                 str(layout.server_cert), str(layout.server_key)]  # fmt: skip
         ready: tuple[str, str | bool] = (f"{sink_target(kind, ports)}/ready", str(tls.ca_cert))
     else:

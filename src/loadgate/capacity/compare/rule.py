@@ -5,7 +5,7 @@ drift of the machine falls on both sides. The metrics, their margins and the pai
 may be decided are one table here (`METRICS`). Each metric gets one decision per look
 (`decide`); how many pairs run and at which confidence each look decides (a fixed number of
 repeats: one look at 95 %; pairs added until every metric is decided: a stricter confidence per
-look) is `compare_sequential`.
+look) is `sequential`.
 
 - Values are positive; the rule works on their logarithms, so a change is a ratio and noise is
   a coefficient of variation. d is the candidate's worsening, mean(ln B) - mean(ln A) for a
@@ -31,7 +31,7 @@ Overall: a regression in any metric is a regression (exit 1); else a too-noisy m
 comparison too noisy (exit 2); else no regression (exit 0). A metric may be a **guard**
 (`Metric.guard`, `loadgate compare --guards`): it counts only when it finds a regression, and
 its "too noisy" does not hold the comparison at too noisy. The default compare's margins
-are chosen from each metric's spread so that its budget decides them (compare_margins); a guard
+are chosen from each metric's spread so that its budget decides them (`margins`); a guard
 suits a metric compared at a margin its pairs cannot bound.
 
 Why this rule: with N as small as 3, a rank test cannot reach 95 % (3 against 3 gives at best
@@ -96,7 +96,7 @@ class Metric:
     # A sequential comparison decides this metric only from this many pairs on (its first look).
     min_pairs: int = 2
     # A guard counts only when it finds a regression: its "too noisy" neither makes the
-    # comparison too noisy nor keeps it running (`overall`, compare_sequential.stop_reason).
+    # comparison too noisy nor keeps it running (`overall`, sequential.stop_reason).
     guard: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -141,13 +141,13 @@ class Metric:
 # tries within the budget, the first two in 1 and 0.
 #
 # Chosen from those spreads (2026-11-26), for the default compare's 15 minutes (4 pairs; the
-# last look's bounds at 96.1 %, compare_sequential): a metric can say "no regression" only if
+# last look's bounds at 96.1 %, `sequential`): a metric can say "no regression" only if
 # its margin exceeds the bounds' half-width, about 2.2 x CV x sqrt(2/4):
 # - saturation: CV 6.6 % -> half-width about 10 %, so its margin is **10 %** (5 % would need
 #   about 16 pairs, an hour; recomputed from the five A/A tries, 10 % clears 4 of them);
 # - pressure-cpu-k6: CV 2.3 % -> about 3.6 %, below its 5 % margin (kept);
 # - pressure p99: CV 46 % -> about 72 %: no margin of use bounds it, so the default compare
-#   makes it a guard (compare_values.DEFAULT_GUARDS): it counts only when it finds a
+#   makes it a guard (values.DEFAULT_GUARDS): it counts only when it finds a
 #   regression. Its 10 % margin is kept for when it is compared with more pairs.
 #
 # With the CPU split (2026-11-26, evening; stack/cpu_split.py; 22 df from four comparisons):
@@ -155,7 +155,7 @@ class Metric:
 # CPU per 1,000 records 3.3 %, and pressure-cpu-k6 4.2 % and biased: k6 alone on its CPU spends
 # more or less per record depending on the collector it talks to, so it is no longer a default.
 #
-# The default metrics' margins now (2026-11-27) come from their spread (compare_margins, which
+# The default metrics' margins now (2026-11-27) come from their spread (`margins`, which
 # holds the figures: seven A/A comparisons, 38 df): the smallest whole 5 % whose bounds the
 # default budget's 4 pairs make at most half the margin wide. Saturation keeps 10 %; the
 # pressure CPU's is 10 % and the pressure p99's 60 % (a tail at 70 % of saturation, with the

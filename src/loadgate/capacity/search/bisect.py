@@ -1,6 +1,6 @@
 """The bisect method of the capacity search (`--method bisect`): short probes bracket the knee,
 bisection narrows it, a longer hold confirms it. It needs no saturation figures, so it works on
-any target and with any gates; the saturate method (`search_saturate`) is faster where the
+any target and with any gates; the saturate method (`saturate`) is faster where the
 sending queue is what gives way.
 
 1. **Bracket** with short probes (`probe_s`): from `start_rate`, multiply by `growth` after each
@@ -41,9 +41,9 @@ time, a 15 s probe passing at 238,000 where the 60 s hold failed.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from loadgate.capacity.search_state import (
+from loadgate.capacity.search.plan import SearchPlan
+from loadgate.capacity.search.state import (
     AT_LEAST_MAX,
     BELOW_MIN,
     FOUND,
@@ -54,9 +54,6 @@ from loadgate.capacity.search_state import (
     round_rate,
     step_below,
 )
-
-if TYPE_CHECKING:
-    from loadgate.capacity.search_rule import SearchPlan
 
 
 def propose(plan: SearchPlan, state: State) -> tuple[int, str, int] | str:

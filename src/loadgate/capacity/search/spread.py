@@ -4,9 +4,9 @@ A capacity found at ±p is itself uncertain by p, so the spread of repeats says 
 difference between two stacks noise alone can make. `spread` summarises the capacities of
 searches that found one (a search that did not converge has no capacity and is counted, not
 used): n, median, min, max, the range relative to the median and the coefficient of variation
-(sample standard deviation / mean, None with fewer than two values). `repeats_for` turns that
-spread into the repeats a side `loadgate compare --metrics capacity` would need to decide a
-regression of `margin` (the comparison rule's own estimate, at the observed spread).
+(sample standard deviation / mean, None with fewer than two values); the repeats a side a
+comparison of capacities would need at that spread are the comparison's
+(`capacity.compare.margins.repeats_for`).
 `SearchFigures` is what each search found and cost (status, capacity, load, wall time, steps),
 the figures `loadgate search --repeat N` prints as its benchmark of the search itself.
 """
@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loadgate.capacity.compare_rule import NO_REGRESSION, capacity_metric, decide
+from loadgate.capacity.search.record import SearchRecord
 from loadgate.records import fields as f
-from loadgate.records.search import SearchRecord
 
 
 @dataclass(frozen=True)
@@ -54,20 +53,6 @@ def spread(capacities: Sequence[int | None]) -> Spread:
     low, high = min(found), max(found)
     cv = statistics.stdev(found) / statistics.fmean(found) if len(found) >= 2 else None
     return Spread(found, missing, median, low, high, (high - low) / median, cv)
-
-
-def repeats_for(capacities: Sequence[int], precision: float) -> int | None:
-    """Repeats a side with which the comparison rule clears two stacks that both spread like
-    these capacities and do not differ (no regression beyond its margin): these repeats when
-    they already do, else the rule's own estimate; None with fewer than two capacities or when
-    more than compare.MAX_REPEATS would be needed."""
-    if len(capacities) < 2:
-        return None
-    values = [float(c) for c in capacities]
-    decision = decide(capacity_metric(precision), values, values)
-    if decision.decision == NO_REGRESSION:
-        return len(values)
-    return decision.repeats_needed
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ when it starts and when it ends, and the comparison (matrix.md) rewritten after 
 A cell whose run cannot be carried out (k6 or Prometheus broke) is recorded as failed, with
 why, and the next cell runs; a stack that does not start fails every cell of its experiment to
 run, and the next experiment starts. An interrupt leaves the running cell `running`: the next
-invocation runs it again (matrix_plan.resume).
+invocation runs it again (plan.resume).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.matrix_file import Experiment, MatrixFile
-from loadgate.capacity.matrix_plan import DONE, FAILED, RUNNING, Cell, Step, by_experiment
+from loadgate.capacity.matrix.file import Experiment, MatrixFile
+from loadgate.capacity.matrix.plan import DONE, FAILED, RUNNING, Cell, Step, by_experiment
+from loadgate.capacity.matrix.record import CellRecord, runs_root, write_cell
+from loadgate.capacity.search import driver as searching
 from loadgate.contract.spec import SpecError
 from loadgate.measure.queries import QueryError
-from loadgate.records.matrix import CellRecord, runs_root, write_cell
 from loadgate.runner import run as runner
 from loadgate.runner.target import Progress
 from loadgate.stack import local

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgate.build import binaries
-from loadgate.records.compare import Side
+from loadgate.capacity.compare.record import Side
 from loadgate.stack import local
 from loadgate.stack.charm_stack import PreparedCharms
 from loadgate.stack.profile import Profile

@@ -23,19 +23,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity import compare_values as cv
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.compare_rule import BASELINE, Metric, ScheduledRun
-from loadgate.capacity.compare_sides import ComparedStack
-from loadgate.capacity.search_rule import SearchPlan
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import values as cv
+from loadgate.capacity.compare.record import Pressure
+from loadgate.capacity.compare.rule import BASELINE, Metric, ScheduledRun
+from loadgate.capacity.compare.sides import ComparedStack
+from loadgate.capacity.search import driver as searching
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import SearchPlan
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
 from loadgate.measure.saturation import SATURATE_PARAMS
 from loadgate.records import result as results
-from loadgate.records.compare import Pressure
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.runner.run_parts import scenario_scope
 from loadgate.stack import local
