@@ -25,7 +25,7 @@ class MissingExtraError(ImportError):
 
 
 def missing(exc: ModuleNotFoundError) -> MissingExtraError | None:
-    """The MissingExtraError an import error means, or None when it is not an optional dependency."""
+    """What an import error means: the extra to install, or None (not an optional module)."""
     name = (exc.name or "").split(".")[0]
     extra = EXTRA_OF.get(name)
     if extra is None:
