@@ -10,14 +10,14 @@ from runresults import pipeline, run_result
 
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.cpu import CpuFigures
-from loadgate.records.matrix import CellRecord, MatrixRecord
-from loadgate.records.resources import (
+from loadgate.measure.resources import (
     BackendFaultCounts,
     GoRuntime,
     ResourceFigures,
     ServiceResources,
     StandinCounts,
 )
+from loadgate.records.matrix import CellRecord, MatrixRecord
 from loadgate.records.result import RunResult
 from loadgate.report import matrix_table as mt
 

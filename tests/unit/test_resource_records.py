@@ -16,7 +16,7 @@ from runresults import run_result
 from loadgate.charms import localize
 from loadgate.cli.stack import stack_notes
 from loadgate.contract.spec import RunSpec
-from loadgate.records.resources import BackendFaultCounts, Exit, ResourceFigures, ServiceResources
+from loadgate.measure.resources import BackendFaultCounts, Exit, ResourceFigures, ServiceResources
 from loadgate.records.result import RunResult
 from loadgate.report import tables
 from loadgate.runner import target as runner_target

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from loadgate.records import fields as f
+from loadgate.contract import typed as f
 
 GENERATOR = "generator"
 COLLECTOR = "collector"

@@ -5,7 +5,9 @@
 - `fields`: typed reading of JSON objects by the dataclasses' fields and type hints (the
   contract's `typed`), errors that name the field;
 - `files`: reading record files, one or every one of a kind under a folder, errors that name
-  the file.
+  the file;
+- `series`: writing `series.json` (`measure.timeseries.RunSeries`, read the same way).
 
-`series.json` is `measure.timeseries.RunSeries`, read the same way.
+Records store and read, nothing more: the figures they hold are the types of what measured or
+judged them (`measure/`, `judge/`), imported from there; nothing below records/ imports it.
 """

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, replace
 
 from loadgate.contract.gates import FAIL, PASS
 from loadgate.measure.cpu import BUSY_ELSEWHERE_CORES
+from loadgate.measure.resources import BackendFaultCounts
 from loadgate.records.matrix import CellRecord, MatrixRecord
-from loadgate.records.resources import BackendFaultCounts
 from loadgate.records.result import RunResult
 from loadgate.records.search import SearchRecord
 

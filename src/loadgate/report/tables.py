@@ -16,13 +16,13 @@ from loadgate.judge.ledger import Ledger
 from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
-from loadgate.measure.saturation import SaturationFigures
-from loadgate.records.resources import (
+from loadgate.measure.resources import (
     BackendFaultCounts,
     GoRuntime,
     ServiceResources,
     StandinCounts,
 )
+from loadgate.measure.saturation import SaturationFigures
 from loadgate.records.result import RunResult
 
 UNITS = {"error_rate": "%", "p99_ms": "ms"}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from loadgate.measure import go_runtime
 from loadgate.measure.queries import PrometheusAPI
-from loadgate.records.resources import (
+from loadgate.measure.resources import (
     BackendFaultCounts,
     Exit,
     GoRuntime,

@@ -25,7 +25,7 @@ from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.runner.target import LoadWindow, Progress, RunError
 from loadgate.stack.tls import client_context, verified_client
 
-from ..records.resources import ResourceFigures
+from ..measure.resources import ResourceFigures
 from ..stack import backends, logs_standin, orphans, procs, render
 from ..stack import local as stack_local
 from ..stack.cpu_split import CpuSplit
