@@ -11,8 +11,8 @@ from pathlib import Path
 import yaml
 from cryptography import x509
 
-from loadgate.charms import localize, localize_signals, render, signals
-from loadgate.stack import backends, charm_build, tls
+from loadgate.charms import render, signals
+from loadgate.stack import backends, charm_build, localize, localize_signals, tls
 from loadgate.stack.ports import Ports
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rendered"

@@ -11,9 +11,17 @@ import pytest
 import yaml
 
 from loadgate.build import binaries
-from loadgate.charms import localize, localize_signals, signals
+from loadgate.charms import signals
 from loadgate.charms.sources import CharmSource
-from loadgate.stack import backends, charm_build, charm_stack, choice, render
+from loadgate.stack import (
+    backends,
+    charm_build,
+    charm_stack,
+    choice,
+    localize,
+    localize_signals,
+    render,
+)
 from loadgate.stack.info import StackInfo
 from loadgate.stack.ports import Ports
 

@@ -1,5 +1,5 @@
 """A charm stack built: both charms rendered with the stack's CA (charms/render.py), their
-configs and Pebble plans localized to this run directory and its ports (charms/localize.py),
+configs and Pebble plans localized to this run directory and its ports (stack/localize.py),
 the hand changes made (hand.py), and a report of every change and of every component the local
 build lacks. What is rendered was resolved first by charm_stack.prepare."""
 
@@ -15,9 +15,9 @@ import yaml
 
 from loadgate.build import binaries
 
-from ..charms import localize, localize_signals, render
+from ..charms import render
 from ..charms import signals as signal_relations
-from . import backends, hand, logs_standin
+from . import backends, hand, localize, localize_signals, logs_standin
 from .charm_stack import (
     LOKI_CONFIG,
     OTELCOL_CONFIG,

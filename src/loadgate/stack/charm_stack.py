@@ -20,10 +20,10 @@ import yaml
 
 from loadgate.build import binaries
 
-from ..charms import localize, options, sources
+from ..charms import options, sources
 from ..charms import signals as signal_relations
 from ..charms.sources import CharmSource, SourceSpec
-from . import backends, limits
+from . import backends, limits, localize
 from .faults import FaultPlan
 from .hand import HandChanges
 from .limits import Limits

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..charms.localize import Change, component_type
+from .localize import Change, component_type
 
 EXPORTERS = ("loki", "standin", "debug", "nop")
 # The exporter a stand-in or an isolated collector sends its logs with, by `exporter` value.

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from loadgate import paths
+from loadgate import paths, procfs
 from loadgate.build import binaries
 from loadgate.charms import signals as signal_relations
 from loadgate.contract import k6args
@@ -269,7 +269,7 @@ class LocalTarget:
             if self._due_edge(sent, now):
                 self._edge(now)
             if sent > 0 and self._k6_cpu_at_load is None:
-                self._k6_cpu_at_load = procs.cpu_seconds(self._proc.pid)
+                self._k6_cpu_at_load = procfs.cpu_seconds(self._proc.pid)
             accepted = int(self._metric(self._counters[1]).get("count", 0))
             errors = float(self._metric("errors").get("rate", 0.0))
         except (httpx.HTTPError, KeyError, ValueError):
