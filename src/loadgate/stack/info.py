@@ -14,9 +14,8 @@ from typing import Any
 import httpx
 import ops.pebble
 
-from loadgate import paths
+from loadgate import paths, tlsclient
 from loadgate.build import binaries
-from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
 from . import backends, fault_service, logs_standin, procs, render
@@ -160,7 +159,7 @@ class StackInfo:
 
     def loki_client(self, timeout: float = 30.0) -> httpx.Client:
         """An HTTPS client for Loki: the stack's CA only, its certificate checked for its name."""
-        return tls_material.verified_client(self.ca_file, self.loki_server_name, timeout)
+        return tlsclient.verified_client(self.ca_file, self.loki_server_name, timeout)
 
     @property
     def otelcol_binary(self) -> Path:

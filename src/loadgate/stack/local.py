@@ -15,9 +15,8 @@ from pathlib import Path
 import httpx
 import ops.pebble
 
-from loadgate import paths
+from loadgate import paths, tlsclient
 from loadgate.build import binaries
-from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
 from . import backends, cgroups, cpu_split, logs_standin, orphans, pebble_daemon, procs
@@ -55,7 +54,7 @@ class _Prober:
 
     def __init__(self, info: StackInfo, timeout: float = 2.0):
         self.plain = httpx.Client(timeout=timeout)
-        self.loki = tls_material.verified_client(info.ca_file, info.loki_server_name, timeout)
+        self.loki = tlsclient.verified_client(info.ca_file, info.loki_server_name, timeout)
 
     def __call__(self, name: str, url: str) -> tuple[bool, str]:
         client = self.loki if name == "loki" else self.plain

@@ -23,7 +23,7 @@ from loadgate.measure import cpu
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.runner.target import LoadWindow, Progress, RunError
-from loadgate.stack.tls import client_context, verified_client
+from loadgate.tlsclient import client_context, verified_client
 
 from ..measure.resources import ResourceFigures
 from ..stack import backends, logs_standin, orphans, procs, render
