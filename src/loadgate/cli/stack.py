@@ -15,11 +15,11 @@ from rich.text import Text
 
 from .. import paths
 from ..stack import cgroups, choice, local, runlock
-from ..stack.backends import STANDIN_SERVICE
 from ..stack.choice import StackFlags, StackRequest
 from ..stack.ops import Down, Up
 from ..stack.ports import Ports
 from ..stack.profile import Profile
+from ..stack.standin import TRACES
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -117,7 +117,7 @@ def stack_notes(info: local.StackInfo) -> list[str]:
         )
     backend = (info.charms or {}).get("traces_backend")
     if backend:
-        notes.append(f"traces go to a {backend}, service {STANDIN_SERVICE}")
+        notes.append(f"traces go to a {backend}, service {TRACES.service}")
     return notes + limit_notes(info)
 
 

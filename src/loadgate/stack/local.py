@@ -19,7 +19,7 @@ from loadgate import paths, tlsclient
 from loadgate.build import binaries
 
 from ..charms import signals as signal_relations
-from . import backends, cgroups, cpu_split, logs_standin, orphans, pebble_daemon, procs
+from . import cgroups, cpu_split, orphans, pebble_daemon, procs, standin
 from .charm_stack import PreparedCharms
 
 # What a running stack is and the files it starts from, importable from here as before.
@@ -180,16 +180,16 @@ def _busy_ports(what: StackChoice, ports: Ports) -> list[tuple[str, int]]:
     busy = busy_ports(ports)
     if signal_relations.TRACES in signals_of(what):
         try:
-            bports = backends.BackendPorts.for_ports(ports)
+            bports = standin.TRACES.named_ports(standin.TRACES.ports_for(ports))
         except ValueError as exc:
             raise StackError(str(exc)) from None
-        busy += [(n, p) for n, p in bports.items() if port_in_use(p)]
+        busy += [(n, p) for n, p in bports if port_in_use(p)]
     if isinstance(what, PreparedCharms) and what.hand and what.hand.exporter == "standin":
         try:
-            sports = logs_standin.StandinPorts.for_ports(ports)
+            sports = standin.LOKI.named_ports(standin.LOKI.ports_for(ports))
         except ValueError as exc:
             raise StackError(str(exc)) from None
-        busy += [(n, p) for n, p in sports.items() if port_in_use(p)]
+        busy += [(n, p) for n, p in sports if port_in_use(p)]
     return busy
 
 

@@ -26,8 +26,8 @@ from loadgate.runner.target import LoadWindow, Progress, RunError
 from loadgate.tlsclient import client_context, verified_client
 
 from ..measure.resources import ResourceFigures
-from ..stack import backends, logs_standin, orphans, procs, render
 from ..stack import local as stack_local
+from ..stack import orphans, procs, render, standin
 from ..stack.cpu_split import CpuSplit
 from ..stack.info import StackInfo
 from ..stack.procs import ProcessId
@@ -53,10 +53,7 @@ def machine_cores() -> int:
 
 
 # The stand-ins run the collector's binary: told apart from it by their config file.
-STANDIN_CONFIGS = {
-    f"{logs_standin.SERVICE}.yaml": logs_standin.SERVICE,
-    f"{backends.STANDIN_SERVICE}.yaml": backends.STANDIN_SERVICE,
-}
+STANDIN_CONFIGS = {f"{s.service}.yaml": s.service for s in (standin.LOKI, standin.TRACES)}
 
 
 def _k6_preexec(split: CpuSplit | None) -> Callable[[], None]:
