@@ -18,7 +18,9 @@ ENV_RESULTS_DIR = "LOADGATE_RESULTS_DIR"
 
 # The packed k6 charm that bundles/bundle.yaml deploys (scripts/pack-k6-charm writes it).
 K6_CHARM_FILE = "loadgate-k6-k8s.charm"
-PACK_HINT = "run scripts/pack-k6-charm in a loadgate checkout"
+PACK_HINT = (
+    "run scripts/pack-k6-charm in a loadgate checkout (or python -m loadgate.gate.k6_charm pack)"
+)
 
 
 def data_dir() -> Path:
@@ -58,9 +60,15 @@ def upstream_charms_file() -> Path:
     return _data("upstream-charms.yaml")
 
 
+def k6_charm_dir() -> Path:
+    """The k6 charm's source (the repository's `charms/k6-k8s`; in a wheel, what it packs
+    from: charmcraft.yaml, pyproject.toml, uv.lock, src/)."""
+    return _data("k6-charm")
+
+
 def k6_charmcraft_file() -> Path:
     """charmcraft.yaml of loadgate's k6 charm (charms/k6-k8s/charmcraft.yaml)."""
-    return _data("k6-charmcraft.yaml")
+    return k6_charm_dir() / "charmcraft.yaml"
 
 
 def integration_defaults_dir() -> Path:

@@ -8,19 +8,18 @@ come from get-results on the leader.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
+from loadgate.gate.model_gate import ModelGate
 from loadgate.juju import endpoints, shares
 from loadgate.juju import model as juju_model
 from loadgate.records.result import RunResult
 from loadgate.runner import run as runner
-from loadgate.targets.juju import SCRAPE_TIMEOUT, JujuTarget
+from loadgate.targets.juju import SCRAPE_TIMEOUT
 
 UNITS = 3
 SHARE_TOLERANCE = 0.10  # each unit within 10% of an even share (k6 execution segments)
@@ -35,7 +34,21 @@ class ScaledRun:
 
 
 @pytest.fixture(scope="module")
-def scaled(juju_target: JujuTarget, gate_spec: RunSpec, results_root: Path) -> Iterator[ScaledRun]:
+def scaled_runs() -> list[ScaledRun]:
+    """The module's one scaled run, once made: its tests share it."""
+    return []
+
+
+@pytest.fixture
+def scaled(loadgate_state: ModelGate, scaled_runs: list[ScaledRun]) -> ScaledRun:
+    if not scaled_runs:
+        scaled_runs.append(scaled_run(loadgate_state))
+    return scaled_runs[0]
+
+
+def scaled_run(gate: ModelGate) -> ScaledRun:
+    """The first gated scenario's run, two minutes long, on k6 scaled to UNITS units."""
+    juju_target, gate_spec = gate.target(), gate.spec(None)
     juju = juju_target.juju
     juju_model.scale(juju, "k6", UNITS)
     try:
@@ -46,7 +59,7 @@ def scaled(juju_target: JujuTarget, gate_spec: RunSpec, results_root: Path) -> I
         result = runner.execute(
             spec,
             juju_target,
-            results_root,
+            gate.results_root,
             drain_timeout=300.0,
             scope=juju_target.scope,
             scrape_timeout=SCRAPE_TIMEOUT,
@@ -55,7 +68,7 @@ def scaled(juju_target: JujuTarget, gate_spec: RunSpec, results_root: Path) -> I
         leader = endpoints.leader(status, "k6")
         units = sorted(status.apps["k6"].units)
         window = int(time.time() - result.started_at) + 30
-        yield ScaledRun(
+        return ScaledRun(
             result,
             leader,
             shares.requests_by_unit(

@@ -15,7 +15,7 @@ import pytest
 from conftest import processes_mentioning
 
 from loadgate import cli
-from loadgate.records.compare import CompareRecord
+from loadgate.capacity.compare.record import CompareRecord
 from loadgate.stack import local
 
 pytestmark = pytest.mark.local

@@ -15,7 +15,7 @@ import pytest
 from conftest import processes_mentioning
 
 from loadgate import cli
-from loadgate.records.matrix import read_cells
+from loadgate.capacity.matrix.record import read_cells
 from loadgate.stack import local
 
 pytestmark = pytest.mark.local

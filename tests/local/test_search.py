@@ -13,7 +13,7 @@ import pytest
 from conftest import StartStack
 
 from loadgate import cli
-from loadgate.records.search import SearchRecord
+from loadgate.capacity.search.record import SearchRecord
 from loadgate.stack import local
 
 pytestmark = pytest.mark.local

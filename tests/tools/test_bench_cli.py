@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loadgate import cli
-from loadgate.capacity.generator_bench import GeneratorFigures
+from loadgate.capacity.bench.generator import GeneratorFigures
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.stack.ports import Ports

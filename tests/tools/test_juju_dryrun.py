@@ -80,14 +80,15 @@ def test_integration_suite_dry_run(tmp_path: Path) -> None:
         "start-load": 2,
         "get-results": 4,
     }
-    # The figures follow the one Loki copy Prometheus scrapes (the leader, loki/1).
+    # The figures follow the one Loki copy Prometheus scrapes: the bundle's one unit, as COS
+    # Lite runs Loki (several units: test_model_reuse_labels_with_the_deployed_revision).
     assert 'count(loki_build_info{juju_application="loki"})' in prometheus_queries
     rows = [json.loads(p.read_text()) for p in (world.root / "results").glob("*/result.json")]
     assert len(rows) == 2
     for row in rows:
         assert row["labels"]["revision"] == "207"  # what the model runs (the fake head)
         assert row["labels"]["otelcol_channel"] == "dev/edge"
-        assert row["environment"]["loki"]["unit"] == "loki/1"
+        assert row["environment"]["loki"]["unit"] == "loki/0"
         assert row["environment"]["scope"]["exporter"] == "loki/send-loki-logs/0"
         sent = row["ledger"]["steps"][0]["count"]
         assert row["pipeline"]["loki_received"] == sent > 0
@@ -107,7 +108,8 @@ def test_model_reuse_refuses_another_revision(tmp_path: Path) -> None:
             "201",
         )
         calls = world.calls()
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-3000:]
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-3000:]
+    assert "GateError: model cos: " in done.stdout
     assert (
         "otelcol runs opentelemetry-collector-k8s revision 1 from channel dev/edge; the run asks "
         "for opentelemetry-collector-k8s revision 201 from channel dev/edge (revision 1, not 201)"
@@ -143,21 +145,24 @@ def test_model_reuse_without_the_traces_backend_is_refused(tmp_path: Path) -> No
             world, "tests/integration/test_load_gates.py::test_result_row_written", "--model", "cos"
         )
         calls = world.calls()
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-3000:]
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-3000:]
     assert "model cos has no traces-standin, which the gated scenarios need" in done.stdout
     assert "overlays/traces-standin.yaml" in done.stdout
     assert "run" not in commands(calls)
 
 
 def test_gating_traces_deploys_the_traces_backend(tmp_path: Path) -> None:
-    """A fresh model gating every scenario of loadgate's gates.yaml: the bundle goes out with
-    the traces stand-in's overlay after the CI one, related as check-bundle checks, and the
-    model's applications, the stand-in among them, come up."""
+    """A fresh model whose tests gate otlp-traces: the bundle goes out with the traces
+    stand-in's overlay after the CI one (and Loki's raised limits: the collector is under
+    test), related as check-bundle checks, and the model's applications, the stand-in among
+    them, come up."""
     with fake_world(tmp_path, snap=True) as world:
         bundle = copy_bundles(tmp_path / "bundles")
         done = pytest_run(
             world,
             "tests/integration/test_deployed_bundle.py::test_every_application_active_and_idle",
+            "--gate-scenario",  # the first (and only) scenario gated: what the deployment serves
+            "otlp-traces",
             "--bundle",
             str(bundle),
             "--overlay",
@@ -171,6 +176,7 @@ def test_gating_traces_deploys_the_traces_backend(tmp_path: Path) -> None:
     assert [n for n in overlays if n != "otelcol-pin.yaml"] == [
         "overlay-0-ci-small-storage.yaml",
         "overlay-1-traces-standin.yaml",
+        "overlay-2-loki-unthrottled.yaml",
     ]
     doc = assert_deploy_valid(deploy, world)
     assert doc["applications"]["traces-standin"]["charm"] == "opentelemetry-collector-k8s"
@@ -178,8 +184,8 @@ def test_gating_traces_deploys_the_traces_backend(tmp_path: Path) -> None:
 
 
 def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
-    """The otelcol repository's CI: its packed charm in place of otelcol (images from its own
-    metadata), CHARM_PATH set to that charm and ignored, loadgate's k6 charm from the env."""
+    """The otelcol repository's CI: its packed charm, named by CHARM_PATH, in place of otelcol
+    (images from its own metadata), loadgate's k6 charm from the env."""
     otelcol = upstream_charm(
         tmp_path / "opentelemetry-collector-k8s_amd64.charm",
         "opentelemetry-collector-k8s",
@@ -192,8 +198,6 @@ def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
             world,
             "tests/integration/test_deployed_bundle.py::test_every_application_active_and_idle",
             "tests/integration/test_load_gates.py::test_result_row_written",
-            "--otelcol-charm",
-            str(otelcol),
             "--gate-scenario",
             "otlp-logs",
             env={"CHARM_PATH": str(otelcol), "LOADGATE_K6_CHARM": str(k6)},
@@ -201,7 +205,7 @@ def test_a_charm_repository_gates_its_own_charm(tmp_path: Path) -> None:
         calls = world.calls()
         rows = [json.loads(p.read_text()) for p in (world.root / "results").glob("*/result.json")]
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "CHARM_PATH is not read" in done.stdout
+    assert "$CHARM_PATH names the charm under test" in done.stdout
     assert_every_file_readable(world, calls)
     deploy = next(c for c in calls if c["argv"][0] == "deploy")
     doc = assert_deploy_valid(deploy, world)

@@ -75,7 +75,7 @@ def test_saturation_gate_dry_run_records_the_figure_without_a_floor(tmp_path: Pa
         params = start_params(world)
         found = rows(world)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "7 passed" in done.stdout
+    assert "8 passed" in done.stdout
     assert all(c["rc"] == 0 for c in calls), [c for c in calls if c["rc"]]
     # Every start-load as Juju validates it against the charm's schema: the saturation run's
     # parameters over gates.yaml's defaults.
@@ -101,6 +101,8 @@ def test_saturation_gate_dry_run_records_the_figure_without_a_floor(tmp_path: Pa
     assert steps["accepted"] == steps["exported"] == steps["stored"] == acknowledged
     assert steps["sent"] == row["client"]["records_sent"] == 2_400_000 > acknowledged
     assert row["bottleneck"]["attribution"]["verdict"] == "collector"
+    measured = next(g for g in row["gates"] if g["name"] == "measured_component")
+    assert (measured["value"], measured["passed"]) == (1.0, True)  # the collector, under test
 
 
 def test_saturation_gate_dry_run_fails_below_the_revisions_floor(tmp_path: Path) -> None:
@@ -120,9 +122,10 @@ def test_saturation_gate_dry_run_fails_below_the_revisions_floor(tmp_path: Path)
         (start,) = start_params(world)
         (row,) = rows(world)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-4000:]
-    assert "1 failed, 6 passed" in done.stdout
+    assert "1 failed, 7 passed" in done.stdout
     assert "_ test_saturation_at_least_the_floor _" in done.stdout  # the one that failed
-    assert "against the floor >= 200,000 (saturation.revisions.207.floor" in done.stdout
+    assert "against >= 200,000 (collector accepted per minute" in done.stdout
+    assert "(saturation.revisions.207.floor)" in done.stdout
     assert_params_valid(calls)
     assert start["duration"] == "9m"
     assert start["p99-ms"] == 3_600_000  # the saturation parameters over `defaults`

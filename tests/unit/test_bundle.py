@@ -15,6 +15,7 @@ from support.fake_juju.charms import copy_bundles, k6_charm, upstream_charm
 from loadgate import paths
 from loadgate.bundle import catalog as charm_catalog
 from loadgate.bundle import check as bc
+from loadgate.bundle import cos_lite
 from loadgate.cli import main
 from loadgate.juju import settings
 from loadgate.stack.profile import PROFILES
@@ -106,14 +107,15 @@ def test_a_missing_packed_charm_says_to_pack_it(
     problems = [str(p) for p in bc.check_files(tmp_path / "bundles" / "bundle.yaml", [], catalog)]
     assert problems == [
         f"k6: local charm {tmp_path / 'bundles' / paths.K6_CHARM_FILE} does not exist: "
-        "run scripts/pack-k6-charm in a loadgate checkout"
+        "run scripts/pack-k6-charm in a loadgate checkout (or python -m loadgate.gate.k6_charm "
+        "pack)"
     ]
 
 
 def test_bundle_has_the_pipeline_the_issue_asks_for(packed: Path) -> None:
     doc, _ = bc.load(packed)
     apps = doc["applications"]
-    assert apps["loki"]["scale"] == 2
+    assert apps["loki"]["scale"] == 1  # COS Lite's one unit: the collector exports one copy
     assert bc.track_of(apps["otelcol"]["channel"]) in ("dev", "0.130")  # has receive-otlp
     assert bc.track_of(apps["loki"]["channel"]) == "3.7"
     for name, app in apps.items():
@@ -134,8 +136,52 @@ def test_bundle_has_the_pipeline_the_issue_asks_for(packed: Path) -> None:
     ]
     for pair in wanted:
         assert frozenset(pair) in relations, f"missing relation {pair}"
-    for cos in ("prometheus", "grafana", "alertmanager", "catalogue", "traefik"):
+    for cos in ("prometheus", "grafana", "alertmanager", "catalogue"):
         assert frozenset([f"{cos}:certificates", "ca:certificates"]) in relations
+    assert frozenset(["traefik:receive-ca-cert", "ca:send-ca-cert"]) in relations
+
+
+# ---- against COS Lite (data/cos-lite.yaml) ----------------------------------------------------
+
+
+def test_the_bundle_differs_from_cos_lite_only_where_it_says_why() -> None:
+    doc, _ = bc.load(BUNDLE)
+    found = cos_lite.compare(doc, cos_lite.load())
+    assert found.unexplained == ()
+    assert found.stale == ()
+    assert "tf-cos-lite-3.0.2" in found.reference
+    kept = {k.what: k for k in found.kept}
+    assert sorted(kept) == sorted(a.what for a in cos_lite.load().accepted)
+    # What would change the gate's figures is named so, with why the gate is still right.
+    assert kept[
+        "relation alertmanager:logging - loki:logging: COS Lite has it, the bundle does not"
+    ].measures
+    assert not kept["grafana: channel dev/edge, COS Lite 12.4/stable"].measures
+    assert all(k.why for k in found.kept)
+
+
+def test_a_new_difference_from_cos_lite_must_be_explained() -> None:
+    doc, _ = bc.load(BUNDLE)
+    apps = dict(doc["applications"])
+    apps["loki"] = {**apps["loki"], "scale": 2, "channel": "3.7/edge"}
+    relations = [r for r in doc["relations"] if r != ["loki:alertmanager", "alertmanager:alerting"]]
+    relations.append(["grafana:logging", "loki:logging"])
+    found = cos_lite.compare({**doc, "applications": apps, "relations": relations}, cos_lite.load())
+    assert not found.ok
+    assert found.unexplained == (
+        "loki: channel 3.7/edge, COS Lite 3.7/stable",
+        "loki: scale 2, COS Lite 1",
+        "relation alertmanager:alerting - loki:alertmanager: COS Lite has it, the bundle does not",
+    )
+    assert found.stale == (
+        "relation grafana:logging - loki:logging: COS Lite has it, the bundle does not",
+    )
+
+
+def test_the_pipeline_under_test_is_not_compared_with_cos_lite() -> None:
+    doc, _ = bc.load(BUNDLE)
+    ref = cos_lite.load()
+    assert not [d for d in cos_lite.differences(doc, ref) if "otelcol" in d or "k6" in d]
 
 
 def test_no_committed_file_pins_an_unseen_revision() -> None:

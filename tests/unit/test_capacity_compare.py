@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from loadgate.capacity.compare_rule import (
+from loadgate.capacity.compare.rule import (
     BASELINE,
     CANDIDATE,
     CAPACITY,

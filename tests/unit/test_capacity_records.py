@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from loadgate.capacity.compare_rule import (
+from loadgate.capacity.compare.record import (
+    COMPARE_FORMAT,
+    CompareRecord,
+    RepeatRecord,
+    Side,
+    side_values,
+)
+from loadgate.capacity.compare.rule import (
     BASELINE,
     CANDIDATE,
     CPU_PER_1000,
@@ -17,7 +24,8 @@ from loadgate.capacity.compare_rule import (
     capacity_metric,
     schedule,
 )
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search.record import SEARCH_FORMAT, SearchRecord
+from loadgate.capacity.search.rule import (
     BISECT,
     FOUND,
     SATURATE,
@@ -28,15 +36,7 @@ from loadgate.capacity.search_rule import (
     run_search,
 )
 from loadgate.judge.attribution import BottleneckFigures, attribute
-from loadgate.records.compare import (
-    COMPARE_FORMAT,
-    CompareRecord,
-    RepeatRecord,
-    Side,
-    side_values,
-)
 from loadgate.records.fields import RecordError
-from loadgate.records.search import SEARCH_FORMAT, SearchRecord
 
 STACK = {
     "target": "local",

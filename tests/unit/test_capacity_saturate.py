@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     BISECT,
@@ -26,12 +26,14 @@ from loadgate.capacity.search_rule import (
     StepOutcome,
     advance,
     bracket_precision,
+    noiseless_worst_case,
+    plan_problems,
     run_search,
     step_above,
     step_below,
 )
-from loadgate.capacity.search_saturate import derived_end, hold_seconds
-from loadgate.capacity.search_state import Saturation
+from loadgate.capacity.search.saturate import derived_end, hold_seconds
+from loadgate.capacity.search.state import Saturation
 from loadgate.measure.saturation import SATURATE_PARAMS
 
 # Most of this file: holds judged by the gates alone (`keep_up_s` 0, the Juju plan's), whose
@@ -70,7 +72,7 @@ class QueuePipeline:
     `flake` fails any judged step with that probability; `once` fails a first attempt below
     the knee with that probability; `unmeasured` saturation steps measure nothing. With
     `keep_up` (a share), a hold also fails when the pipeline sent on less than that share of
-    what it took in (it fell behind: the driver's judgement, search_driver.outcome_of)."""
+    what it took in (it fell behind: the driver's judgement, search.driver.outcome_of)."""
 
     knee: float
     queue: float | None = QUEUE
@@ -179,8 +181,8 @@ def test_the_default_plan_searches_by_saturation_at_run_saturates_rate() -> None
     assert replace(PLAN, keep_up_s=30) == KEEP_UP
     assert PLAN.method == SATURATE
     assert PLAN.saturate_rate == SATURATE_PARAMS["rate"]
-    assert PLAN.problems() == []
-    assert PLAN.noiseless_worst_case() == (5, 210)  # three saturation steps up to 1,000,000
+    assert plan_problems(PLAN) == []
+    assert noiseless_worst_case(PLAN) == (5, 210)  # three saturation steps up to 1,000,000
 
 
 def test_a_hold_is_long_enough_to_fill_the_queue_at_the_precisions_excess() -> None:
@@ -234,7 +236,7 @@ def test_noiseless_knees_are_found_within_the_precision(knee: int) -> None:
     result = search(pipeline)
     assert within(result, knee, pipeline), result
     assert result.confirmed
-    assert result.load_s <= PLAN.noiseless_worst_case()[1]
+    assert result.load_s <= noiseless_worst_case(PLAN)[1]
 
 
 def test_near_this_machines_knee_a_search_costs_at_most_two_minutes_of_load() -> None:
@@ -631,7 +633,7 @@ def test_noiseless_knees_are_found_within_the_precision_by_holds_that_keep_up(kn
     pipeline = keeping_up(knee)
     result = search(pipeline, KEEP_UP)
     assert kept_up_within_the_precision(result, knee), result
-    assert result.load_s <= KEEP_UP.noiseless_worst_case()[1]
+    assert result.load_s <= noiseless_worst_case(KEEP_UP)[1]
 
 
 def kept_up_within_the_precision(result: SearchResult, knee: float) -> bool:
@@ -682,9 +684,9 @@ def test_noisy_knees_are_found_by_holds_that_keep_up_within_the_budget() -> None
 
 
 def test_keep_up_s_is_0_or_a_hold_long_enough_for_a_steady_window() -> None:
-    assert SearchPlan(keep_up_s=0).problems() == []
+    assert plan_problems(SearchPlan(keep_up_s=0)) == []
     for bad in (5, -1, 4000, 2.5, True):
-        problems = dict(SearchPlan(keep_up_s=bad).problems())  # type: ignore[arg-type]
+        problems = dict(plan_problems(SearchPlan(keep_up_s=bad)))  # type: ignore[arg-type]
         assert "keep_up_s" in problems
         assert (
             "0 (holds judged by the gates alone) or an integer between 15 and 3600"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     BISECT,
@@ -29,10 +29,13 @@ from loadgate.capacity.search_rule import (
     advance,
     bisections_needed,
     bracket_precision,
+    noiseless_worst_case,
     plan_from_settings,
+    plan_problems,
     round_rate,
     run_search,
     step_below,
+    validated,
 )
 
 PLAN = SearchPlan(method=BISECT)  # the bisect method; the saturate one: test_capacity_saturate
@@ -116,12 +119,12 @@ def test_noiseless_knee_is_bracketed_within_the_precision(knee: int) -> None:
     assert result.capacity_per_min <= knee < result.lowest_failing_per_min
     assert result.precision is not None
     assert result.precision <= PLAN.precision
-    assert result.steps <= PLAN.noiseless_worst_case()[0]
-    assert result.load_s <= PLAN.noiseless_worst_case()[1] <= PLAN.budget_s
+    assert result.steps <= noiseless_worst_case(PLAN)[0]
+    assert result.load_s <= noiseless_worst_case(PLAN)[1] <= PLAN.budget_s
 
 
 def test_default_plan_fits_the_five_minute_target_with_room_for_a_failed_hold() -> None:
-    steps, load = PLAN.noiseless_worst_case()
+    steps, load = noiseless_worst_case(PLAN)
     assert (steps, load) == (9, 180)  # the arithmetic in search.py's docstring
     assert load + 2 * PLAN.hold_s <= PLAN.budget_s == 300
 
@@ -360,20 +363,20 @@ def test_record_refuses_after_the_end() -> None:
 
 def test_plan_problems_name_each_setting() -> None:
     plan = SearchPlan(method=BISECT, start_rate=5, precision=0.5, growth=1.05, probe_s=0, hold_s=10)
-    names = [name for name, _ in plan.problems()]
+    names = [name for name, _ in plan_problems(plan)]
     assert names == ["start_rate", "precision", "probe_s"]
     with pytest.raises(PlanError, match="start_rate: must be between min_rate"):
-        plan.validate()
-    assert SearchPlan(method=BISECT, hold_s=10).problems() == [
+        validated(plan)
+    assert plan_problems(SearchPlan(method=BISECT, hold_s=10)) == [
         ("hold_s", "must be at least probe_s (15); got 10")
     ]
-    assert "must be above 1.105" in SearchPlan(method=BISECT, growth=1.1).problems()[0][1]
+    assert "must be above 1.105" in plan_problems(SearchPlan(method=BISECT, growth=1.1))[0][1]
 
 
 def test_budget_and_steps_are_checked_against_the_longest_noiseless_search() -> None:
-    assert SearchPlan().problems() == []
-    assert PLAN.problems() == []
-    problems = dict(SearchPlan(method=BISECT, budget_s=179, max_steps=8).problems())
+    assert plan_problems(SearchPlan()) == []
+    assert plan_problems(PLAN) == []
+    problems = dict(plan_problems(SearchPlan(method=BISECT, budget_s=179, max_steps=8)))
     assert problems == {
         "max_steps": "must be at least 9, the steps of this plan's longest search without "
         "noise; got 8",
@@ -381,7 +384,7 @@ def test_budget_and_steps_are_checked_against_the_longest_noiseless_search() -> 
         "noise; got 179",
     }
     # longer probes need a larger budget
-    assert SearchPlan(method=BISECT, probe_s=20).noiseless_worst_case() == (9, 220)
+    assert noiseless_worst_case(SearchPlan(method=BISECT, probe_s=20)) == (9, 220)
 
 
 def test_plan_from_settings_refuses_unknown_and_bad_values() -> None:

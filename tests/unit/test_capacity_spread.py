@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadgate.capacity.spread import repeats_for, spread
+from loadgate.capacity.compare.margins import repeats_for
+from loadgate.capacity.search.spread import spread
 
 
 def test_spread_of_three_capacities() -> None:

@@ -4,11 +4,11 @@ command modules never import the package back (no circle), and each command is o
 from __future__ import annotations
 
 import argparse
-import ast
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import cast
+
+from support.imports import imports
 
 import loadgate
 from loadgate import cli
@@ -36,28 +36,14 @@ def test_each_output_module_belongs_to_a_command() -> None:
     assert {m.removesuffix("_juju") for m in JUJU_MODULES} <= COMMAND_MODULES  # search_juju
 
 
-def imports(file: Path, src: Path = SRC) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Each import statement of `file`, lazy ones too, as (module, names taken from it):
-    `import a.b` is ("a.b", ()); `from ..x import y` in loadgate/t/m.py is
-    ("loadgate.x", ("y",))."""
-    package = list(file.relative_to(src.parent).parts[:-1])  # __init__.py too: its folder
-    for node in ast.walk(ast.parse(file.read_text(), filename=str(file))):
-        if isinstance(node, ast.Import):
-            yield from ((alias.name, ()) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
-            module = ".".join(p for p in (base, node.module or "") if p)
-            yield module, tuple(alias.name for alias in node.names)
-
-
 def is_cli(module: str) -> bool:
     return module == "loadgate.cli" or module.startswith("loadgate.cli.")
 
 
 def cli_imports(file: Path, src: Path = SRC) -> set[str]:
-    """What of loadgate.cli `file` imports (a module, or a name of one)."""
+    """What of loadgate.cli `file` imports (a module, or a name of one), lazy imports too."""
     found: set[str] = set()
-    for module, names in imports(file, src):
+    for module, names in imports(file, src.parent):
         found |= {m for m in (module, *(f"{module}.{n}" for n in names)) if is_cli(m)}
     return found
 
@@ -74,7 +60,7 @@ def test_the_scanner_sees_a_lazy_relative_import_of_the_cli(tmp_path: Path) -> N
         "    from .. import cli\n"
     )
     assert cli_imports(fake, tmp_path / "loadgate") == {"loadgate.cli", "loadgate.cli.console"}
-    assert ("loadgate.runner", ("RunError",)) in set(imports(fake, tmp_path / "loadgate"))
+    assert ("loadgate.runner", ("RunError",)) in set(imports(fake, tmp_path))
 
 
 def test_no_module_outside_the_cli_package_imports_it() -> None:
@@ -93,7 +79,7 @@ def test_command_modules_do_not_import_the_package_back() -> None:
     for file in CLI.glob("*.py"):
         if file.stem in ("__init__", "__main__"):
             continue
-        for module, names in imports(file):
+        for module, names in imports(file, SRC.parent):
             if module == "loadgate.cli":
                 assert names, f"{file.name}: import loadgate.cli"
                 assert set(names) <= COMMAND_MODULES | SHARED, f"{file.name}: {names}"

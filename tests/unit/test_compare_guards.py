@@ -1,4 +1,4 @@
-"""Guards (compare_rule.Metric.guard, `loadgate compare --guards`): a metric that counts only when
+"""Guards (compare.rule.Metric.guard, `loadgate compare --guards`): a metric that counts only when
 it finds a regression. Its "too noisy" neither makes the comparison too noisy nor keeps it
 running once it has had its first look; its regression is the comparison's."""
 
@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from loadgate.capacity import compare_values as comparing
-from loadgate.capacity.compare_rule import (
+from loadgate.capacity.compare import values as comparing
+from loadgate.capacity.compare.rule import (
     NO_REGRESSION,
     PRESSURE_CPU_K6,
     PRESSURE_P99,
@@ -20,8 +20,8 @@ from loadgate.capacity.compare_rule import (
     MetricDecision,
     overall,
 )
-from loadgate.capacity.compare_sequential import DECIDED, Plan, decide_sequential, stop_reason
-from loadgate.capacity.compare_sides import SideError
+from loadgate.capacity.compare.sequential import DECIDED, Plan, decide_sequential, stop_reason
+from loadgate.capacity.compare.sides import SideError
 
 P99_GUARD = replace(PRESSURE_P99, guard=True)
 PLAN = Plan(2, 5, budget_s=900.0)
@@ -83,7 +83,7 @@ def test_an_undecided_guard_says_what_it_could_still_find() -> None:
 
 def test_by_default_every_metric_decides_and_guards_are_chosen() -> None:
     defaults = comparing.parse_metrics(",".join(comparing.DEFAULT_METRICS))
-    # Their margins are chosen from their spread here (compare_margins): none is a guard.
+    # Their margins are chosen from their spread here (compare.margins): none is a guard.
     assert comparing.apply_guards(defaults, None) == defaults
     assert not any(m.guard for m in comparing.apply_guards(defaults, "none"))
     one = comparing.apply_guards(defaults, "pressure-p99")

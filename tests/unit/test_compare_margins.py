@@ -1,5 +1,5 @@
 """The bounds' width at a spread, the default margins chosen from the measured spreads, and
-`--margins` (compare_values). Pure."""
+`--margins` (compare.values). Pure."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from loadgate.capacity import compare_margins as cm
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity.compare_sequential import DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Plan
-from loadgate.capacity.compare_sides import SideError
-from loadgate.capacity.compare_values import DEFAULT_METRICS, apply_margins, parse_metrics
+from loadgate.capacity.compare import margins as cm
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare.sequential import DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Plan
+from loadgate.capacity.compare.sides import SideError
+from loadgate.capacity.compare.values import DEFAULT_METRICS, apply_margins, parse_metrics
 
 DEFAULTS = parse_metrics(",".join(DEFAULT_METRICS))
 

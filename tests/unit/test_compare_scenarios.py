@@ -14,11 +14,11 @@ import pytest
 from test_comparing import NOP, NOP_5000, A, FakeSearch, FakeStack
 
 from loadgate import cli
-from loadgate.capacity import compare_driver as comparing
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity import compare_scenario as cs
-from loadgate.capacity.compare_rule import BASELINE, ScheduledRun
-from loadgate.capacity.search_rule import FOUND
+from loadgate.capacity.compare import driver as comparing
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import scenario as cs
+from loadgate.capacity.compare.rule import BASELINE, ScheduledRun
+from loadgate.capacity.search.rule import FOUND
 from loadgate.contract import scenarios as reg
 from loadgate.contract.spec import RunSpec
 from loadgate.measure import signal_counters as sc

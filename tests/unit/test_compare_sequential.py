@@ -1,4 +1,4 @@
-"""The sequential comparison (capacity/compare_sequential.py) against simulated pairs: looking
+"""The sequential comparison (capacity/compare/sequential.py) against simulated pairs: looking
 after every pair at alpha-spending boundaries keeps both errors at or below the nominal 5 %
 (also when the budget stops a comparison early and its last look spends what is left) where
 looking at 95 % every time does not; a real 15 % drop is found in a few pairs; a
@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from loadgate.capacity.compare_rule import (
+from loadgate.capacity.compare.rule import (
     CONFIDENCE,
     METRICS,
     NO_REGRESSION,
@@ -22,7 +22,7 @@ from loadgate.capacity.compare_rule import (
     Metric,
     decide,
 )
-from loadgate.capacity.compare_sequential import (
+from loadgate.capacity.compare.sequential import (
     BUDGET_SPENT,
     DECIDED,
     MAX_PAIRS_RUN,

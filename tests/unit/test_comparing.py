@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 
 from loadgate import cli
-from loadgate.capacity import compare_driver as comparing
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, ScheduledRun
-from loadgate.capacity.search_rule import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
+from loadgate.capacity.compare import driver as comparing
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare.record import CompareRecord
+from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, ScheduledRun
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
 from loadgate.cli import compare as compare_cli
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
@@ -24,9 +26,7 @@ from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger, run_figures
 from loadgate.judge.attribution import Attribution
 from loadgate.measure.pipeline import PipelineFigures
-from loadgate.records.compare import CompareRecord
 from loadgate.records.result import RunResult
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.stack import local, profile
 from loadgate.stack.choice import StackFlags

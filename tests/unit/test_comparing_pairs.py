@@ -15,17 +15,17 @@ import pytest
 from runresults import run_result
 
 from loadgate import cli
-from loadgate.capacity import compare_driver as comparing
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity import compare_sequential as seq
-from loadgate.capacity import compare_values as comparing_values
-from loadgate.capacity.compare_rule import BASELINE, CANDIDATE, ScheduledRun
-from loadgate.capacity.compare_sequential import Plan
+from loadgate.capacity.compare import driver as comparing
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import sequential as seq
+from loadgate.capacity.compare import values as comparing_values
+from loadgate.capacity.compare.record import CompareRecord, Pressure
+from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, ScheduledRun
+from loadgate.capacity.compare.sequential import Plan
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.saturation import SaturationFigures
-from loadgate.records.compare import CompareRecord, Pressure
 from loadgate.records.result import RunResult
 from loadgate.stack import profile
 from loadgate.stack.ops import StackOps

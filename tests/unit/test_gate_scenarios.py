@@ -11,7 +11,9 @@ import pytest
 import yaml
 
 from loadgate import paths
-from loadgate.juju import model, pytest_plugin, saturation_settings, settings
+from loadgate.gate import plan, saturation_settings
+from loadgate.gate.subject import Subject
+from loadgate.juju import model, settings
 from loadgate.measure import scenarios as measures
 from loadgate.measure import signal_queries as sq
 from loadgate.measure import stores
@@ -151,27 +153,38 @@ def test_a_bad_parameter_names_the_layer_that_set_it(
 
 
 def test_chosen_scenarios_keep_the_file_order() -> None:
-    assert pytest_plugin.chosen_scenarios(FIVE, [], GATES_FILE) == FIVE
-    picked = pytest_plugin.chosen_scenarios(FIVE, ["loki-push", "otlp-logs"], GATES_FILE)
-    assert picked == ["otlp-logs", "loki-push"]
-    with pytest.raises(pytest.UsageError, match=r"--gate-scenario: 'tempo' is not gated by .*"):
-        pytest_plugin.chosen_scenarios(FIVE, ["tempo"], GATES_FILE)
+    assert plan.chosen_scenarios(FIVE, [], GATES_FILE) == tuple(FIVE)
+    picked = plan.chosen_scenarios(FIVE, ["loki-push", "otlp-logs"], GATES_FILE)
+    assert picked == ("otlp-logs", "loki-push")
+    with pytest.raises(plan.PlanError, match=r"--gate-scenario: 'tempo' is not gated by .*"):
+        plan.chosen_scenarios(FIVE, ["tempo"], GATES_FILE)
+
+
+LOKI_UNDER_TEST = Subject("loki", "$CHARM_PATH")  # no Loki limits overlay: Loki is measured
 
 
 def test_traces_bring_their_backend_overlay(tmp_path: Path) -> None:
     ci = tmp_path / "ci-small-storage.yaml"
-    assert pytest_plugin.model_apps(["otlp-logs"]) == model.BUNDLE_APPS
-    with_traces = pytest_plugin.model_apps(["otlp-logs", "otlp-traces"])
-    assert with_traces == (*model.BUNDLE_APPS, model.TRACES_STANDIN_APP)
-    assert pytest_plugin.signal_overlays([ci], model.BUNDLE_APPS) == [ci]
-    own = paths.overlays_dir() / pytest_plugin.TRACES_OVERLAY
-    assert pytest_plugin.signal_overlays([ci], with_traces) == [ci, own]
-    given = tmp_path / pytest_plugin.TRACES_OVERLAY  # the user's own copy: not added twice
-    assert pytest_plugin.signal_overlays([given], with_traces) == [given]
+    assert plan.overlays_for([ci], ["otlp-logs"], LOKI_UNDER_TEST) == [ci]
+    own = paths.overlays_dir() / plan.TRACES_OVERLAY
+    assert plan.overlays_for([ci], ["otlp-logs", "otlp-traces"], LOKI_UNDER_TEST) == [ci, own]
+    given = tmp_path / plan.TRACES_OVERLAY  # the user's own copy: not added twice
+    assert plan.overlays_for([given], ["otlp-traces"], LOKI_UNDER_TEST) == [given]
+
+
+def test_the_model_needs_the_traces_backend_only_for_traces() -> None:
+    def apps(scenarios: tuple[str, ...]) -> tuple[str, ...]:
+        return plan.Plan(
+            Path("b.yaml"), (), {}, settings.OtelcolPin("dev/edge", None, "x"), GATES_FILE,
+            scenarios, LOKI_UNDER_TEST,
+        ).apps  # fmt: skip
+
+    assert apps(("otlp-logs",)) == model.BUNDLE_APPS
+    assert apps(("otlp-logs", "otlp-traces")) == (*model.BUNDLE_APPS, model.TRACES_STANDIN_APP)
 
 
 def test_the_overlay_adds_the_application_the_target_follows() -> None:
-    doc = yaml.safe_load((paths.overlays_dir() / pytest_plugin.TRACES_OVERLAY).read_text())
+    doc = yaml.safe_load((paths.overlays_dir() / plan.TRACES_OVERLAY).read_text())
     assert list(doc["applications"]) == [model.TRACES_STANDIN_APP]
     assert doc["applications"][model.TRACES_STANDIN_APP]["charm"] == "opentelemetry-collector-k8s"
     assert ["otelcol:send-traces", "traces-standin:receive-traces"] in doc["relations"]

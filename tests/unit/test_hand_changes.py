@@ -180,7 +180,7 @@ def test_standin_scrape_job_renames_its_metrics() -> None:
 
 
 def test_a_comparison_side_may_make_hand_changes() -> None:
-    from loadgate.capacity import compare_sides
+    from loadgate.capacity.compare import sides as compare_sides
 
     side = compare_sides.parse_side("candidate", ["hand=exporter=standin hand=gc-trace=on"])
     assert side.overrides() == {"hand": ["exporter=standin", "gc-trace=on"]}

@@ -1,6 +1,7 @@
-"""A charm repository gates its own freshly packed charm (issue 12, point 10): explicit
---otelcol-charm / --loki-charm / --k6-charm (or $LOADGATE_*_CHARM), the OCI images from the
-packed charm's own metadata, and $CHARM_PATH never taken for the k6 charm."""
+"""A charm repository gates its own freshly packed charm: $CHARM_PATH (the charms' CI
+convention) read for the application its charm's metadata names, --otelcol-charm /
+--loki-charm / --k6-charm (or $LOADGATE_*_CHARM) winning for theirs, the OCI images from the
+packed charm's own metadata, and the charm under test (gate/subject.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from support.fake_juju.charms import copy_bundles, fake_charm, k6_charm, upstrea
 
 from loadgate import paths
 from loadgate.bundle import charm_file
-from loadgate.juju import deploy, pytest_plugin, settings
+from loadgate.gate import subject
+from loadgate.gate.subject import Given, Subject
+from loadgate.juju import deploy, settings
 
 OTELCOL_IMAGE = "ubuntu/opentelemetry-collector:0.130-24.04"
 LOKI_IMAGE = "docker.io/ubuntu/loki:3.7-26.04"
@@ -41,24 +44,72 @@ def test_charm_options_and_their_env_vars(tmp_path: Path) -> None:
     otelcol = otelcol_charm(tmp_path / "otelcol.charm")
     k6 = k6_charm(tmp_path / "k6.charm")
     env = {"LOADGATE_K6_CHARM": str(k6), "LOADGATE_LOKI_CHARM": ""}
-    found = pytest_plugin.charm_options({"otelcol": str(otelcol)}, env)
+    found = subject.given_charms({"otelcol": str(otelcol)}, env)
     assert found == {
-        "otelcol": (otelcol.resolve(), "--otelcol-charm"),
-        "k6": (k6.resolve(), "$LOADGATE_K6_CHARM"),
+        "otelcol": Given("otelcol", otelcol.resolve(), "--otelcol-charm"),
+        "k6": Given("k6", k6.resolve(), "$LOADGATE_K6_CHARM"),
     }
+    assert subject.subject_of(found, env) == Subject("otelcol", "--otelcol-charm")
 
 
-def test_charm_path_is_not_the_k6_charm(tmp_path: Path) -> None:
-    """In the otelcol repository CHARM_PATH is the otelcol charm: never deploy it as k6."""
-    packed = otelcol_charm(tmp_path / "opentelemetry-collector-k8s_amd64.charm")
-    assert pytest_plugin.charm_options({}, {"CHARM_PATH": str(packed)}) == {}
+@pytest.mark.parametrize(
+    ("charm", "app", "component"),
+    [("opentelemetry-collector-k8s", "otelcol", "collector"), ("loki-k8s", "loki", "loki")],
+)
+def test_charm_path_names_the_charm_under_test_by_its_metadata(
+    tmp_path: Path, charm: str, app: str, component: str
+) -> None:
+    """$CHARM_PATH is the file the charms' CI packed: whichever charm it is, by its metadata."""
+    packed = upstream_charm(tmp_path / "whatever_ubuntu@26.04-amd64.charm", charm, "dev", {})
+    env = {"CHARM_PATH": str(packed)}
+    found = subject.given_charms({}, env)
+    assert found == {app: Given(app, packed.resolve(), "$CHARM_PATH")}
+    chosen = subject.subject_of(found, env)
+    assert (chosen.app, chosen.component) == (app, component)
+    assert chosen.source == f"$CHARM_PATH ({packed.name})"
+
+
+def test_an_option_wins_over_charm_path_for_its_application(tmp_path: Path) -> None:
+    packed = otelcol_charm(tmp_path / "from-ci.charm")
+    mine = otelcol_charm(tmp_path / "mine.charm")
+    env = {"CHARM_PATH": str(packed)}
+    found = subject.given_charms({"otelcol": str(mine)}, env)
+    assert found == {"otelcol": Given("otelcol", mine.resolve(), "--otelcol-charm")}
+    chosen = subject.subject_of(found, env)
+    assert chosen.app == "otelcol"
+    assert "--otelcol-charm wins" in chosen.source
+
+
+def test_charm_path_of_another_charm_is_refused_with_the_allowed_ones(tmp_path: Path) -> None:
+    """In a repository of another charm, CHARM_PATH names a charm the gate does not run: the
+    gate's tests say so (nothing is deployed as k6 or anything else)."""
+    k6 = k6_charm(tmp_path / "loadgate-k6-k8s_amd64.charm")
+    with pytest.raises(subject.SubjectError) as err:
+        subject.given_charms({}, {"CHARM_PATH": str(k6)})
+    assert "is the charm 'loadgate-k6-k8s', which the load gate does not deploy" in str(err.value)
+    assert "loki-k8s (as loki), opentelemetry-collector-k8s (as otelcol)" in str(err.value)
+
+
+def test_without_any_charm_otelcol_from_its_channel_is_under_test() -> None:
+    assert subject.subject_of({}, {}) == Subject("otelcol", "otelcol from its channel")
 
 
 def test_a_charm_option_must_name_a_packed_charm(tmp_path: Path) -> None:
-    with pytest.raises(pytest.UsageError, match=r"--loki-charm: must name a packed \.charm"):
-        pytest_plugin.charm_options({"loki": str(tmp_path)}, {})
-    with pytest.raises(pytest.UsageError, match=r"\$LOADGATE_OTELCOL_CHARM: must name a packed"):
-        pytest_plugin.charm_options({}, {"LOADGATE_OTELCOL_CHARM": str(tmp_path / "x.charm")})
+    with pytest.raises(subject.SubjectError, match=r"--loki-charm: must name a packed \.charm"):
+        subject.given_charms({"loki": str(tmp_path)}, {})
+    with pytest.raises(subject.SubjectError, match=r"\$LOADGATE_OTELCOL_CHARM: must name a packed"):
+        subject.given_charms({}, {"LOADGATE_OTELCOL_CHARM": str(tmp_path / "x.charm")})
+    with pytest.raises(subject.SubjectError, match=r"\$CHARM_PATH: must name a packed"):
+        subject.given_charms({}, {"CHARM_PATH": str(tmp_path / "missing.charm")})
+
+
+@pytest.mark.parametrize(
+    ("option", "env", "keep"),
+    [(False, {}, False), (True, {}, True), (False, {"KEEP_MODELS": ""}, True),
+     (False, {"KEEP_MODELS": "true"}, True)],
+)  # fmt: skip
+def test_keep_models_as_the_charms_read_it(option: bool, env: dict[str, str], keep: bool) -> None:
+    assert subject.keep_models(option, env) is keep
 
 
 def test_resource_options() -> None:
@@ -136,7 +187,7 @@ def test_a_packed_charm_replaces_its_application(bundles: Path, tmp_path: Path) 
     assert otelcol["resources"] == {"opentelemetry-collector-image": OTELCOL_IMAGE}
     assert otelcol["trust"] is True
     assert otelcol["storage"] == {"persisted": "10G"}
-    assert doc["applications"]["loki"]["scale"] == 2
+    assert doc["applications"]["loki"]["scale"] == 1
     assert doc["applications"]["k6"]["charm"] == str(staged.charms["k6"])
     deploy.check(staged)  # endpoints read from inside each packed charm
 
@@ -163,7 +214,8 @@ def test_the_k6_charm_option_replaces_a_missing_packed_file(bundles: Path, tmp_p
     with pytest.raises(
         deploy.DeployError,
         match=r"k6: bundle.yaml deploys the local charm ./loadgate-k6-k8s.charm, and .* does not "
-        r"exist: run scripts/pack-k6-charm in a loadgate checkout, or pass --k6-charm",
+        r"exist: run scripts/pack-k6-charm in a loadgate checkout \(or python -m "
+        r"loadgate.gate.k6_charm pack\), or pass --k6-charm",
     ):
         deploy.stage(bundles / "bundle.yaml", tmp_path / "stage")
     k6 = deploy.local_charm("k6", k6_charm(tmp_path / "built" / "k6.charm"))

@@ -1,11 +1,11 @@
 """The gate's pytest plugin without running pytest (in pytest runs of its own:
-tests/tools/test_juju_plugin_runs.py)."""
+tests/tools/test_gate_plugin_runs.py and test_gate_in_charm_trees.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from loadgate.juju import pytest_plugin
+from loadgate.gate import options
 
 
 @pytest.mark.parametrize(
@@ -19,4 +19,4 @@ from loadgate.juju import pytest_plugin
     ],
 )
 def test_require_juju(option: bool, env: dict[str, str], wanted: bool) -> None:
-    assert pytest_plugin.require_juju(option, env) is wanted
+    assert options.juju_required(option, env) is wanted

@@ -1,5 +1,6 @@
-"""The saturation gate: its settings (gates.yaml `saturation`, juju/saturation_settings.py)
-and the floor judged as a gate of the run (judge/saturation_floor.py)."""
+"""The saturation gate: its settings (gates.yaml `saturation`, gate/saturation_settings.py),
+the floor judged as a gate of the run, and the check that it measured the charm under test
+(gate/saturation.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from loadgate import paths
 from loadgate.contract.gates import Gate
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
-from loadgate.judge import saturation_floor
+from loadgate.gate import saturation as saturation_floor
+from loadgate.gate import saturation_settings
 from loadgate.judge.ledger import Ledger
-from loadgate.juju import actions, saturation_settings
+from loadgate.juju import actions
 from loadgate.juju.settings import SettingsError
 from loadgate.measure.saturation import SaturationFigures
 from loadgate.records.result import RunResult
@@ -160,11 +162,13 @@ def test_with_gate_adds_it_and_judges_the_verdict_again() -> None:
         run_id="r1", target="juju", spec=RunSpec(), started_at=0.0, ended_at=1.0, client=client,
         pipeline=None, delivered=None, ledger=Ledger([], 500), gates=[ok], verdict="PASS",
     )  # fmt: skip
-    failed = saturation_floor.with_gate(
+    failed = saturation_floor.with_gates(
         result, saturation_floor.floor_gate(figures(True, 1.0), 2.0)
     )
     assert [g.name for g in failed.gates] == ["error_rate", "saturation_per_minute"]
     assert failed.verdict == "FAIL"
-    again = saturation_floor.with_gate(failed, saturation_floor.floor_gate(figures(True, 3.0), 2.0))
+    again = saturation_floor.with_gates(
+        failed, saturation_floor.floor_gate(figures(True, 3.0), 2.0)
+    )
     assert [g.passed for g in again.gates] == [True, True]
     assert again.verdict == "PASS"

@@ -12,11 +12,11 @@ import pytest
 from runresults import run_result
 
 from loadgate import cli
+from loadgate.capacity.matrix.record import read_cells
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.pipeline import Scope
 from loadgate.records import result as results
-from loadgate.records.matrix import read_cells
 from loadgate.records.result import RunResult
 from loadgate.runner.run import RunError
 from loadgate.stack import local
@@ -229,10 +229,10 @@ def test_the_report_has_a_section_per_matrix_with_a_plot(
 def test_a_search_cell_is_a_capacity_search_on_the_experiments_stack(
     folders: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from loadgate.capacity import search_driver
-    from loadgate.capacity.search_rule import SearchPlan, Step, StepOutcome
-    from loadgate.capacity.search_rule import run_search as rule_search
-    from loadgate.records.search import SearchRecord
+    from loadgate.capacity.search import driver as search_driver
+    from loadgate.capacity.search.record import SearchRecord
+    from loadgate.capacity.search.rule import SearchPlan, Step, StepOutcome
+    from loadgate.capacity.search.rule import run_search as rule_search
 
     (folders / "mx.yaml").write_text(
         MATRIX.replace("[30000, 60000]", "[search]") + "search: {precision: 0.1}\n"

@@ -1,4 +1,4 @@
-"""The matrix file (capacity/matrix_file.py): what it reads, and bad files refused with every
+"""The matrix file (capacity/matrix/file.py): what it reads, and bad files refused with every
 problem named by its field, its line and what is allowed."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from loadgate.capacity import matrix_file
-from loadgate.capacity.matrix_file import MatrixFileError, parse
-from loadgate.capacity.matrix_yaml import YamlError, load
+from loadgate.capacity.matrix import file as matrix_file
+from loadgate.capacity.matrix.file import MatrixFileError, parse
+from loadgate.capacity.matrix.yaml_lines import YamlError, load
 
 GOOD = """\
 matrix: memlim

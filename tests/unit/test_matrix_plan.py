@@ -1,12 +1,12 @@
-"""A matrix's cells and resuming it (capacity/matrix_plan.py)."""
+"""A matrix's cells and resuming it (capacity/matrix/plan.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from loadgate.capacity import matrix_plan as plan
-from loadgate.capacity.matrix_file import parse
-from loadgate.capacity.matrix_plan import DONE, FAILED, RUNNING, PlanError, Prior
+from loadgate.capacity.matrix import plan
+from loadgate.capacity.matrix.file import parse
+from loadgate.capacity.matrix.plan import DONE, FAILED, RUNNING, PlanError, Prior
 
 TEXT = """\
 matrix: mx

@@ -8,6 +8,7 @@ from typing import Any
 
 from runresults import pipeline, run_result
 
+from loadgate.capacity.matrix.record import CellRecord, MatrixRecord
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.resources import (
@@ -17,7 +18,6 @@ from loadgate.measure.resources import (
     ServiceResources,
     StandinCounts,
 )
-from loadgate.records.matrix import CellRecord, MatrixRecord
 from loadgate.records.result import RunResult
 from loadgate.report import matrix_table as mt
 

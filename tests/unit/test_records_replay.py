@@ -27,14 +27,17 @@ from typing import Any
 
 from rich.console import Console
 
-from loadgate.capacity import compare_repeat, compare_values, search_driver
-from loadgate.capacity.search_state import HOLD, SATURATION, Step
+from loadgate.capacity.compare import record as compare_records
+from loadgate.capacity.compare import repeat as compare_repeat
+from loadgate.capacity.compare import values as compare_values
+from loadgate.capacity.search import driver as search_driver
+from loadgate.capacity.search import record as search_records
+from loadgate.capacity.search.state import HOLD, SATURATION, Step
 from loadgate.contract import gates as gates_mod
-from loadgate.judge import run_figures, saturation_floor
+from loadgate.gate import saturation as saturation_floor
+from loadgate.judge import run_figures
 from loadgate.measure.saturation import SaturationFigures
-from loadgate.records import compare as compare_records
 from loadgate.records import result as results
-from loadgate.records import search as search_records
 from loadgate.report import matrix_table, runs, tables
 
 DATA = Path(__file__).parent.parent / "data"

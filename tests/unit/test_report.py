@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from loadgate import cli
-from loadgate.capacity.search_rule import SATURATION, SearchPlan, Step, StepOutcome, run_search
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import SATURATION, SearchPlan, Step, StepOutcome, run_search
 from loadgate.cli import report as cli_report
 from loadgate.measure import timeseries as ts
 from loadgate.records.result import RunResult
-from loadgate.records.search import SearchRecord
 from loadgate.report import naming, page, plots
 from loadgate.report.capacity import Capacity, KneeCurve, KneePoint, capacity_of, knee_curve
 from loadgate.report.content import ReportError, build, load

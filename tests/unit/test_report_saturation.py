@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from loadgate.capacity.compare.record import CompareRecord
 from loadgate.cli import report as cli_report
-from loadgate.records.compare import CompareRecord
 from loadgate.records.result import RunResult
 from loadgate.report import page
 from loadgate.report.content import build, load

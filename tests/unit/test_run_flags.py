@@ -12,9 +12,9 @@ import pytest
 
 from loadgate import cli
 from loadgate.build import binaries
-from loadgate.cli import binaries as binaries_cli
 from loadgate.cli import flags as cli_flags
 from loadgate.cli import run as run_cli
+from loadgate.cli.binaries_output import build_missing
 from loadgate.cli.seams import Seams
 from loadgate.stack.ops import StackOps
 from loadgate.stack.profile import Profile
@@ -210,7 +210,7 @@ def failing_build(*args: Any, **kwargs: Any) -> None:
 
 
 # The real build_missing, with k6 missing and its build failing.
-FAILING_BUILD = partial(binaries_cli.build_missing, missing=returns(["k6"]), ensure=failing_build)
+FAILING_BUILD = partial(build_missing, missing=returns(["k6"]), ensure=failing_build)
 
 
 def test_run_errors_carry_the_run_prefix_not_binaries(

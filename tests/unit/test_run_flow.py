@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from runresults import run_result
+from stackinfos import DEAD, healthy, info_of
 
 from loadgate import cli
 from loadgate.cli.seams import Seams
@@ -22,10 +23,7 @@ from loadgate.runner.run import RunError
 from loadgate.stack import local, runlock
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
-from loadgate.stack.procs import ProcessId
 from loadgate.stack.profile import Profile
-
-DEAD = ProcessId(os.getpid(), 1)  # this PID with another start time: a process that is gone
 
 
 def returns(value: Any) -> Callable[..., Any]:
@@ -79,34 +77,6 @@ class Calls:
     def with_stack(self, **ops: Any) -> Seams:
         """The seams with these stack operations replaced."""
         return replace(self.seams, stack=replace(self.seams.stack, **ops))
-
-
-def info_of(root: Path, owner: local.Owner | None, pebble: ProcessId | None = None) -> Any:
-    me = pebble or ProcessId.me()  # a live process stands in for Pebble
-    return local.StackInfo(
-        root=root,
-        pid=me.pid,
-        ports=Ports.from_base(24800),
-        profile=Profile(),
-        bin_dir=root / "bin",
-        started_at=time.time(),
-        pebble_start_ticks=me.start_ticks,
-        owner=owner,
-    )
-
-
-def healthy(info: local.StackInfo, sick: dict[str, str] | None = None) -> local.StackStatus:
-    services = [
-        local.ServiceStatus(
-            name,
-            1,
-            "inactive" if name in (sick or {}) else "active",
-            name not in (sick or {}),
-            (sick or {}).get(name, "HTTP 200"),
-        )
-        for name in ("otelcol", "loki", "prometheus")
-    ]
-    return local.StackStatus(running=True, info=info, services=services)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from test_run_flags import run_main
 from test_run_flow import Calls
 
 from loadgate import cli
-from loadgate.capacity.generator_bench import GeneratorFigures, sink_config, sink_target
+from loadgate.capacity.bench.generator import GeneratorFigures, sink_config, sink_target
 from loadgate.cli import bench
 from loadgate.contract.scenarios import LOGQL_QUERY, LOKI_PUSH, OTLP_LOGS, OTLP_METRICS, OTLP_TRACES
 from loadgate.stack.choice import StackRequest

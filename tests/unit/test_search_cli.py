@@ -14,8 +14,9 @@ import pytest
 from runresults import pipeline, run_result
 
 from loadgate import cli
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search import driver as searching
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     BISECT,
@@ -25,6 +26,8 @@ from loadgate.capacity.search_rule import (
     Search,
     SearchPlan,
     StepOutcome,
+    noiseless_worst_case,
+    plan_problems,
 )
 from loadgate.cli import search as search_cli
 from loadgate.cli import search_juju
@@ -32,9 +35,10 @@ from loadgate.cli.common import UsageError
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.run_figures import assess
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
+from loadgate.stack.choice import StackRequest
 from loadgate.stack.profile import Profile
+from loadgate.stack.session import SessionRequest
 
 
 def returns(value: Any) -> Any:
@@ -147,9 +151,9 @@ def test_method_and_saturation_flags_set_the_plan_and_the_error_gate_comes_from_
 
 def test_the_defaults_are_sound_and_within_five_minutes_of_load() -> None:
     plan = SearchPlan()
-    assert plan.problems() == []
+    assert plan_problems(plan) == []
     assert plan.budget_s <= 300
-    assert plan.noiseless_worst_case()[1] <= plan.budget_s
+    assert noiseless_worst_case(plan)[1] <= plan.budget_s
 
 
 def record_with(status: str, tmp_path: Path) -> SearchRecord:
@@ -214,10 +218,8 @@ def test_exit_codes_by_status(
     sessions: list[str] = []
 
     @contextlib.contextmanager
-    def session(
-        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
-    ) -> Generator[Target]:
-        sessions.append(f"{command} {run_id}")
+    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
+        sessions.append(f"{request.command} {request.run_id}")
         yield Target()
 
     seen: dict[str, Any] = {}
@@ -268,9 +270,7 @@ def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
             return {}
 
     @contextlib.contextmanager
-    def session(
-        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
-    ) -> Generator[Target]:
+    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
         events.append("stack up")
         try:
             yield Target()
@@ -324,10 +324,8 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
     sessions: list[str] = []
 
     @contextlib.contextmanager
-    def session(
-        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
-    ) -> Generator[Target]:
-        sessions.append(run_id)
+    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
+        sessions.append(request.run_id)
         yield Target()
 
     searches: list[tuple[Path, str]] = []
@@ -430,13 +428,14 @@ def test_a_scenario_search_carries_its_signal_scope_and_unit(
         def environment(self) -> dict[str, Any]:
             return {"profile": {"name": "charm-default"}}
 
-    flags_seen: list[Any] = []
+    asked: list[StackRequest] = []
+
+    def resolve(request: StackRequest) -> Profile:
+        asked.append(request)
+        return Profile()
 
     @contextlib.contextmanager
-    def session(
-        seams: Seams, flags: Any, command: str, run_id: str, what: Any, *, keep: bool
-    ) -> Generator[Target]:
-        flags_seen.append(flags)
+    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
         yield Target()
 
     seen: dict[str, Any] = {}
@@ -446,8 +445,11 @@ def test_a_scenario_search_carries_its_signal_scope_and_unit(
         return replace(record, stack=a[2])
 
     argv = ["search", "--search-id", "sid", "--scenario", "otlp-metrics"]
-    assert cli.main(argv, seams=search_seams(session, run_search)) == cli.EXIT_OK
-    assert "metrics" in flags_seen[0].signals  # the stack carries the metrics signal
+    seams = replace(search_seams(session, run_search), resolve_stack=resolve)
+    assert cli.main(argv, seams=seams) == cli.EXIT_OK
+    charms = asked[0].charms
+    assert charms is not None
+    assert "metrics" in charms.signals  # the stack carries the metrics signal
     assert seen["stack"]["scenario"] == "otlp-metrics"
     assert seen["base"].scenario == "otlp-metrics"
     assert seen["scope"].signal.name == "metrics"  # the settle reads the metrics pipeline
@@ -466,7 +468,7 @@ def test_a_search_on_a_model_takes_steps_of_minutes() -> None:
 
     on_model = plan_of("--target", "juju", "--model", "cos")
     assert (on_model.saturate_s, on_model.hold_s, on_model.hold_min_s) == (480, 300, 180)
-    assert on_model.problems() == []  # its budget covers its longest noiseless search
+    assert plan_problems(on_model) == []  # its budget covers its longest noiseless search
     assert plan_of("--target", "juju", "--model", "cos", "--hold", "240").hold_s == 240
     assert plan_of().saturate_s == SearchPlan().saturate_s  # the local stack's, unchanged
     bisect = plan_of("--target", "juju", "--model", "cos", "--scenario", "loki-push")

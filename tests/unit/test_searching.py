@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from runresults import pipeline, run_result
 
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search import driver as searching
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
     BISECT,
     FOUND,
@@ -32,7 +33,6 @@ from loadgate.judge.attribution import COLLECTOR
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.saturation import SaturationFigures
 from loadgate.records.result import RunResult
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 
 BASE = RunSpec.from_params(
@@ -338,7 +338,7 @@ def test_a_saturate_search_measures_then_holds_around_the_throughput(tmp_path: P
     sim = QueueSim(knee=210_000)
     record = saturate_search(tmp_path, sim, "sat1")
     steps = [(s.step.phase, s.step.rate, s.step.duration_s) for s in record.steps]
-    # holds that must keep up: 30 s each (search_saturate.hold_seconds)
+    # holds that must keep up: 30 s each (search.saturate.hold_seconds)
     assert steps == [(SATURATION, 300_000, 30), (HOLD, 221_000, 30), (HOLD, 200_000, 30)]
     first = sim.specs[0]
     assert (first.max_error_rate, first.p99_ms, first.min_logs_per_minute) == (1.0, 3_600_000, 0)

@@ -1,6 +1,6 @@
 """`loadgate bench generator`: k6's units (log records, data points, lines, spans, queries) per
 minute per k6 CPU core, for each scenario, against a nop collector (logql-query: a sink that
-answers as Loki); the measuring is loadgate.capacity.generator_bench."""
+answers as Loki); the measuring is loadgate.capacity.bench.generator."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from loadgate.capacity.generator_bench import TARGETS_PER_CORE, GeneratorFigures
+from loadgate.capacity.bench.generator import TARGETS_PER_CORE, GeneratorFigures
 from loadgate.contract import k6args
 from loadgate.contract.params import MAX_P99_MS
 from loadgate.contract.scenarios import BY_NAME as SCENARIOS

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from loadgate.bundle import cos_lite
 from loadgate.bundle.catalog import CatalogError
 from loadgate.bundle.catalog import build as build_catalog
 from loadgate.bundle.check import (
@@ -15,6 +16,7 @@ from loadgate.bundle.check import (
     default_bundle,
     default_combinations,
     default_upstream,
+    load,
     local_charmcraft_files,
 )
 
@@ -45,6 +47,12 @@ def add_flags(p: argparse.ArgumentParser) -> None:
         "--upstream",
         help="upstream charm endpoints (default src/loadgate/data/upstream-charms.yaml)",
     )
+    p.add_argument(
+        "--cos-lite",
+        action="store_true",
+        help="also compare the bundle with COS Lite (data/cos-lite.yaml); always done for "
+        "loadgate's own bundle",
+    )
 
 
 def cmd_check_bundle(args: argparse.Namespace, seams: Seams) -> int:
@@ -71,4 +79,33 @@ def cmd_check_bundle(args: argparse.Namespace, seams: Seams) -> int:
                 stdout.print(f"  {problem}", soft_wrap=True)
         else:
             stdout.print(f"[green]OK[/green]   {label}", soft_wrap=True)
+    if args.cos_lite or not args.bundle:
+        failed = not print_cos_lite(bundle) or failed
     return EXIT_GATE_FAILED if failed else EXIT_OK
+
+
+def print_cos_lite(bundle: Path) -> bool:
+    """The bundle against COS Lite: each difference kept on purpose with why, and any other
+    (a failure). Whether nothing unexplained was found."""
+    try:
+        doc, _ = load(bundle)
+        found = cos_lite.compare(doc, cos_lite.load())
+    except (BundleError, cos_lite.ReferenceError) as exc:
+        console.print(f"[red]loadgate check-bundle: {exc}[/red]", soft_wrap=True)
+        return False
+    verdict = "[green]OK[/green]  " if found.ok else "[red]FAIL[/red]"
+    stdout.print(
+        f"{verdict} {bundle} against COS Lite ({found.reference}): {len(found.kept)} "
+        "differences kept on purpose",
+        soft_wrap=True,
+    )
+    for kept in found.kept:
+        changes = "changes what the gate measures" if kept.measures else "measures the same"
+        stdout.print(f"  {kept.what} ({changes}): {kept.why}", soft_wrap=True)
+    for what in found.unexplained:
+        stdout.print(f"  [red]not explained[/red]: {what} (add it to data/cos-lite.yaml "
+                     "`accepted` with why, or close it)", soft_wrap=True)  # fmt: skip
+    for what in found.stale:
+        stdout.print(f"  [red]no longer differs[/red]: {what} (remove it from `accepted`)",
+                     soft_wrap=True)  # fmt: skip
+    return found.ok

@@ -1,8 +1,8 @@
 """`loadgate compare`: the gate between two stacks (charm sources or revisions, charm options,
 profiles), run interleaved in pairs on this machine, pairs added until every metric is decided
 (or `--repeats N` pairs); exit 1 on a regression, 0 on none, 2 when too noisy or on bad input /
-a broken stack. The driving is `loadgate.capacity.compare_driver`; the rule
-`loadgate.capacity.compare_rule` and `compare_sequential`; the tables `loadgate.report.
+a broken stack. The driving is `loadgate.capacity.compare.driver`; the rule
+`loadgate.capacity.compare.rule` and `sequential`; the tables `loadgate.report.
 compare_tables`."""
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loadgate import paths
-from loadgate.capacity import compare_driver as comparing
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity import compare_scenario
-from loadgate.capacity import compare_sequential as seq
-from loadgate.capacity.compare_repeat import DEFAULT_PRESSURE_FRACTION, saturating
-from loadgate.capacity.compare_sequential import Plan
-from loadgate.capacity.search_rule import SearchPlan
+from loadgate.capacity.compare import driver as comparing
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import scenario as compare_scenario
+from loadgate.capacity.compare import sequential as seq
+from loadgate.capacity.compare.record import Pressure
+from loadgate.capacity.compare.repeat import DEFAULT_PRESSURE_FRACTION, saturating
+from loadgate.capacity.compare.sequential import Plan
+from loadgate.capacity.search.rule import SearchPlan, plan_problems
 from loadgate.contract.params import MAX_RATE, PARAMS
 from loadgate.contract.scenarios import OWN_PARAMS, Scenario
 from loadgate.contract.spec import (
@@ -32,11 +33,9 @@ from loadgate.contract.spec import (
     parse_labels,
 )
 from loadgate.measure.saturation import SATURATE_PARAMS
-from loadgate.records.compare import Pressure
 
-from ..stack import choice, local, orphans, runlock
+from ..stack import choice, local, runlock, session
 from ..stack.choice import StackFlags, StackRequest
-from ..stack.ops import StackOps
 from ..stack.ports import Ports
 from .common import (
     EXIT_BAD_INPUT,
@@ -58,7 +57,7 @@ from .flags import (
     stack_flags,
 )
 from .run import check_results_dir, with_scenario_signals
-from .stack import prepare_stack
+from .stack import free_stack_dir, prepare_stack
 
 if TYPE_CHECKING:
     from .seams import Seams
@@ -113,6 +112,23 @@ def register(sub: Subparsers) -> None:
         "pressure-p99 60, chosen from their spread here so 4 pairs decide them; narrower "
         "margins need more pairs and --budget: docs/measurements.md)",
     )
+    _add_pressure_flags(p)
+    add_load_flags(p, COMPARE_PARAMS, COMPARE_DEFAULTS)
+    p.add_argument("--compare-id", help="the comparison's id (default: time stamp and suffix)")
+    p.add_argument(
+        "--search-precision",
+        type=float,
+        default=SearchPlan().precision,
+        help="capacity searches: the knee within ±this (default 0.05)",
+    )
+    add_drain_timeout(p, "to wait for the queue to drain after each run")
+    add_stack_flags(p)
+    p.set_defaults(handler=cmd_compare)
+
+
+def _add_pressure_flags(p: argparse.ArgumentParser) -> None:
+    """The pressure runs' rate (a fraction of the baseline's saturation, or given) and the
+    saturation runs' offered rate."""
     p.add_argument(
         "--pressure-fraction",
         default=str(DEFAULT_PRESSURE_FRACTION),
@@ -131,17 +147,6 @@ def register(sub: Subparsers) -> None:
         help=f"records/min the saturation runs offer (default {SATURATE_PARAMS['rate']}: more "
         "than the pipeline takes; raise it when a side is not saturated; otlp-logs only)",
     )
-    add_load_flags(p, COMPARE_PARAMS, COMPARE_DEFAULTS)
-    p.add_argument("--compare-id", help="the comparison's id (default: time stamp and suffix)")
-    p.add_argument(
-        "--search-precision",
-        type=float,
-        default=SearchPlan().precision,
-        help="capacity searches: the knee within ±this (default 0.05)",
-    )
-    add_drain_timeout(p, "to wait for the queue to drain after each run")
-    add_stack_flags(p)
-    p.set_defaults(handler=cmd_compare)
 
 
 def _add_side_flags(p: argparse.ArgumentParser) -> None:
@@ -393,7 +398,7 @@ def metrics_and_plan(
         raise UsageError(str(exc)) from None
     metrics = compare_scenario.in_unit(metrics, kind)
     plan = SearchPlan(precision=args.search_precision)
-    problems = plan.problems()
+    problems = plan_problems(plan)
     if problems:
         raise UsageError(
             f"--search-precision: {args.search_precision:g} makes an unsound search plan: "
@@ -421,60 +426,29 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
         return EXIT_BAD_INPUT
     root = paths.stack_dir()
     try:
-        lock = runlock.acquire(root, runlock.Holder.me("compare", compare_id))
+        with session.held_lock(root, "compare", compare_id, notice, shielded):
+            if not free_stack_dir(root, seams.stack):
+                return EXIT_BAD_INPUT
+            repeat = comparing.LocalRepeats(
+                root=root,
+                ports=Ports.from_base(shared.base_port),
+                spec=spec,
+                results_root=results_root,
+                compare_id=compare_id,
+                metrics=metrics,
+                saturate_spec=saturate,
+                pressure_fraction=fraction,
+                pressure=pressure,
+                drain_timeout=args.drain_timeout,
+                search=seams.run_search,
+                plan=search_plan,
+                guard=shielded,
+                stack=seams.stack,
+                open_target=seams.open_target,
+                execute=seams.execute,
+            )
+            sides = comparing.Sides(baseline, candidate, aa)
+            return drive_live(compare_id, sides, plan, args.order, repeat, results_root)
     except runlock.BusyError as exc:
         error("compare", exc)
         return EXIT_BAD_INPUT
-    try:
-        if lock.previous is not None and lock.previous.process != lock.holder.process:
-            notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
-        if not free_stack_dir(root, seams.stack):
-            return EXIT_BAD_INPUT
-        repeat = comparing.LocalRepeats(
-            root=root,
-            ports=Ports.from_base(shared.base_port),
-            spec=spec,
-            results_root=results_root,
-            compare_id=compare_id,
-            metrics=metrics,
-            saturate_spec=saturate,
-            pressure_fraction=fraction,
-            pressure=pressure,
-            drain_timeout=args.drain_timeout,
-            search=seams.run_search,
-            plan=search_plan,
-            guard=shielded,
-            stack=seams.stack,
-            open_target=seams.open_target,
-            execute=seams.execute,
-        )
-        sides = comparing.Sides(baseline, candidate, aa)
-        return drive_live(compare_id, sides, plan, args.order, repeat, results_root)
-    finally:
-        with shielded():
-            lock.release()
-
-
-def free_stack_dir(root: Path, ops: StackOps) -> bool:
-    """compare starts a fresh stack for every run: a stack left by a dead run is stopped, a
-    running one is refused (False, said why)."""
-    found = orphans.stop_orphan_k6(root)
-    if found:
-        notice(f"found: {found}")
-    info = ops.read_info(root)
-    if info is None:
-        return True
-    if info.abandoned:
-        notice(f"found: a stack at {root} left by a run that ended without stopping it: stopped")
-        with shielded():
-            ops.down(root)
-        return True
-    if info.pebble_alive():
-        error(
-            "compare",
-            f"a stack is running at {root} ({info.name}); compare starts a fresh stack of each "
-            "side for every run: stop it with `loadgate stack down`, or give compare another "
-            "LOADGATE_STACK_DIR (and --base-port)",
-        )
-        return False
-    return True

@@ -11,12 +11,12 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
-from loadgate.capacity import compare_driver as comparing
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity.compare_rule import ScheduledRun
-from loadgate.capacity.compare_sequential import Plan
-from loadgate.records.compare import COMPARE_FILE, CompareRecord
-from loadgate.records.search import SearchRecord
+from loadgate.capacity.compare import driver as comparing
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare.record import COMPARE_FILE, CompareRecord
+from loadgate.capacity.compare.rule import ScheduledRun
+from loadgate.capacity.compare.sequential import Plan
+from loadgate.capacity.search.record import SearchRecord
 from loadgate.report import compare_tables
 from loadgate.runner.target import Progress
 

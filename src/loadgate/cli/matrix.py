@@ -3,8 +3,8 @@ a fresh local stack, resumable (done cells are skipped, and said so), with the c
 printed and saved as `results/<matrix_id>/matrix.md`. Exit 0 when every cell ran (PASS or
 FAIL: the verdicts are in the table), 2 on a bad file or when a cell could not be run.
 
-The file: loadgate.capacity.matrix_file; the cells and resuming: matrix_plan; the runs:
-matrix_driver; the table: loadgate.report.matrix_table."""
+The file: loadgate.capacity.matrix.file; the cells and resuming: plan; the runs:
+driver; the table: loadgate.report.matrix_table."""
 
 from __future__ import annotations
 
@@ -20,13 +20,12 @@ from rich.table import Table
 from rich.text import Text
 
 from loadgate import paths
-from loadgate.capacity import matrix_file, matrix_plan
-from loadgate.capacity.matrix_driver import Hooks, MatrixRun
-from loadgate.capacity.matrix_file import MatrixFile, MatrixFileError
-from loadgate.capacity.matrix_plan import Prior, Step
-from loadgate.contract.spec import is_run_id
-from loadgate.records.fields import RecordError
-from loadgate.records.matrix import (
+from loadgate.capacity.matrix import file as matrix_file
+from loadgate.capacity.matrix import plan as matrix_plan
+from loadgate.capacity.matrix.driver import Hooks, MatrixRun
+from loadgate.capacity.matrix.file import MatrixFile, MatrixFileError
+from loadgate.capacity.matrix.plan import Prior, Step
+from loadgate.capacity.matrix.record import (
     CellRecord,
     MatrixRecord,
     matrix_dir,
@@ -34,11 +33,13 @@ from loadgate.records.matrix import (
     read_matrix,
     write_matrix,
 )
+from loadgate.contract.spec import is_run_id
+from loadgate.records.fields import RecordError
 from loadgate.report import matrix_content
 from loadgate.report.matrix_table import comparison
 from loadgate.runner.target import Progress
 
-from ..stack import local, runlock
+from ..stack import local, runlock, session
 from ..stack.ports import Ports
 from .common import (
     EXIT_BAD_INPUT,
@@ -52,9 +53,8 @@ from .common import (
     shielded,
     stdout,
 )
-from .compare import free_stack_dir
 from .run import progress_line
-from .stack import prepare_stack
+from .stack import free_stack_dir, prepare_stack
 
 if TYPE_CHECKING:
     from .seams import Seams
@@ -262,33 +262,27 @@ def _run(matrix: MatrixFile, steps: list[Step], stacks: dict[str, local.StackCho
          port: int | None, folder: Path, results_root: Path, seams: Seams) -> int:  # fmt: skip
     root = paths.stack_dir()
     try:
-        lock = runlock.acquire(root, runlock.Holder.me("matrix", matrix.matrix_id))
+        with session.held_lock(root, "matrix", matrix.matrix_id, notice, shielded):
+            if not free_stack_dir(root, seams.stack):
+                return EXIT_BAD_INPUT
+            started = time.monotonic()
+            with console.status("starting") as status:
+                live = _Live(status, len(steps))
+                hooks = Hooks(live.on_experiment, live.on_cell, live.on_skip, live.on_done,
+                              live.on_phase, live.on_progress)  # fmt: skip
+
+                def after_cell() -> None:
+                    content = matrix_content.load_folder(folder)
+                    if content is not None:
+                        matrix_content.write_table(content)
+
+                MatrixRun(
+                    matrix, stacks, root, Ports.from_base(port), folder, results_root, after_cell,
+                    hooks, guard=shielded, stack=seams.stack, open_target=seams.open_target,
+                    execute=seams.execute, run_search=seams.run_search,
+                ).run(steps)  # fmt: skip
+            console.print(f"wall time {time.monotonic() - started:.0f}s")
+            return EXIT_OK
     except runlock.BusyError as exc:
         error("matrix", exc)
         return EXIT_BAD_INPUT
-    try:
-        if lock.previous is not None and lock.previous.process != lock.holder.process:
-            notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
-        if not free_stack_dir(root, seams.stack):
-            return EXIT_BAD_INPUT
-        started = time.monotonic()
-        with console.status("starting") as status:
-            live = _Live(status, len(steps))
-            hooks = Hooks(live.on_experiment, live.on_cell, live.on_skip, live.on_done,
-                          live.on_phase, live.on_progress)  # fmt: skip
-
-            def after_cell() -> None:
-                content = matrix_content.load_folder(folder)
-                if content is not None:
-                    matrix_content.write_table(content)
-
-            MatrixRun(
-                matrix, stacks, root, Ports.from_base(port), folder, results_root, after_cell,
-                hooks, guard=shielded, stack=seams.stack, open_target=seams.open_target,
-                execute=seams.execute, run_search=seams.run_search,
-            ).run(steps)  # fmt: skip
-        console.print(f"wall time {time.monotonic() - started:.0f}s")
-        return EXIT_OK
-    finally:
-        with shielded():
-            lock.release()

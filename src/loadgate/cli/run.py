@@ -4,9 +4,7 @@ local stack or (`--target juju`) through a model's k6 charm."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import tempfile
-from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +13,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from loadgate import paths
-from loadgate.capacity.search_driver import Execute
+from loadgate.capacity.search.driver import Execute
 from loadgate.charms import signals as signal_relations
 from loadgate.contract.gates import PASS
 from loadgate.contract.params import PARAMS
@@ -32,12 +30,8 @@ from loadgate.report import matrix_table, tables
 from loadgate.runner import run as runner
 from loadgate.runner.target import Progress, Target
 
-from ..stack import choice, local, orphans, runlock
+from ..stack import local, runlock
 from ..stack.choice import StackFlags
-from ..stack.ops import StackOps
-from ..stack.ports import Ports
-from ..stack.procs import ProcessId
-from ..targets.local import LocalTarget
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -47,7 +41,6 @@ from .common import (
     console,
     error,
     notice,
-    shielded,
     stdout,
 )
 from .flags import (
@@ -59,7 +52,7 @@ from .flags import (
     load_params,
     stack_flags,
 )
-from .stack import prepare_stack, start_stack
+from .stack import prepare_stack, stack_session
 
 if TYPE_CHECKING:
     from .seams import Seams
@@ -265,7 +258,7 @@ def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
     if seams.build_missing(("k6", *local.stack_parts(what)), command="run") != EXIT_OK:
         return EXIT_BAD_INPUT
     try:
-        with seams.session(seams, flags, "run", spec.run_id, what, keep=args.keep_stack) as target:
+        with stack_session(seams, flags, "run", spec.run_id, what, keep=args.keep_stack) as target:
             # The exporter --hand chose (a fake target of the tests may have none).
             scope: Scope | None = getattr(target, "scope", None)
             return run_with(
@@ -318,112 +311,3 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec, seams: Seams) -> int:
         return EXIT_BAD_INPUT
     finally:
         target.close()
-
-
-@contextlib.contextmanager
-def local_session(
-    seams: Seams,
-    flags: StackFlags,
-    command: str,
-    run_id: str,
-    what: local.StackChoice,
-    *,
-    keep: bool,
-) -> Generator[LocalTarget]:
-    """The local stack for one command (`run`, `search`), holding its lock: find what a dead
-    run left, then use the running stack or start one; the target on it is yielded. At the end
-    the stack is stopped only if this command started it (and was not told to `keep` it).
-
-    Raises runlock.BusyError (another command holds the stack) and local.StackError (a
-    broken or different running stack); errors of the body propagate after the clean-up."""
-    root = paths.stack_dir()
-    ops = seams.stack
-    lock = runlock.acquire(root, runlock.Holder.me(command, run_id))
-    try:
-        if lock.previous is not None and lock.previous.process != lock.holder.process:
-            notice(f"found: {lock.previous.describe()} died while it held the stack at {root}")
-        found = orphans.stop_orphan_k6(root)
-        if found:
-            notice(f"found: {found}")
-        started_here = False
-        try:
-            info = _usable_stack(ops, root)
-            if info is None:
-                owner = local.Owner(ProcessId.me(), run_id, keep=keep)
-                ports = Ports.from_base(flags.base_port)
-                info = start_stack(what, ports, up=ops.up, owner=owner)
-                started_here = True
-            else:
-                _check_running_stack(ops, info, flags, what)
-                console.print(
-                    Text(f"using the running stack ({info.name}, {info.root})"), soft_wrap=True
-                )
-            target = seams.open_target(info)
-            try:
-                yield target
-            finally:
-                with shielded():
-                    target.close()
-        finally:
-            if started_here and not keep:
-                with shielded():
-                    ops.down(root)
-                console.print("stack stopped (use --keep-stack to leave it up)")
-    finally:
-        with shielded():
-            lock.release()
-
-
-def _usable_stack(ops: StackOps, root: Path) -> local.StackInfo | None:
-    """The running stack at `root` this command may use; None when there is none (a stack
-    abandoned by a dead run is stopped, with a note)."""
-    info = ops.read_info(root)
-    if info is not None and info.abandoned:
-        owner = info.owner
-        assert owner is not None
-        left = [f"pebble (pid {info.pid})"] if info.pebble_alive() else []
-        left += [f"{n} (pid {p})" for n, p in ops.leftovers(info) if p != info.pid]
-        notice(
-            f"found: the stack at {root} was started by run {owner.run_id} (loadgate "
-            f"pid {owner.process.pid}), which ended without stopping it"
-            + (f"; still running: {', '.join(left)}" if left else "")
-            + ": stopping it and starting a fresh one"
-        )
-        with shielded():
-            ops.down(root)
-        return None
-    if info is not None and not info.pebble_alive():
-        return None  # `up` stops on services left without their Pebble, with the fix
-    return info
-
-
-def _check_running_stack(
-    ops: StackOps, info: local.StackInfo, flags: StackFlags, what: local.StackChoice
-) -> None:
-    """A stack this run did not start: it must be the one asked for, and whole."""
-    differ = choice.differences(what, info.charms, info.profile)
-    if differ:
-        raise local.StackError(
-            f"the running stack is not the one this run asks for ({'; '.join(differ)}): "
-            "stop it with `loadgate stack down` first"
-        )
-    if flags.base_port is not None and Ports.from_base(flags.base_port) != info.ports:
-        raise local.StackError(
-            "the running stack uses other ports than --base-port asks; "
-            "stop it with `loadgate stack down` first"
-        )
-    st = ops.status(info.root)
-    sick = [s for s in st.services if not (s.healthy and s.pebble == "active")]
-    if sick:
-        broken = "; ".join(
-            (
-                f"Prometheus is down ({s.detail}, pebble: {s.pebble})"
-                if s.name == "prometheus"
-                else f"{s.name} is not healthy ({s.detail}, pebble: {s.pebble})"
-            )
-            for s in sick
-        )
-        raise local.StackError(
-            f"the running stack at {info.root} is broken: {broken}; nothing was started. "
-            "Restart it (`loadgate stack down`, then run again) or fix the service"
-        )

@@ -3,12 +3,15 @@ gives the real collaborators (`Seams()`), tests give fakes (`cli.main(argv, seam
 of patching module names.
 
 - `resolve_stack`: resolve a stack request (charm sources, rendering, workload builds);
-- `build_missing`: build the binaries a command needs (cli.binaries.build_missing);
+- `build_missing`: build the binaries a command needs (cli.binaries_output.build_missing);
 - `stack`: the local stack's up, down, info and status (loadgate.stack.ops.StackOps);
 - `open_target`: the load target on a running stack (LocalTarget);
-- `session`: the local stack for one command, holding its lock (cli.run.local_session);
+- `session`: the local stack for one command, holding its lock (stack.session.local_session;
+  cli.stack.session_hands gives it the terminal and the seams above);
 - `execute`: one run (runner.execute); `run_search`: one capacity search;
-- `bench_generator`: the generator benchmark (capacity.generator_bench).
+- `bench_generator`: the generator benchmark (capacity.bench.generator).
+
+This module imports no command module: the commands import it (for `Seams`), not the reverse.
 """
 
 from __future__ import annotations
@@ -20,35 +23,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..capacity import search_driver
-from ..capacity.compare_repeat import SearchFn
-from ..capacity.generator_bench import GeneratorFigures, run_generator_bench
+from ..capacity.bench.generator import GeneratorFigures, run_generator_bench
+from ..capacity.compare.repeat import SearchFn
+from ..capacity.search import driver as searching
 from ..contract.spec import RunSpec
 from ..runner import run as runner
 from ..stack import local
-from ..stack.choice import StackFlags, StackRequest
+from ..stack.choice import StackRequest
 from ..stack.ops import StackOps
 from ..stack.ports import Ports
+from ..stack.session import Hands, SessionRequest, local_session
 from ..targets.local import LocalTarget
-from .binaries import build_missing
-from .run import local_session
+from .binaries_output import build_missing
 
 
 class BuildMissing(Protocol):
     def __call__(self, names: Sequence[str], *, command: str) -> int: ...
 
 
-class Session(Protocol):
-    def __call__(
-        self,
-        seams: Seams,
-        flags: StackFlags,
-        command: str,
-        run_id: str,
-        what: local.StackChoice,
-        *,
-        keep: bool,
-    ) -> AbstractContextManager[LocalTarget]: ...
+Session = Callable[[SessionRequest, Hands[LocalTarget]], AbstractContextManager[LocalTarget]]
 
 
 @dataclass(frozen=True)
@@ -58,8 +51,8 @@ class Seams:
     stack: StackOps = field(default_factory=StackOps)
     open_target: Callable[[local.StackInfo], LocalTarget] = LocalTarget
     session: Session = local_session
-    execute: search_driver.Execute = runner.execute
-    run_search: SearchFn = search_driver.run_search
+    execute: searching.Execute = runner.execute
+    run_search: SearchFn = searching.run_search
     bench_generator: Callable[[RunSpec, Ports, Path], GeneratorFigures] = run_generator_bench
 
 

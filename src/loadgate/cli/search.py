@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from loadgate import paths
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.search_rule import (
+from loadgate.capacity.search import driver as searching
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
     BISECT,
@@ -29,12 +30,12 @@ from loadgate.capacity.search_rule import (
     OUT_OF_STEPS,
     SATURATE,
     SearchPlan,
+    plan_problems,
 )
 from loadgate.contract.params import PARAMS
 from loadgate.contract.scenarios import OWN_PARAMS
 from loadgate.contract.spec import RunSpec, SpecError, new_run_id
 from loadgate.measure.queries import QueryError
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 
 from ..stack import local, runlock
@@ -66,7 +67,7 @@ from .search_output import print_search, print_spread, search_live, wide_stdout
 from .search_output import spread_lines as spread_lines
 from .search_output import steps_table as steps_table
 from .search_output import summary_lines as summary_lines
-from .stack import prepare_stack
+from .stack import prepare_stack, stack_session
 
 if TYPE_CHECKING:
     from .seams import Seams
@@ -140,35 +141,7 @@ def register(sub: Subparsers) -> None:
         "search",
         help="find the highest rate at which every gate passes (capacity), and what gave way",
     )
-    p.add_argument(
-        "--method",
-        help=f"{SATURATE}: a saturation step, then holds around its throughput; {BISECT}: "
-        f"probes bracket and bisect, a hold confirms (default {PLAN.method})",
-    )
-    p.add_argument(
-        "--precision",
-        help=f"the knee within ±this fraction of the bracket's middle (default {PLAN.precision})",
-    )
-    p.add_argument(
-        "--saturate-rate",
-        help="saturate: the saturation step's rate, log records per minute, at most --max-rate "
-        f"(default {PLAN.saturate_rate:,})",
-    )
-    p.add_argument(
-        "--saturation", help=f"saturate: seconds of the saturation step (default {PLAN.saturate_s})"
-    )
-    p.add_argument(
-        "--min-hold",
-        help="saturate with --keep-up-hold 0: seconds of the shortest hold "
-        f"(default {PLAN.hold_min_s})",
-    )
-    p.add_argument(
-        "--keep-up-hold",
-        help="saturate: seconds of every hold, which also fails when the pipeline fell behind "
-        "(its exporter sent on less than 1 - precision/2 of what it took in); 0: holds judged "
-        "by the gates alone, as long as the queue takes to fill at the precision's excess "
-        f"(default {PLAN.keep_up_s}; 0 on Juju)",
-    )
+    _add_saturate_flags(p)
     _add_rate_flags(p)
     p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {PLAN.probe_s})")
     p.add_argument(
@@ -207,6 +180,39 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=cmd_search)
 
 
+def _add_saturate_flags(p: argparse.ArgumentParser) -> None:
+    """The method and precision, and the saturate method's own flags."""
+    p.add_argument(
+        "--method",
+        help=f"{SATURATE}: a saturation step, then holds around its throughput; {BISECT}: "
+        f"probes bracket and bisect, a hold confirms (default {PLAN.method})",
+    )
+    p.add_argument(
+        "--precision",
+        help=f"the knee within ±this fraction of the bracket's middle (default {PLAN.precision})",
+    )
+    p.add_argument(
+        "--saturate-rate",
+        help="saturate: the saturation step's rate, log records per minute, at most --max-rate "
+        f"(default {PLAN.saturate_rate:,})",
+    )
+    p.add_argument(
+        "--saturation", help=f"saturate: seconds of the saturation step (default {PLAN.saturate_s})"
+    )
+    p.add_argument(
+        "--min-hold",
+        help="saturate with --keep-up-hold 0: seconds of the shortest hold "
+        f"(default {PLAN.hold_min_s})",
+    )
+    p.add_argument(
+        "--keep-up-hold",
+        help="saturate: seconds of every hold, which also fails when the pipeline fell behind "
+        "(its exporter sent on less than 1 - precision/2 of what it took in); 0: holds judged "
+        "by the gates alone, as long as the queue takes to fill at the precision's excess "
+        f"(default {PLAN.keep_up_s}; 0 on Juju)",
+    )
+
+
 def _plan_problems(
     args: argparse.Namespace, defaults: dict[str, Any] | None = None
 ) -> tuple[SearchPlan | None, list[tuple[str, str]]]:
@@ -231,7 +237,7 @@ def _plan_problems(
             text = text.replace(name, flag)
         return text
 
-    problems = [(by_name[n], flags(why)) for n, why in plan.problems()]
+    problems = [(by_name[n], flags(why)) for n, why in plan_problems(plan)]
     return (None if problems else plan), problems
 
 
@@ -333,7 +339,7 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     records: list[SearchRecord] = []
     path = searching.search_file(root, ids[0])
     try:
-        with seams.session(seams, flags, "search", search_id, what, keep=args.keep_stack) as target:
+        with stack_session(seams, flags, "search", search_id, what, keep=args.keep_stack) as target:
             stack = {"target": target.name, **target.environment()}
             if base.scenario != SATURATE_SCENARIOS[0]:
                 stack["scenario"] = base.scenario  # the unit of its rates

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from loadgate.capacity.search_rule import SearchPlan
+from loadgate.capacity.search.record import SEARCH_FILE, SearchRecord
+from loadgate.capacity.search.rule import SearchPlan
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.queries import QueryError
-from loadgate.records.search import SEARCH_FILE, SearchRecord
 from loadgate.runner import run as runner
 
 from .common import UsageError, console, error

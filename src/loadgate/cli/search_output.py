@@ -14,19 +14,20 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from loadgate.capacity import search_driver as searching
-from loadgate.capacity.search_rule import AT_LEAST_MAX, FOUND, SearchPlan
+from loadgate.capacity.compare.margins import repeats_for
+from loadgate.capacity.search import driver as searching
+from loadgate.capacity.search import spread
+from loadgate.capacity.search.record import SearchRecord, SearchStepRecord
+from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan
 from loadgate.contract import scenarios as contract_scenarios
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COMPONENTS
 from loadgate.measure.pipeline import Scope
 from loadgate.records import result as results
-from loadgate.records.search import SearchRecord
 from loadgate.runner import run as runner
 from loadgate.runner.run_parts import scenario_scope
 from loadgate.runner.target import Progress
 
-from ..capacity import spread
 from . import run as run_cli
 from .common import console, stdout
 
@@ -66,7 +67,7 @@ def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
             + (f"; {s.not_found} without a capacity" if s.not_found else "")
         )
     )
-    needed = spread.repeats_for(s.found, plan.precision)
+    needed = repeats_for(s.found, plan.precision)
     if len(s.found) >= 2:
         lines.append(
             Text(
@@ -219,6 +220,15 @@ def wide_stdout() -> Console:
     return stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
 
 
+def step_line(last: SearchStepRecord) -> Text:
+    """A finished step in a line: its phase and rate, its verdict, what gave way."""
+    return Text(
+        f"step {last.step.index} {last.step.phase} {last.step.rate:,}/min: "
+        f"{last.outcome.verdict}"
+        + (f" (bottleneck: {last.attribution.verdict})" if last.attribution else "")
+    )
+
+
 def search_live(
     target: runner.Target,
     plan: SearchPlan,
@@ -248,14 +258,7 @@ def search_live(
 
         def on_step(record: SearchRecord) -> None:
             state["record"] = record
-            last = record.steps[-1]
-            console.log(
-                Text(
-                    f"step {last.step.index} {last.step.phase} {last.step.rate:,}/min: "
-                    f"{last.outcome.verdict}"
-                    + (f" (bottleneck: {last.attribution.verdict})" if last.attribution else "")
-                )
-            )
+            console.log(step_line(record.steps[-1]))
             refresh()
 
         def on_phase(text: str) -> None:

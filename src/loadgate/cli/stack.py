@@ -1,11 +1,14 @@
 """`loadgate stack up|down|status`: the local stack of real binaries under Pebble;
-`prepare_stack`/`start_stack`, which `run`, `search` and `compare` use too."""
+`prepare_stack`/`start_stack`, which `run`, `search` and `compare` use too, and
+`stack_session`: the stack for one command (loadgate.stack.session) with its progress and
+findings on the terminal."""
 
 from __future__ import annotations
 
 import argparse
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,12 +17,14 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import paths
-from ..stack import cgroups, choice, local, runlock
+from ..stack import cgroups, choice, local, runlock, session
 from ..stack.choice import StackFlags, StackRequest
-from ..stack.ops import Down, Up
+from ..stack.ops import Down, StackOps, Up
 from ..stack.ports import Ports
 from ..stack.profile import Profile
+from ..stack.session import Hands, SessionRequest
 from ..stack.standin import TRACES
+from ..targets.local import LocalTarget
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -103,6 +108,62 @@ def start_stack(
     for line in stack_notes(info):
         notice(line)
     return info
+
+
+class _TerminalTell:
+    """What a stack session finds and does, said on the terminal (stack.session.Tell)."""
+
+    def found(self, text: str) -> None:
+        notice(text)
+
+    def using(self, info: local.StackInfo) -> None:
+        console.print(Text(f"using the running stack ({info.name}, {info.root})"), soft_wrap=True)
+
+    def stopped(self) -> None:
+        console.print("stack stopped (use --keep-stack to leave it up)")
+
+
+def session_hands(seams: Seams) -> Hands[LocalTarget]:
+    """What a stack session acts with on the command line: the seams' stack and target, a
+    stack started with its progress (`start_stack`), its findings said, its clean-ups shielded
+    from stop signals."""
+
+    def start(what: local.StackChoice, ports: Ports, owner: local.Owner) -> local.StackInfo:
+        return start_stack(what, ports, up=seams.stack.up, owner=owner)
+
+    return Hands(seams.stack, start, seams.open_target, _TerminalTell(), shielded)
+
+
+def stack_session(
+    seams: Seams,
+    flags: StackFlags,
+    command: str,
+    run_id: str,
+    what: local.StackChoice,
+    *,
+    keep: bool,
+) -> AbstractContextManager[LocalTarget]:
+    """The local stack for one command (`run`, `search`), holding its lock: the seams' session
+    (stack.session.local_session) in the stack directory, on the flags' ports. Raises
+    runlock.BusyError and local.StackError (see stack.session)."""
+    request = SessionRequest(paths.stack_dir(), command, run_id, what, flags.base_port, keep)
+    return seams.session(request, session_hands(seams))
+
+
+def free_stack_dir(root: Path, ops: StackOps) -> bool:
+    """compare starts a fresh stack for every run: a stack left by a dead run is stopped, a
+    running one is refused (False, said why; stack.session.free_run_dir). The matrix
+    does too, and says the same."""
+    try:
+        session.free_run_dir(root, ops, notice, shielded)
+    except session.StackRunning as exc:
+        error(
+            "compare",
+            f"{exc}; compare starts a fresh stack of each side for every run: stop it with "
+            "`loadgate stack down`, or give compare another LOADGATE_STACK_DIR (and --base-port)",
+        )
+        return False
+    return True
 
 
 def stack_notes(info: local.StackInfo) -> list[str]:

@@ -20,7 +20,7 @@ import jubilant
 import yaml
 
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
-from loadgate.stack.tls import verified_client
+from loadgate.tlsclient import verified_client
 
 PROMETHEUS_PORT = 9090
 LOKI_PORT = 3100

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from loadgate.capacity import search_rule as srch
-from loadgate.records.search import SearchRecord
+from loadgate.capacity.search import rule as srch
+from loadgate.capacity.search.record import SearchRecord
 from loadgate.report import naming
 from loadgate.report.naming import UNKNOWN
 from loadgate.report.runs import Run

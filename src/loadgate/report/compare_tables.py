@@ -12,12 +12,12 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from loadgate.capacity import compare_rule as rule
-from loadgate.capacity.compare_repeat import RepeatOutcome
-from loadgate.capacity.compare_rule import MetricDecision, ScheduledRun
-from loadgate.capacity.compare_sequential import Plan
-from loadgate.records.compare import CompareRecord, Pressure
-from loadgate.records.search import SearchRecord
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare.record import CompareRecord, Pressure
+from loadgate.capacity.compare.repeat import RepeatOutcome
+from loadgate.capacity.compare.rule import MetricDecision, ScheduledRun
+from loadgate.capacity.compare.sequential import Plan
+from loadgate.capacity.search.record import SearchRecord
 
 DECISION_STYLE = {rule.REGRESSION: "red", rule.NO_REGRESSION: "green", rule.TOO_NOISY: "yellow"}
 

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loadgate.capacity.compare.record import CompareRecord
+from loadgate.capacity.search.record import SearchRecord
 from loadgate.measure import timeseries as ts
 from loadgate.records import files
 from loadgate.records import result as results
-from loadgate.records.compare import CompareRecord
 from loadgate.records.fields import RecordError
-from loadgate.records.search import SearchRecord
 from loadgate.report import naming
 from loadgate.report.capacity import Capacity, KneeCurve, capacity_of, knee_curve
 from loadgate.report.matrix_content import MatrixContent, load_all

@@ -7,10 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from loadgate.records import files
-from loadgate.records import result as results
-from loadgate.records.fields import RecordError
-from loadgate.records.matrix import (
+from loadgate.capacity.matrix.record import (
     MATRIX_FILE,
     RUNS_DIR,
     TABLE_FILE,
@@ -19,8 +16,11 @@ from loadgate.records.matrix import (
     read_cells,
     read_matrix,
 )
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.records import files
+from loadgate.records import result as results
+from loadgate.records.fields import RecordError
 from loadgate.records.result import RunResult, write_atomic
-from loadgate.records.search import SearchRecord
 from loadgate.report.matrix_table import MatrixRow, markdown, rows_of
 
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from loadgate.capacity.matrix.record import CellRecord, MatrixRecord
+from loadgate.capacity.search.record import SearchRecord
 from loadgate.contract.gates import FAIL, PASS
 from loadgate.measure.cpu import BUSY_ELSEWHERE_CORES
 from loadgate.measure.resources import BackendFaultCounts
 from loadgate.measure.saturation import GROWING, SATURATED
-from loadgate.records.matrix import CellRecord, MatrixRecord
 from loadgate.records.result import RunResult
-from loadgate.records.search import SearchRecord
 
 UNKNOWN = "unknown"
 ISOLATED_NOTES = {

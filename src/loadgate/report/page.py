@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loadgate.capacity.compare_rule import TOO_NOISY, MetricDecision
+from loadgate.capacity.compare.record import CompareRecord
+from loadgate.capacity.compare.rule import TOO_NOISY, MetricDecision
 from loadgate.measure import timeseries as ts
-from loadgate.records.compare import CompareRecord
 from loadgate.report import matrix_table as mt
 from loadgate.report.content import Report
 from loadgate.report.naming import UNKNOWN

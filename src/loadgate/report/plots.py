@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from loadgate.capacity.compare.record import CompareRecord
 from loadgate.measure import timeseries as ts
-from loadgate.records.compare import CompareRecord
 from loadgate.report.capacity import Capacity, KneeCurve
 from loadgate.report.matrix_content import MatrixContent
 

@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from loadgate.records.search import SearchRecord
+from loadgate.capacity.search.record import SearchRecord
 from loadgate.report.capacity import Capacity
 from loadgate.report.naming import UNKNOWN
 from loadgate.report.runs import Run

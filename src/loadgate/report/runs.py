@@ -4,7 +4,7 @@ from its RunResult (None: not measured, never 0).
 - **accepted / exported / stored per minute**: the run's records at those ledger steps (collector
   receiver, collector Loki exporter, LogQL count in Loki), divided by the load's duration (k6).
 - **CPU s / 1,000 records**: the collector's mean CPU over the load (cores) x the load's duration
-  / the records k6 got accepted x 1,000 (`capacity.compare_rule.cpu_per_1000`, as `loadgate
+  / the records k6 got accepted x 1,000 (`capacity.compare.rule.cpu_per_1000`, as `loadgate
   compare`).
 - **RSS MiB / 1,000 rec/min**: the collector's peak RSS over the load / (accepted per minute /
   1,000): memory per unit of throughput.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loadgate.capacity.compare_rule import cpu_per_1000
+from loadgate.capacity.compare.rule import cpu_per_1000
 from loadgate.contract.spec import ARRIVAL_EXECUTORS
 from loadgate.records.result import RunResult
 from loadgate.report import naming

@@ -18,11 +18,6 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-# Handed on for juju/endpoints.py and tests/integration/test_deployed_bundle.py until they
-# import them from loadgate.tlsclient, where the client side now lives; then remove these.
-from loadgate.tlsclient import ServerNameTransport as ServerNameTransport
-from loadgate.tlsclient import verified_client as verified_client
-
 DEFAULT_HOSTNAMES = ("localhost",)
 DEFAULT_IPS = ("127.0.0.1", "::1")
 

@@ -20,19 +20,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from loadgate.capacity.compare_rule import (
+from loadgate.capacity.compare.record import CompareRecord, RepeatRecord, Side
+from loadgate.capacity.compare.rule import (
     BASELINE,
     CANDIDATE,
     CPU_PER_1000,
     P99_AT_RATE,
     capacity_metric,
 )
-from loadgate.capacity.search_rule import BISECT, SearchPlan, Step, StepOutcome, run_search
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import BISECT, SearchPlan, Step, StepOutcome, run_search
 from loadgate.judge.attribution import BottleneckFigures, attribute
 from loadgate.measure import timeseries as ts
 from loadgate.measure.pipeline import Scope
-from loadgate.records.compare import CompareRecord, RepeatRecord, Side
-from loadgate.records.search import SearchRecord
 
 HERE = Path(__file__).parent
 OUT = HERE / "results"

@@ -25,18 +25,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from loadgate.capacity.compare_rule import (
+from loadgate.capacity.compare.record import CompareRecord, Pressure, RepeatRecord, Side
+from loadgate.capacity.compare.rule import (
     BASELINE,
     CANDIDATE,
     PRESSURE_CPU,
     PRESSURE_P99,
     SATURATION,
 )
-from loadgate.capacity.compare_sequential import BUDGET_SPENT, Plan
+from loadgate.capacity.compare.sequential import BUDGET_SPENT, Plan
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.saturation import SATURATE_PARAMS, SaturationFigures
-from loadgate.records.compare import CompareRecord, Pressure, RepeatRecord, Side
 from loadgate.records.result import RunResult
 
 HERE = Path(__file__).parent

@@ -73,6 +73,11 @@ class WorldCA:
             .not_valid_after(now + dt.timedelta(days=1))
             .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]), False)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
+            # Python 3.13+ verifies strictly (VERIFY_X509_STRICT): as the certificates charm's
+            # do, the certificate names its issuer's key.
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), False
+            )
             .sign(self.key, hashes.SHA256())
         )
         stem = self._folder / re.sub(r"[^A-Za-z0-9.-]", "_", hostname)

@@ -41,12 +41,12 @@ VERSION = "3.6.8"
 # Channel heads the fake Charmhub resolves (a fixed number, for the fakes only).
 HEADS: dict[str, dict[str, int]] = {
     "opentelemetry-collector-k8s": {"dev/edge": 207, "0.130/edge": 150},
-    "loki-k8s": {"3.7/edge": 310},
+    "loki-k8s": {"3.7/edge": 310, "3.7/stable": 305},
     "self-signed-certificates": {"1/stable": 400},
-    "prometheus-k8s": {"3.11/edge": 290},
+    "prometheus-k8s": {"3.11/edge": 290, "3.11/stable": 285},
     "grafana-k8s": {"dev/edge": 180},
-    "alertmanager-k8s": {"0.31/edge": 170},
-    "catalogue-k8s": {"3.0/edge": 90},
+    "alertmanager-k8s": {"0.31/edge": 170, "0.31/stable": 165},
+    "catalogue-k8s": {"3.0/edge": 90, "3.0/stable": 88},
     "traefik-k8s": {"latest/stable": 250},
 }
 # The collector's sending queue (its config's sending_queue.queue_size, in requests).

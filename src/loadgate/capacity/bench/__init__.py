@@ -1,0 +1,1 @@
+"""The generator benchmark and its logql-query sink (see loadgate.capacity)."""

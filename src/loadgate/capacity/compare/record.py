@@ -1,0 +1,259 @@
+"""The comparison record, `results/<compare_id>/compare.json`: both sides, the schedule's runs
+with the values they measured, a decision per metric and the rule; the plan (a fixed number of
+repeats, or pairs added until decided) and why it stopped; the pressure rate and where it came
+from; whether it was an A/A comparison (the same stack on both sides).
+
+`to_dict`/`from_dict` (and JSON text); `from_dict` checks every field and raises
+`fields.RecordError` naming the first bad one. The sides' descriptions are opaque objects the
+caller provides (sources, commits, workload versions, profile, target). No I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from loadgate.capacity.compare.rule import (
+    BASELINE,
+    CANDIDATE,
+    CONFIDENCE,
+    ORDERS,
+    RULE,
+    Metric,
+    MetricDecision,
+    decide,
+    exit_code,
+    overall,
+)
+from loadgate.capacity.compare.sequential import LAST_LOOK_STOPS, Plan, decide_sequential
+from loadgate.records import fields as f
+
+COMPARE_FORMAT = "loadgate-compare/1"
+COMPARE_FILE = "compare.json"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: a short name and the caller's opaque description of it."""
+
+    name: str  # e.g. "otelcol rev 221"
+    description: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description}
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "side") -> Side:
+        return f.read(cls, data, where)
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """The rate of the pressure runs (p99 and CPU per 1,000 records under pressure): a fraction
+    of the baseline's saturation throughput, set once per comparison."""
+
+    fraction: float | None  # of the baseline's saturation throughput (None: a rate was given)
+    rate_per_min: int
+    saturation_per_min: float | None  # the saturation it was set from (None: given by a flag)
+    set_by: str  # the saturation run it was set from, or the flag that gave it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fraction": f.real(self.fraction),
+            "rate_per_min": self.rate_per_min,
+            "saturation_per_min": f.real(self.saturation_per_min),
+            "set_by": self.set_by,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "pressure") -> Pressure:
+        return f.read(cls, data, where)
+
+    @property
+    def summary(self) -> str:
+        """The rate and where it came from, in a line."""
+        if self.fraction is None or self.saturation_per_min is None:
+            return f"pressure rate {self.rate_per_min:,}/min (given by {self.set_by})"
+        return (
+            f"pressure rate {self.rate_per_min:,}/min: {self.fraction:g} x the baseline's "
+            f"saturation {self.saturation_per_min:,.0f}/min ({self.set_by})"
+        )
+
+
+@dataclass(frozen=True)
+class RepeatRecord:
+    """One run of the schedule: its side and repeat, the metric values it measured (None: not
+    measured), and the search or run behind it."""
+
+    position: int
+    side: str = field(metadata=f.one_of((BASELINE, CANDIDATE), f"{BASELINE} or {CANDIDATE}"))
+    repeat: int
+    values: dict[str, float | None]
+    ref: str | None = None  # search_id or run_id (the first of `refs`)
+    refs: tuple[str, ...] = ()  # every run and search of this repeat
+    # Metric name -> where its value came from, for a metric measured more than one way (the
+    # collector's CPU: "kernel" or "prometheus").
+    sources: dict[str, str] = field(default_factory=dict[str, str])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "side": self.side,
+            "repeat": self.repeat,
+            "values": {name: f.real(v) for name, v in self.values.items()},
+            "ref": self.ref,
+            "refs": list(self.refs),
+            "sources": dict(self.sources),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "run") -> RepeatRecord:
+        return f.read(cls, data, where)
+
+
+def side_values(runs: Sequence[RepeatRecord], side: str, metric: str) -> list[float | None]:
+    """A metric's values on one side, in repeat order (None where a run did not measure it)."""
+    chosen = sorted((r for r in runs if r.side == side), key=lambda r: (r.repeat, r.position))
+    return [r.values.get(metric) for r in chosen]
+
+
+@dataclass(frozen=True)
+class CompareRecord:
+    """compare.json: both sides, the schedule's runs, a decision per metric, the rule."""
+
+    FORMAT: ClassVar[str] = COMPARE_FORMAT
+    FILE: ClassVar[str] = COMPARE_FILE
+
+    compare_id: str
+    baseline: Side
+    candidate: Side
+    repeats: int
+    order: str = field(metadata=f.one_of(ORDERS))
+    runs: tuple[RepeatRecord, ...]
+    decisions: tuple[MetricDecision, ...]
+    confidence: float = CONFIDENCE
+    rule: str = RULE
+    started_at: float | None = None
+    ended_at: float | None = None
+    notes: tuple[str, ...] = ()
+    plan: Plan | None = None  # None: a fixed number of repeats (records before issue 17)
+    stopped: str | None = None  # sequential.STOPS; None: running or cut short
+    pressure: Pressure | None = None
+    aa: bool = False  # both sides run the same stack (a calibration of the noise)
+
+    @property
+    def verdict(self) -> str:
+        return overall(self.decisions)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.decisions)
+
+    @property
+    def plan_summary(self) -> str:
+        """How many pairs ran, under which plan, why it stopped, the order; A/A when it was."""
+        plan = self.plan
+        if plan is None or not plan.sequential:
+            text = f"{self.repeats} repeat(s) a side"
+        else:
+            budget = f", budget {plan.budget_s / 60:g} min" if plan.budget_s else ""
+            text = f"{self.repeats} pair(s) of {plan.min_pairs}-{plan.max_pairs}{budget}"
+        if self.stopped:
+            text += f", stopped: {self.stopped}"
+        return text + f", order {self.order}" + (", A/A" if self.aa else "")
+
+    @classmethod
+    def build(
+        cls,
+        compare_id: str,
+        baseline: Side,
+        candidate: Side,
+        runs: Sequence[RepeatRecord],
+        metrics: Sequence[Metric],
+        order: str = "ABAB",
+        *,
+        confidence: float = CONFIDENCE,
+        started_at: float | None = None,
+        ended_at: float | None = None,
+        notes: Sequence[str] = (),
+        plan: Plan | None = None,
+        stopped: str | None = None,
+        pressure: Pressure | None = None,
+        aa: bool = False,
+    ) -> CompareRecord:
+        """Decide every metric from the runs' values (in repeat order) and record it all:
+        under `plan` (`sequential`), or, without one, in one look at `confidence`."""
+        if order not in ORDERS:
+            raise ValueError(f"order: must be one of {', '.join(ORDERS)}; got {order!r}")
+        repeats = max((r.repeat for r in runs), default=0)
+
+        def decision(metric: Metric) -> MetricDecision:
+            a = side_values(runs, BASELINE, metric.name)
+            b = side_values(runs, CANDIDATE, metric.name)
+            if plan is not None:
+                return decide_sequential(metric, a, b, plan, last=stopped in LAST_LOOK_STOPS)
+            return replace(decide(metric, a, b, confidence), pairs=repeats, looks=1)
+
+        decisions = tuple(decision(metric) for metric in metrics)
+        return cls(
+            compare_id,
+            baseline,
+            candidate,
+            repeats,
+            order,
+            tuple(runs),
+            decisions,
+            confidence=confidence,
+            started_at=started_at,
+            ended_at=ended_at,
+            notes=tuple(notes),
+            plan=plan,
+            stopped=stopped,
+            pressure=pressure,
+            aa=aa,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": COMPARE_FORMAT,
+            "compare_id": self.compare_id,
+            "baseline": self.baseline.to_dict(),
+            "candidate": self.candidate.to_dict(),
+            "repeats": self.repeats,
+            "order": self.order,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "decisions": [d.to_dict() for d in self.decisions],
+            "runs": [r.to_dict() for r in self.runs],
+            "confidence": f.real(self.confidence),
+            "rule": self.rule,
+            "started_at": f.real(self.started_at),
+            "ended_at": f.real(self.ended_at),
+            "notes": list(self.notes),
+            "plan": self.plan.to_dict() if self.plan is not None else None,
+            "stopped": self.stopped,
+            "pressure": self.pressure.to_dict() if self.pressure is not None else None,
+            "aa": self.aa,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "compare") -> CompareRecord:
+        """The record; `verdict` and `exit_code` are derived from the decisions, and a stored
+        value that disagrees is refused."""
+        record = f.read(cls, data, where)
+        d = f.mapping(data, where)
+        for key, derived in (("verdict", record.verdict), ("exit_code", record.exit_code)):
+            if key in d and d[key] != derived:
+                raise f.RecordError(
+                    f"{where}.{key}: {d[key]!r} disagrees with the decisions ({derived!r})"
+                )
+        return record
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> CompareRecord:
+        return cls.from_dict(f.parse_json(text, "compare"))

@@ -1,0 +1,282 @@
+"""What a comparison's runs contribute: the metrics `--metrics` names, and each metric's value
+read from a run's result (None: not measured, never 0; with a note saying why).
+
+- `saturation`: the collector's accepted records per minute over a `--saturate` run's steady
+  window (measure.saturation: the queue full, its fill transient left out). Only a saturated
+  run gives a value: a pipeline that took all that was offered has a lower bound, not a limit.
+- `pressure-p99`, `pressure-cpu`: k6's p99 and the collector's CPU seconds per 1,000 records of a
+  fixed-rate run at the pressure rate (a fraction of the baseline's saturation throughput). The
+  CPU is the kernel's marginal figure (`cpu.per_1000_records["otelcol"]`: the load window's CPU
+  less the idle rate, measure.cpu) where the target sees its processes, else Prometheus's
+  (mean cores over the load x its seconds / records, as the `cpu` metric); `sources` says which.
+- `pressure-cpu-k6`: the same run's collector CPU over k6's, both from the kernel over the load
+  window (the collector's marginal seconds / k6's seconds): k6 does the same work per record on
+  both sides, so its CPU is the machine's speed in that run, and the host's slow stretches
+  cancel. Unknown where the target cannot see the processes (Juju).
+- `p99`, `cpu`: the same two of a run at the fixed `--rate` (CPU from Prometheus), the first
+  comparison's metrics; `capacity`: a capacity search's knee.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare.rule import Metric
+from loadgate.capacity.compare.sides import SideError
+from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.rule import FOUND
+from loadgate.judge.attribution import Attribution
+from loadgate.measure.saturation import GROWING, TOOK_ALL, UNKNOWN
+from loadgate.records import result as results
+from loadgate.records.fields import RecordError
+
+# `--metrics` keys, in the order a comparison lists them.
+METRIC_KEYS: dict[str, Metric] = {
+    "capacity": rule.CAPACITY,
+    "saturation": rule.SATURATION,
+    "pressure-p99": rule.PRESSURE_P99,
+    "pressure-cpu": rule.PRESSURE_CPU,
+    "pressure-cpu-k6": rule.PRESSURE_CPU_K6,
+    "p99": rule.P99_AT_RATE,
+    "cpu": rule.CPU_PER_1000,
+}
+DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu")
+# Metrics that count only when they find a regression (`rule`'s `overall`) unless
+# `--guards` says otherwise: none. The default metrics' margins are chosen from their spread on
+# the development VM so that the default budget's 4 pairs bound each within half its margin
+# (`margins`); until 2026-11-27 the pressure p99 and CPU were guards, their margins
+# (10 %, 5 %) below what 4 pairs could bound at their spread (15.6 %, 3.2 %).
+DEFAULT_GUARDS: tuple[str, ...] = ()
+NO_GUARDS = "none"
+MAX_MARGIN_PERCENT = 500.0  # `--margins`: the widest a margin may be set
+PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
+FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
+
+# Where a CPU per 1,000 records came from.
+CPU_KERNEL = "kernel"  # marginal: /proc at the load window's edges, less the idle rate
+CPU_PROMETHEUS = "prometheus"  # the collector's mean cores over the load x its seconds
+
+
+def _listed(
+    flag: str, value: str, allowed: Sequence[str], unknown: str, tail: str = ""
+) -> list[str]:
+    """The comma-separated names in `value`, each one of `allowed`; SideError naming the flag
+    when there are none, or some are not allowed (`unknown` formats them: "unknown {}")."""
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    choices = ", ".join(allowed) + tail
+    if not names:
+        raise SideError(f"{flag}: empty; allowed: {choices}")
+    refused = [n for n in names if n not in allowed]
+    if refused:
+        listed = ", ".join(repr(n) for n in refused)
+        raise SideError(f"{flag}: {unknown.format(listed)}; allowed: {choices}")
+    return names
+
+
+def parse_metrics(value: str, search_precision: float = 0.05) -> tuple[Metric, ...]:
+    """`saturation,pressure-p99,...` (any of METRIC_KEYS, in that order in the result). Raises
+    SideError naming the flag."""
+    names = _listed("--metrics", value, list(METRIC_KEYS), "unknown {}")
+    out: list[Metric] = []
+    for key in METRIC_KEYS:
+        if key in names:
+            metric = METRIC_KEYS[key]
+            if key == "capacity":
+                metric = rule.capacity_metric(search_precision)
+            out.append(metric)
+    return tuple(out)
+
+
+def _keys_compared(metrics: tuple[Metric, ...]) -> list[str]:
+    """The `--metrics` keys of these metrics, in METRIC_KEYS' order."""
+    names_compared = {m.name for m in metrics}
+    return [key for key, m in METRIC_KEYS.items() if m.name in names_compared]
+
+
+def apply_guards(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric, ...]:
+    """The metrics with those `--guards` names made guards (None: DEFAULT_GUARDS among the
+    metrics compared; "none": no guard). A guard named that is not compared, or a choice that
+    leaves no metric to decide, raises SideError naming the flag."""
+    compared = _keys_compared(metrics)
+    if value is None:
+        names = [n for n in DEFAULT_GUARDS if n in compared]
+    elif value.strip() == NO_GUARDS:
+        names = []
+    else:
+        names = _listed(
+            "--guards", value, compared, "{} not among the metrics compared", f", or {NO_GUARDS}"
+        )
+    guarded = {METRIC_KEYS[n].name for n in names}
+    out = tuple(replace(m, guard=m.name in guarded) for m in metrics)
+    if all(m.guard for m in out):
+        raise SideError(
+            "--guards: every metric compared would be a guard, and a guard only finds "
+            "regressions; leave at least one metric to decide"
+        )
+    return out
+
+
+def apply_margins(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric, ...]:
+    """The metrics with the margins `--margins KEY=PERCENT,...` sets (None: as they are; the
+    defaults' are chosen in `margins`). A key not compared, or a percentage not more than
+    0 and at most MAX_MARGIN_PERCENT, raises SideError naming the flag and the allowed values."""
+    if value is None:
+        return metrics
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    keys = [item.partition("=")[0].strip() for item in items]
+    tail = f", each =PERCENT (more than 0, at most {MAX_MARGIN_PERCENT:g})"
+    _listed("--margins", ",".join(keys), _keys_compared(metrics),
+            "{} is not among the metrics compared", tail)  # fmt: skip
+    margins: dict[str, float] = {}
+    for key, item in zip(keys, items, strict=True):
+        _, sep, number = item.partition("=")
+        percent = _percent(number) if sep else None
+        if percent is None:
+            raise SideError(
+                f"--margins: {key} must be a percentage more than 0 and at most "
+                f"{MAX_MARGIN_PERCENT:g}, e.g. {key}=25; got {item!r}"
+            )
+        margins[METRIC_KEYS[key].name] = percent / 100
+    return tuple(replace(m, margin=margins.get(m.name, m.margin)) for m in metrics)
+
+
+def _percent(text: str) -> float | None:
+    """'25' or '25%' as 25.0; None unless more than 0 and at most MAX_MARGIN_PERCENT."""
+    try:
+        number = float(text.strip().removesuffix("%"))
+    except ValueError:
+        return None
+    if not math.isfinite(number) or not 0 < number <= MAX_MARGIN_PERCENT:
+        return None
+    return number
+
+
+def prometheus_cpu_per_1000(result: results.RunResult) -> float | None:
+    """The collector's mean CPU (Prometheus) x the load window / records k6 had accepted."""
+    cpu_mean = result.pipeline.collector_cpu_mean if result.pipeline is not None else None
+    window = result.ended_at - result.started_at
+    return rule.cpu_per_1000(
+        cpu_mean, window if window > 0 else None, result.client.records_accepted
+    )
+
+
+def fixed_rate_values(result: results.RunResult) -> dict[str, float | None]:
+    """p99 (k6's) and collector CPU-seconds per 1,000 accepted records over the load window,
+    from a fixed-rate run; None where the run did not measure it."""
+    return {
+        rule.P99_AT_RATE.name: result.client.p99_ms,
+        rule.CPU_PER_1000.name: prometheus_cpu_per_1000(result),
+    }
+
+
+def collector_cpu_per_1000(result: results.RunResult) -> tuple[float | None, str | None]:
+    """The collector's CPU seconds per 1,000 records and where it came from: the kernel's
+    marginal figure when the run read its processes (a `cpu` block), else Prometheus's (a
+    target that cannot see them: Juju). A `cpu` block without the collector's (it restarted)
+    is unknown: the other figure is another quantity, not a stand-in."""
+    if result.cpu is not None:
+        value = result.cpu.per_1000_records.get("otelcol")
+        return (value, CPU_KERNEL) if value is not None else (None, None)
+    value = prometheus_cpu_per_1000(result)
+    return (value, CPU_PROMETHEUS) if value is not None else (None, None)
+
+
+def cpu_per_k6_cpu(result: results.RunResult) -> float | None:
+    """The collector's marginal CPU seconds over k6's CPU seconds in the load window, both from
+    the kernel; None without a `cpu` block (the target cannot see the processes) or either
+    figure, or when k6 used none."""
+    if result.cpu is None:
+        return None
+    collector = result.cpu.marginal_s.get("otelcol")
+    k6 = result.cpu.used_s.get("k6")
+    if collector is None or k6 is None or k6 <= 0:
+        return None
+    return collector / k6
+
+
+def pressure_values(
+    result: results.RunResult,
+) -> tuple[dict[str, float | None], dict[str, str]]:
+    """p99, CPU per 1,000 records and CPU per k6 CPU of a pressure run, and the sources of the
+    CPU figures."""
+    cpu, source = collector_cpu_per_1000(result)
+    ratio = cpu_per_k6_cpu(result)
+    values = {
+        rule.PRESSURE_P99.name: result.client.p99_ms,
+        rule.PRESSURE_CPU.name: cpu,
+        rule.PRESSURE_CPU_K6.name: ratio,
+    }
+    sources = {rule.PRESSURE_CPU.name: source} if source else {}
+    if ratio is not None:
+        sources[rule.PRESSURE_CPU_K6.name] = CPU_KERNEL
+    return values, sources
+
+
+def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]]:
+    """A saturation run's throughput (the collector's accepted records per minute over the
+    steady window; what its exporter sent on, when the queue grew without filling), or None
+    and why."""
+    sat, run_id = result.saturation, result.run_id
+    if sat is None:
+        return None, [f"saturation not measured by {run_id}"]
+    reading = sat.reading
+    if reading.state == UNKNOWN:
+        return None, [f"saturation unknown in {run_id}: {sat.reason}"]
+    if reading.state == GROWING and reading.per_min is not None:
+        return reading.per_min, [
+            f"{run_id}: the queue never filled but grew (the exporter sent on "
+            f"{reading.per_min:,.0f}/min of the {sat.accepted_per_min or 0:,.0f}/min taken): "
+            "saturated at what it sent on"
+        ]
+    if reading.state == TOOK_ALL:
+        offered = "" if sat.offered_per_min is None else f" {sat.offered_per_min:,.0f}/min"
+        took = (
+            "" if sat.accepted_per_min is None else f" (at least {sat.accepted_per_min:,.0f}/min)"
+        )
+        return None, [
+            f"not saturated in {run_id}: the pipeline took all{offered} offered{took}, a lower "
+            "bound, not its limit; offer more (--saturate-rate)"
+        ]
+    if reading.per_min is None:
+        return None, [f"saturation throughput unknown in {run_id}: the accepted count was unread"]
+    return reading.per_min, []
+
+
+def machine_note(result: results.RunResult) -> list[str]:
+    """A note when the kernel saw the machine busy with other work during the run."""
+    cpu = result.cpu
+    if cpu is None or cpu.quiet is not False:
+        return []
+    return [
+        f"the machine was not quiet during {result.run_id}: {cpu.busy_elsewhere_cores:g} cores "
+        "busy elsewhere; its figures are noisier"
+    ]
+
+
+def bottleneck_summary(block: Mapping[str, Any] | None) -> str | None:
+    """The attribution's one-line summary from a run's `bottleneck` block (None: none recorded
+    or unreadable)."""
+    if not block:
+        return None
+    try:
+        return Attribution.from_dict(block.get("attribution")).summary
+    except RecordError:
+        return None
+
+
+def capacity_value(record: SearchRecord) -> tuple[float | None, list[str]]:
+    """A search's capacity as a metric value: only a knee found within the precision counts;
+    "at least the maximum", "below the minimum" or a search cut short are bounds, not values."""
+    result = record.result
+    capacity = result.capacity_per_min
+    if result.status == FOUND and capacity is not None and capacity > 0:
+        return float(capacity), []
+    return None, [
+        f"capacity unknown: search {record.search_id} ended {result.status}"
+        + (f" ({result.summary})" if result.summary else "")
+        + ": not a knee within the precision"
+    ]

@@ -1,0 +1,426 @@
+"""What a capacity search is made of: its steps, their outcomes, the history folded into the
+bracket so far, and the result. Pure; `plan` holds the settings, `rule` the stepping.
+
+Rates are log records per minute, rounded to three significant figures (`round_rate`); a
+bracket [C, F] is within the precision p when (F - C) / (F + C) <= p.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from loadgate.capacity.search.plan import SearchPlan
+from loadgate.records import fields as f
+
+SATURATION = "saturation"  # offered more than the pipeline takes: its throughput, not a verdict
+PROBE = "probe"  # a short step (the bisect method's bracketing)
+HOLD = "hold"  # a step long enough to decide
+PHASES = (SATURATION, PROBE, HOLD)
+
+FOUND = "found"
+AT_LEAST_MAX = "at-least-max"
+BELOW_MIN = "below-min"
+OUT_OF_BUDGET = "out-of-budget"
+OUT_OF_STEPS = "out-of-steps"
+IN_PROGRESS = "in-progress"  # a provisional result, e.g. for a live table or an interrupted run
+STATUSES = (FOUND, AT_LEAST_MAX, BELOW_MIN, OUT_OF_BUDGET, OUT_OF_STEPS, IN_PROGRESS)
+
+
+def round_rate(rate: float) -> int:
+    """A rate rounded to three significant figures (at least 1): 141_421.4 -> 141_000."""
+    if rate < 1000:
+        return max(1, round(rate))
+    quantum = 10 ** (math.floor(math.log10(rate)) - 2)
+    return round(rate / quantum) * quantum
+
+
+def _unit(rate: int) -> int:
+    """One unit of a rounded rate's third significant figure."""
+    return 10 ** max(0, math.floor(math.log10(max(rate, 1))) - 2)
+
+
+def bracket_precision(low: float, high: float) -> float:
+    """Half-width of [low, high] relative to its middle: (high - low) / (high + low)."""
+    return (high - low) / (high + low)
+
+
+def bisections_needed(ratio: float, precision: float) -> int:
+    """Geometric bisections that take a bracket high/low = ratio to within the precision."""
+    target = (1 + precision) / (1 - precision)
+    steps = 0
+    while ratio > target * (1 + 1e-12):
+        ratio = math.sqrt(ratio)
+        steps += 1
+    return steps
+
+
+def step_below(rate: int, precision: float) -> int:
+    """The lowest rounded rate r below `rate` with [r, rate] within the precision."""
+    r = round_rate(rate * (1 - precision) / (1 + precision))
+    while bracket_precision(r, rate) > precision:
+        r += _unit(r)
+    return r
+
+
+def step_above(rate: int, precision: float) -> int:
+    """The highest rounded rate r above `rate` with [rate, r] within the precision."""
+    r = round_rate(rate * (1 + precision) / (1 - precision))
+    while bracket_precision(rate, r) > precision:
+        r -= _unit(r - 1)
+    return r
+
+
+def precise(low: int, high: int, precision: float) -> bool:
+    """The bracket is within the precision, or no rounded rate lies between its ends."""
+    middle = round_rate(math.sqrt(low * high))
+    return bracket_precision(low, high) <= precision or not low < middle < high
+
+
+@dataclass(frozen=True)
+class Step:
+    """One run the search asks for: a constant arrival rate for a duration."""
+
+    index: int  # position in the search, from 0
+    rate: int  # offered log records per minute
+    duration_s: int
+    phase: str = field(metadata=f.one_of(PHASES))
+    attempt: int = 1  # 2: the retry of a step that failed (or whose figures were unknown)
+
+    @property
+    def duration(self) -> str:
+        """The duration in k6 syntax (RunSpec.duration)."""
+        return f"{self.duration_s}s"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "rate": self.rate,
+            "duration_s": self.duration_s,
+            "phase": self.phase,
+            "attempt": self.attempt,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "step") -> Step:
+        return f.read(cls, data, where)
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What a step's run gave. `passed` is the run's verdict (every gate passed); for a
+    saturation step, that the pipeline took everything offered. The figures are for the rule
+    (the saturation ones), the report and attribution; None when not measured."""
+
+    rate: int  # offered log records per minute
+    passed: bool
+    accepted_per_min: float | None = None  # k6 log records accepted per minute
+    p99_ms: float | None = None  # k6 request duration p99
+    error_rate: float | None = None  # k6 failed requests / requests
+    queue_max: float | None = None  # collector sending queue high-water mark
+    collector_cpu_cores: float | None = None  # collector CPU, max over the run, in cores
+    loki_discarded: int | None = None  # lines Loki discarded (e.g. rate limited)
+    verdict: str = ""  # e.g. "PASS" or "FAIL: p99_ms, logs_per_minute"
+    run_id: str | None = None  # the step's results/<run_id>/result.json, when written
+    wall_s: float | None = None  # the step's wall time (load, drain, settle)
+    # The run's saturation figures (measure.saturation): whether its sending queue filled and
+    # stayed full, what the pipeline took per minute over its steady window, and the queue's
+    # capacity in log records (queue capacity x records per request).
+    saturated: bool | None = None
+    throughput_per_min: float | None = None
+    queue_records: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "rate": self.rate,
+            "passed": self.passed,
+            "accepted_per_min": f.real(self.accepted_per_min),
+            "p99_ms": f.real(self.p99_ms),
+            "error_rate": f.real(self.error_rate),
+            "queue_max": f.real(self.queue_max),
+            "collector_cpu_cores": f.real(self.collector_cpu_cores),
+            "loki_discarded": self.loki_discarded,
+            "verdict": self.verdict,
+            "run_id": self.run_id,
+            "wall_s": f.real(self.wall_s),
+        }
+        if self.saturated is not None or self.throughput_per_min is not None:
+            d["saturated"] = self.saturated
+            d["throughput_per_min"] = f.real(self.throughput_per_min)
+            d["queue_records"] = f.real(self.queue_records)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "outcome") -> StepOutcome:
+        return f.read(cls, data, where)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Where a search ended.
+
+    `capacity_per_min` is C, the highest rate that passed every gate (confirmed: its hold
+    passed); `lowest_failing_per_min` is F, the lowest rate that failed (twice, or once above
+    the saturation throughput); the knee lies in [C, F], `precision` = (F - C) / (F + C) around
+    its middle. `load_s` is seconds of load, `wall_s` the steps' wall time when every step
+    reported one; `saturation_per_min` the pipeline's saturation throughput, when measured.
+    """
+
+    status: str = field(metadata=f.one_of(STATUSES))
+    capacity_per_min: int | None
+    confirmed: bool
+    lowest_failing_per_min: int | None
+    precision: float | None
+    steps: int
+    load_s: int
+    wall_s: float | None
+    summary: str
+    saturation_per_min: float | None = None
+
+    @property
+    def converged(self) -> bool:
+        return self.status in (FOUND, AT_LEAST_MAX, BELOW_MIN)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "status": self.status,
+            "capacity_per_min": self.capacity_per_min,
+            "confirmed": self.confirmed,
+            "lowest_failing_per_min": self.lowest_failing_per_min,
+            "precision": f.real(self.precision),
+            "steps": self.steps,
+            "load_s": self.load_s,
+            "wall_s": f.real(self.wall_s),
+            "summary": self.summary,
+        }
+        if self.saturation_per_min is not None:
+            d["saturation_per_min"] = f.real(self.saturation_per_min)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "result") -> SearchResult:
+        return f.read(cls, data, where)
+
+
+@dataclass
+class Tries:
+    """The attempts at one (rate, phase)."""
+
+    passed: bool = False  # an attempt passed: the rate counts as a pass
+    failures: int = 0
+    duration_s: int = 0  # the longest attempt
+    queue_full: bool | None = None  # the last failure's sending queue filled (None: unknown)
+
+    @property
+    def failed(self) -> bool:
+        return not self.passed and self.failures > 0
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """A saturation step: its rate and attempt, and what it measured."""
+
+    rate: int
+    attempt: int
+    saturated: bool | None
+    throughput_per_min: float | None
+    queue_records: float | None
+
+    @property
+    def measured(self) -> bool:
+        return self.saturated is not None and self.throughput_per_min is not None
+
+
+@dataclass
+class State:
+    """The history folded: each (rate, phase) of a judged step tried, its passes and failures,
+    and the saturation steps in order."""
+
+    tries: dict[tuple[int, str], Tries] = field(default_factory=dict[tuple[int, str], Tries])
+    saturations: list[Saturation] = field(default_factory=list[Saturation])
+    queue_explains: bool = False  # a failure whose own queue filled counts at once
+    steps: int = 0
+    load_s: int = 0
+    wall_s: float | None = 0.0
+
+    def rates(self, phase: str | None, *, passed: bool) -> list[int]:
+        return [
+            rate
+            for (rate, ph), t in self.tries.items()
+            if (phase is None or ph == phase) and (t.passed if passed else t.failed)
+        ]
+
+    @property
+    def took_all(self) -> int | None:
+        """The highest rate a saturation step offered and the pipeline took whole."""
+        return max(
+            (s.rate for s in self.saturations if s.measured and not s.saturated), default=None
+        )
+
+    @property
+    def reading(self) -> Saturation | None:
+        """The saturation step the holds go by: of those that saturated, the one offered the
+        least (the mildest overload, which costs the pipeline least), with its throughput the
+        geometric mean of its own and the heaviest saturated step's when both ran (the heavy
+        reading errs low, the milder one high: see `saturate`); None when none
+        saturated, or when the pipeline took more whole elsewhere than it read (a
+        contradiction)."""
+        saturated = [s for s in self.saturations if s.measured and s.saturated]
+        if not saturated:
+            return None
+        mildest = min(saturated, key=lambda s: (s.rate, -s.attempt))
+        heaviest = max(saturated, key=lambda s: (s.rate, s.attempt))
+        assert mildest.throughput_per_min is not None
+        assert heaviest.throughput_per_min is not None
+        took_all = self.took_all
+        if took_all is not None and took_all > mildest.throughput_per_min:
+            return None
+        if heaviest.rate > mildest.rate:
+            both = math.sqrt(mildest.throughput_per_min * heaviest.throughput_per_min)
+            return replace(mildest, throughput_per_min=both)
+        return mildest
+
+    @property
+    def ceiling(self) -> float | None:
+        """S: what the pipeline took when offered more; no rate above it is sustained."""
+        reading = self.reading
+        return reading.throughput_per_min if reading is not None else None
+
+    def confirmed(self, rate: int, tries: Tries) -> bool:
+        """A failure counts: it failed twice, or once above what the pipeline took when
+        saturated (the saturation step says the same), or (`queue_explains`) once with its
+        own sending queue full (the pipeline did not keep up: no glitch)."""
+        ceiling = self.ceiling
+        explained = self.queue_explains and tries.queue_full is True
+        return tries.failures >= 2 or (ceiling is not None and rate > ceiling) or explained
+
+    @property
+    def high(self) -> tuple[int, str, bool] | None:
+        """F: the lowest rate that failed, its phase, and whether its failure is confirmed."""
+        failed = [(r, ph, self.confirmed(r, t)) for (r, ph), t in self.tries.items() if t.failed]
+        return min(failed, key=lambda x: (x[0], not x[2])) if failed else None
+
+    def _below_high(self, rates: list[int]) -> int | None:
+        high = self.high
+        below = [r for r in rates if high is None or r < high[0]]
+        return max(below) if below else None
+
+    @property
+    def low(self) -> int | None:
+        """C from the probes: the highest rate below F whose probe passed."""
+        return self._below_high(self.rates(PROBE, passed=True))
+
+    @property
+    def held(self) -> int | None:
+        """The highest rate below F whose hold passed."""
+        return self._below_high(self.rates(HOLD, passed=True))
+
+    @property
+    def capacity(self) -> int | None:
+        return self.held if self.held is not None else self.low
+
+    @property
+    def failed_hold(self) -> bool:
+        return bool(self.rates(HOLD, passed=False))
+
+    def hold_seconds(self, rate: int | None) -> int | None:
+        t = self.tries.get((rate, HOLD)) if rate is not None else None
+        return t.duration_s if t is not None else None
+
+
+def fold(history: Sequence[tuple[Step, StepOutcome]], *, queue_explains: bool = False) -> State:
+    state = State(queue_explains=queue_explains)
+    for step, outcome in history:
+        state.steps += 1
+        state.load_s += step.duration_s
+        if state.wall_s is not None and outcome.wall_s is not None:
+            state.wall_s += outcome.wall_s
+        else:
+            state.wall_s = None
+        if step.phase == SATURATION:
+            state.saturations.append(
+                Saturation(
+                    step.rate,
+                    step.attempt,
+                    outcome.saturated,
+                    outcome.throughput_per_min,
+                    outcome.queue_records,
+                )
+            )
+            continue
+        tries = state.tries.setdefault((step.rate, step.phase), Tries())
+        tries.duration_s = max(tries.duration_s, step.duration_s)
+        if outcome.passed:
+            tries.passed = True
+        else:
+            tries.failures += 1
+            tries.queue_full = outcome.saturated
+    return state
+
+
+def rate_text(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _held_text(state: State, rate: int | None) -> str:
+    seconds = state.hold_seconds(rate)
+    return f"held {seconds} s" if seconds is not None else "held"
+
+
+def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> SearchResult:
+    """The result of a search that stands at `state`, with `status`."""
+    capacity, held = state.capacity, state.held
+    high = state.high[0] if state.high is not None else None
+    confirmed = held is not None and capacity == held
+    if status == BELOW_MIN:
+        capacity, confirmed = None, False
+        tries = [t.failures for (r, _), t in state.tries.items() if r == plan.min_rate]
+        above = state.ceiling is not None and plan.min_rate > state.ceiling
+        how = (
+            "twice"
+            if max(tries, default=0) >= 2
+            else "above the saturation throughput"
+            if above
+            else "with its queue full"
+        )
+        summary = (
+            f"below {rate_text(plan.min_rate)} records/min: the lowest rate offered failed {how}"
+        )
+    elif status == AT_LEAST_MAX:
+        summary = (
+            f"at least {rate_text(plan.max_rate)} records/min: nothing failed up to the highest "
+            f"rate the search offers ({_held_text(state, plan.max_rate)})"
+        )
+    elif status == FOUND:
+        assert capacity is not None
+        assert high is not None
+        summary = (
+            f"{rate_text(capacity)} records/min: passes at {rate_text(capacity)} "
+            f"({_held_text(state, capacity)}), fails at {rate_text(high)}; "
+            f"knee ±{bracket_precision(capacity, high) * 100:.1f} %"
+        )
+    else:
+        passes = f"passes at {rate_text(capacity)}" if capacity is not None else "no rate passed"
+        fails = f"fails at {rate_text(high)}" if high is not None else "nothing failed"
+        held_text = _held_text(state, capacity) if confirmed else "unconfirmed"
+        summary = f"not converged ({why}): {passes} ({held_text}), {fails}"
+    ceiling = state.ceiling
+    if ceiling is not None:
+        summary += f"; saturation throughput {rate_text(ceiling)}/min"
+    precision = (
+        bracket_precision(capacity, high) if capacity is not None and high is not None else None
+    )
+    return SearchResult(
+        status=status,
+        capacity_per_min=capacity,
+        confirmed=confirmed,
+        lowest_failing_per_min=high,
+        precision=precision,
+        steps=state.steps,
+        load_s=state.load_s,
+        wall_s=round(state.wall_s, 1) if state.wall_s is not None else None,
+        summary=summary,
+        saturation_per_min=round(ceiling, 1) if ceiling is not None else None,
+    )
