@@ -21,7 +21,7 @@ _EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # http:, https:, mailto:, 
 
 
 def documents() -> list[Path]:
-    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+    return [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def prose(text: str) -> str:

@@ -168,6 +168,7 @@ class ModelGate:
                 "the `loadgate_scenario` fixture so that the deployment serves it"
             )
         result = self._execute(self.spec(name))
+        log.info("%s: %s %s, written to %s", result.run_id, name, result.verdict, self._file(result))
         return summarize(result, self._file(result))
 
     def saturation(self) -> GateResult:
@@ -182,6 +183,7 @@ class ModelGate:
         expected = self.plan.subject.component
         judged = saturation.judge(self._execute(gate.spec), gate.floor, expected)
         path = results.write(judged, self.results_root)
+        log.info("%s: saturation %s, written to %s", judged.run_id, judged.verdict, path)
         return summarize(judged, path, floor=gate.floor, expected=expected)
 
     def _file(self, result: RunResult) -> Path:

@@ -50,8 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scipy.special import stdtrit  # pyright: ignore[reportMissingTypeStubs]
-
+from loadgate import extras
 from loadgate.records import fields as f
 
 REGRESSION = "regression"
@@ -281,7 +280,8 @@ class MetricDecision:
 
 def _t(df: float, confidence: float) -> float:
     """Student's t quantile (the normal one for infinite degrees of freedom)."""
-    return float(stdtrit(df, confidence))  # pyright: ignore[reportUnknownArgumentType]
+    special = extras.load("scipy.special")  # loadgate[stats]
+    return float(special.stdtrit(df, confidence))
 
 
 def _welch(va: float, na: int, vb: float, nb: int) -> tuple[float, float]:

@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from itertools import pairwise
 
-from scipy.special import ndtr, ndtri  # pyright: ignore[reportMissingTypeStubs]
+from loadgate import extras
 
 
 def obrien_fleming_spent(t: float, alpha: float) -> float:
@@ -41,8 +41,9 @@ def obrien_fleming_spent(t: float, alpha: float) -> float:
         raise ValueError(f"information fraction: must be in (0, 1]; got {t}")
     if not 0 < alpha < 0.5:
         raise ValueError(f"alpha: must be in (0, 0.5); got {alpha}")
-    z = float(ndtri(1 - alpha / 2))  # pyright: ignore[reportUnknownArgumentType]
-    return float(2 - 2 * ndtr(z / math.sqrt(t)))  # pyright: ignore[reportUnknownArgumentType]
+    special = extras.load("scipy.special")  # loadgate[stats]
+    z = float(special.ndtri(1 - alpha / 2))
+    return float(2 - 2 * special.ndtr(z / math.sqrt(t)))
 
 
 def look_levels(
