@@ -11,8 +11,8 @@ from pathlib import Path
 import yaml
 from cryptography import x509
 
-from loadgate.charms import localize, localize_signals, render, signals
-from loadgate.stack import backends, charm_build, tls
+from loadgate.charms import render, signals
+from loadgate.stack import charm_build, localize, localize_signals, standin, tls
 from loadgate.stack.ports import Ports
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rendered"
@@ -83,8 +83,8 @@ def test_localized_exporters_reach_the_stack_backends_with_tls_verified(
     assert out[REMOTE_WRITE]["endpoint"] == "http://127.0.0.1:25656/api/v1/write"
     # Traces: the stand-in on base+7, its certificate checked for Tempo's name against the CA
     # the charm installed from receive-ca-cert.
-    bports = backends.BackendPorts.for_ports(ports)
-    assert bports.traces_otlp_http == 25657
+    bports = standin.TRACES.ports_for(ports)
+    assert bports.otlp_http == 25657
     assert out[TRACES]["endpoint"] == "https://127.0.0.1:25657"
     assert out[TRACES]["tls"]["server_name_override"] == TEMPO
     assert out[TRACES]["tls"]["ca_file"] == str(ca_file)

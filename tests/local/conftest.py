@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgate import paths
+from loadgate import paths, procfs
 from loadgate.build import binaries
 from loadgate.stack import choice, local, procs
 from loadgate.stack.charm_stack import PreparedCharms
@@ -68,7 +68,7 @@ def processes_mentioning(path: Path) -> list[int]:
     for pid in procs.all_pids():
         if pid == os.getpid():
             continue
-        st = procs.stat(pid)
+        st = procfs.stat(pid)
         if st is None or st.state in "ZX":
             continue
         if any(marker in arg for arg in procs.cmdline(pid)):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from loadgate.stack import orphans, procs, runlock
+from loadgate import procfs
+from loadgate.stack import orphans, runlock
 from loadgate.stack.procs import ProcessId
 
 pytestmark = pytest.mark.local
@@ -130,4 +131,4 @@ def test_a_reused_pid_is_not_the_recorded_process() -> None:
     me = ProcessId.me()
     assert me.alive()
     assert not ProcessId(me.pid, me.start_ticks + 1).alive()
-    assert procs.stat(me.pid) is not None
+    assert procfs.stat(me.pid) is not None

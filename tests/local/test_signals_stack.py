@@ -15,7 +15,7 @@ import pytest
 from loadgate.charms import signals
 from loadgate.measure import signal_queries as sq
 from loadgate.measure.queries import PrometheusAPI
-from loadgate.stack import backends, choice, local
+from loadgate.stack import choice, local, standin
 from loadgate.stack.charm_stack import PreparedCharms
 from loadgate.stack.ports import Ports
 
@@ -71,7 +71,7 @@ def wait_for(read: Callable[[], float | None], want: float, seconds: float = 30.
 def test_the_stack_runs_and_lists_the_standin(signals_stack: local.StackInfo) -> None:
     status = local.status(signals_stack.root)
     assert [s.name for s in status.services] == [
-        "otelcol", "loki", "prometheus", backends.STANDIN_SERVICE,
+        "otelcol", "loki", "prometheus", standin.TRACES.service,
     ]  # fmt: skip
     assert status.healthy
     assert signals_stack.charms is not None

@@ -20,7 +20,7 @@ from loadgate.stack import cpu_split, local
 from loadgate.stack.layout import Layout
 from loadgate.stack.ports import Ports
 from loadgate.stack.profile import Profile
-from loadgate.stack.tls import client_context
+from loadgate.tlsclient import client_context
 
 pytestmark = pytest.mark.local
 

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from loadgate import tlsclient
 from loadgate.stack import faults, tls
 from loadgate.stack.fault_proxy import ProxyConfig, run
 
@@ -111,7 +112,7 @@ class Running:
                     break
             except httpx.TransportError:
                 threading.Event().wait(0.05)
-        self.client = tls.verified_client(Path(config.ca_file), NAME, timeout=10.0)
+        self.client = tlsclient.verified_client(Path(config.ca_file), NAME, timeout=10.0)
 
     def _serve(self) -> None:
         with contextlib.suppress(asyncio.CancelledError):
@@ -181,7 +182,7 @@ def test_the_proxy_presents_the_backends_name_and_checks_the_backends_certificat
 ) -> None:
     proxy = start("delay=10ms")
     with (
-        tls.verified_client(material.ca_cert, "loki-1.elsewhere") as other,
+        tlsclient.verified_client(material.ca_cert, "loki-1.elsewhere") as other,
         pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED|match"),
     ):
         other.post(f"https://127.0.0.1:{proxy.config.port}/loki/api/v1/push", content=b"x")

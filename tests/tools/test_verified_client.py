@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from loadgate import tlsclient
 from loadgate.stack import tls
 
 
@@ -54,13 +55,13 @@ def tls_server(tmp_path: Path) -> Iterator[_TLSServer]:
 
 
 def test_verified_client_checks_the_unit_name(tls_server: _TLSServer) -> None:
-    with tls.verified_client(tls_server.ca_file, tls_server.name) as client:
+    with tlsclient.verified_client(tls_server.ca_file, tls_server.name) as client:
         assert client.get(f"{tls_server.url}/ready").text == "ready"
 
 
 def test_verified_client_refuses_another_name(tls_server: _TLSServer) -> None:
     with (
-        tls.verified_client(
+        tlsclient.verified_client(
             tls_server.ca_file, "loki-1.loki-endpoints.cos.svc.cluster.local"
         ) as client,
         pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED|match"),
@@ -71,7 +72,7 @@ def test_verified_client_refuses_another_name(tls_server: _TLSServer) -> None:
 def test_verified_client_refuses_another_ca(tls_server: _TLSServer, tmp_path: Path) -> None:
     other = tls.write(tls.generate(), tmp_path / "other")
     with (
-        tls.verified_client(other.ca_cert, tls_server.name) as client,
+        tlsclient.verified_client(other.ca_cert, tls_server.name) as client,
         pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"),
     ):
         client.get(f"{tls_server.url}/ready")

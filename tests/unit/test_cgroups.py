@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgate.records.resources import Exit
+from loadgate.measure.resources import Exit
 from loadgate.stack import cgexec, cgroups, resource_use
 from loadgate.stack.cgroups import Group, Hierarchy, Placement
 from loadgate.stack.limits import Limits

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from loadgate.charms import localize
+from loadgate.stack import localize
 from loadgate.stack.ports import Ports
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rendered"

@@ -10,7 +10,7 @@ import pytest
 from loadgate.contract.summary import ClientFigures, combine, parse_summary
 from loadgate.measure import go_runtime
 from loadgate.measure.go_runtime import Heap
-from loadgate.stack import choice, logs_standin
+from loadgate.stack import choice, standin
 from loadgate.stack.hand import HandChanges
 
 _TAIL = "0.1+1.2+0.01 ms clock, 0.2+0.3/0.5/0+0.02 ms cpu, {sizes}, 0 MB stacks, 1 MB globals, 2 P"
@@ -74,8 +74,8 @@ otelcol_receiver_accepted_log_records_total{receiver="otlp",transport="grpc"} 3
 otelcol_processor_filter_logs_filtered_total{filter="filter/collector-own-logs"} 7
 otelcol_process_uptime_total 12.5
 """
-    assert logs_standin.counts(text) == (1203, 7)
-    assert logs_standin.counts("") == (0, 0)
+    assert standin.counts(text) == (1203, 7)
+    assert standin.counts("") == (0, 0)
 
 
 def summary(**over: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from loadgate.stack import hand, logs_standin
+from loadgate.stack import hand, standin
 from loadgate.stack.hand import HandChanges, HandError
 from loadgate.stack.ports import Ports
 
@@ -44,7 +44,7 @@ def rendered() -> dict[str, Any]:
 
 
 SERVICES = {"otelcol": {"command": "/bin/otelcol --config=x", "environment": {"a": "1"}}}
-STANDIN = hand.StandinTarget("https://127.0.0.1:4428", logs_standin.STANDIN_NAME, "/ca.crt")
+STANDIN = hand.StandinTarget("https://127.0.0.1:4428", standin.LOKI_NAME, "/ca.crt")
 
 
 def test_parse_reads_every_key_and_spells_them_back() -> None:
@@ -123,7 +123,7 @@ def test_standin_takes_the_loki_exporters_place_with_its_queue() -> None:
     assert LOKI not in exporters
     new = exporters["otlphttp/loki-standin"]
     assert new["endpoint"] == "https://127.0.0.1:4428"
-    assert new["tls"] == {"ca_file": "/ca.crt", "server_name_override": logs_standin.STANDIN_NAME}
+    assert new["tls"] == {"ca_file": "/ca.crt", "server_name_override": standin.LOKI_NAME}
     assert new["sending_queue"]["storage"] == "file_storage"
     assert new["retry_on_failure"] == {"max_elapsed_time": "5m"}
     pipelines = made.config["service"]["pipelines"]
@@ -167,13 +167,13 @@ def test_go_runtime_settings_go_into_the_service_environment() -> None:
 
 
 def test_standin_ports_follow_the_base_port() -> None:
-    assert logs_standin.StandinPorts.for_ports(Ports()).otlp_http == 4428
-    moved = logs_standin.StandinPorts.for_ports(Ports.from_base(26000))
+    assert standin.LOKI.ports_for(Ports()).otlp_http == 4428
+    moved = standin.LOKI.ports_for(Ports.from_base(26000))
     assert (moved.otlp_http, moved.metrics, moved.health) == (26010, 26011, 26012)
 
 
 def test_standin_scrape_job_renames_its_metrics() -> None:
-    job = logs_standin.scrape_job(logs_standin.StandinPorts())
+    job = standin.LOKI.scrape_job(standin.LOKI.default_ports)
     relabel = job["metric_relabel_configs"][0]
     assert relabel["replacement"] == "loadgate_standin_${1}"
     assert relabel["regex"] == "(otelcol_.*)"

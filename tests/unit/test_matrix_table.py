@@ -11,7 +11,7 @@ from runresults import pipeline, run_result
 from loadgate.capacity.matrix.record import CellRecord, MatrixRecord
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.cpu import CpuFigures
-from loadgate.records.resources import (
+from loadgate.measure.resources import (
     BackendFaultCounts,
     GoRuntime,
     ResourceFigures,

@@ -13,14 +13,13 @@ import pytest
 from rich.console import Console
 from runresults import run_result
 
-from loadgate.charms import localize
 from loadgate.cli.stack import stack_notes
 from loadgate.contract.spec import RunSpec
-from loadgate.records.resources import BackendFaultCounts, Exit, ResourceFigures, ServiceResources
+from loadgate.measure.resources import BackendFaultCounts, Exit, ResourceFigures, ServiceResources
 from loadgate.records.result import RunResult
 from loadgate.report import tables
 from loadgate.runner import target as runner_target
-from loadgate.stack import choice, faults, local
+from loadgate.stack import choice, faults, local, localize
 from loadgate.stack.cgroups import Group, Placement, StackGroups
 from loadgate.stack.fault_service import FaultService
 from loadgate.stack.limits import Limits

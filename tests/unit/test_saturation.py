@@ -187,3 +187,27 @@ def test_a_queue_that_grew_without_filling_is_past_the_limit_at_what_the_exporte
     unknown = SaturationFigures(300_000.0, None)
     assert not unknown.growing
     assert unknown.throughput is None
+
+
+def test_one_reading_says_the_state_and_the_throughput_that_goes_with_it() -> None:
+    grew = SaturationFigures(300_000.0, False, accepted_per_min=300_013.0,
+                             exported_per_min=215_250.0)  # fmt: skip
+    readings = {
+        "full": replace(grew, saturated=True).reading,
+        "grew": grew.reading,
+        "took all": replace(grew, exported_per_min=296_000.0).reading,
+        "unknown": SaturationFigures(300_000.0, None, reason="no window").reading,
+        "unread": replace(grew, saturated=True, accepted_per_min=None).reading,
+    }
+    assert {k: (r.state, r.per_min) for k, r in readings.items()} == {
+        "full": (sat.SATURATED, 300_013.0),  # what it accepted: its limit
+        "grew": (sat.GROWING, 215_250.0),  # what its exporter sent on: its limit
+        "took all": (sat.TOOK_ALL, 300_013.0),  # what it accepted: a lower bound
+        "unknown": (sat.UNKNOWN, None),
+        "unread": (sat.SATURATED, None),
+    }
+    assert {k: r.at_limit for k, r in readings.items()} == {
+        "full": True, "grew": True, "took all": False, "unknown": None, "unread": True,
+    }  # fmt: skip
+    assert [r.limit for r in readings.values()] == [300_013.0, 215_250.0, None, None, None]
+    assert {r.state for r in readings.values()} == set(sat.STATES)

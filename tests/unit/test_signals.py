@@ -11,9 +11,17 @@ import pytest
 import yaml
 
 from loadgate.build import binaries
-from loadgate.charms import localize, localize_signals, signals
+from loadgate.charms import signals
 from loadgate.charms.sources import CharmSource
-from loadgate.stack import backends, charm_build, charm_stack, choice, render
+from loadgate.stack import (
+    charm_build,
+    charm_stack,
+    choice,
+    localize,
+    localize_signals,
+    render,
+    standin,
+)
 from loadgate.stack.info import StackInfo
 from loadgate.stack.ports import Ports
 
@@ -128,19 +136,20 @@ def test_a_logs_only_render_is_left_as_it_was(tmp_path: Path) -> None:
 
 
 def test_backend_ports_follow_the_stack_ports() -> None:
-    assert backends.BackendPorts.for_ports(Ports()) == backends.BackendPorts(4418, 8889, 13134)
-    assert list(backends.BackendPorts.for_ports(Ports.from_base(25600)).to_dict().values()) == [
-        25607,
-        25608,
-        25609,
+    traces = standin.TRACES
+    assert traces.ports_for(Ports()) == standin.StandinPorts(4418, 8889, 13134)
+    assert traces.named_ports(traces.ports_for(Ports.from_base(25600))) == [
+        ("traces_otlp_http", 25607),
+        ("traces_metrics", 25608),
+        ("traces_health", 25609),
     ]
     with pytest.raises(ValueError, match="traces backend needs ports"):
-        backends.BackendPorts.for_ports(Ports.from_base(65528))
+        traces.ports_for(Ports.from_base(65528))
 
 
 def test_the_standin_is_named_a_standin_and_serves_tls(tmp_path: Path) -> None:
-    bports = backends.BackendPorts.for_ports(Ports.from_base(25600))
-    cfg = backends.standin_config(bports, tmp_path / "c.crt", tmp_path / "c.key")
+    bports = standin.TRACES.ports_for(Ports.from_base(25600))
+    cfg = standin.TRACES.config(bports, tmp_path / "c.crt", tmp_path / "c.key")
     http = cfg["receivers"]["otlp"]["protocols"]["http"]
     assert http == {
         "endpoint": "127.0.0.1:25607",
@@ -149,15 +158,13 @@ def test_the_standin_is_named_a_standin_and_serves_tls(tmp_path: Path) -> None:
     assert cfg["service"]["pipelines"] == {"traces": {"receivers": ["otlp"], "exporters": ["nop"]}}
     reader = cfg["service"]["telemetry"]["metrics"]["readers"][0]["pull"]["exporter"]
     assert reader["prometheus"]["port"] == 25608
-    assert backends.standin_scrape_job(bports)["static_configs"][0]["targets"] == [
-        "127.0.0.1:25608"
-    ]
-    service = backends.standin_service(Path("/b/otelcol"), tmp_path / "t.yaml", tmp_path)
+    assert standin.TRACES.scrape_job(bports)["static_configs"][0]["targets"] == ["127.0.0.1:25608"]
+    service = standin.TRACES.pebble_service(Path("/b/otelcol"), tmp_path / "t.yaml", tmp_path)
     assert "STAND-IN" in service["summary"]
     assert "not Tempo" in service["summary"]
-    assert "stand-in" in backends.STANDIN_ROLE
-    assert "not Tempo" in backends.STANDIN_ROLE
-    assert backends.standin_check(bports)["http"]["url"] == "http://127.0.0.1:25609/"
+    assert "stand-in" in standin.TRACES.role
+    assert "not Tempo" in standin.TRACES.role
+    assert standin.TRACES.pebble_check(bports)["http"]["url"] == "http://127.0.0.1:25609/"
 
 
 def info(signals_: tuple[str, ...]) -> StackInfo:
@@ -179,9 +186,9 @@ def test_a_traces_stack_lists_its_standin() -> None:
     traced = info(signals.SIGNALS)
     assert traced.to_dict()["signals"] == ["logs", "metrics", "traces"]
     assert StackInfo.from_dict(traced.to_dict()).signals == signals.SIGNALS
-    assert traced.services[-1] == backends.STANDIN_SERVICE
-    assert traced.health_urls()[backends.STANDIN_SERVICE] == "http://127.0.0.1:25609/"
-    assert traced.service_ports()[backends.STANDIN_SERVICE] == 25607
+    assert traced.services[-1] == standin.TRACES.service
+    assert traced.health_urls()[standin.TRACES.service] == "http://127.0.0.1:25609/"
+    assert traced.service_ports()[standin.TRACES.service] == 25607
 
 
 def test_signals_do_not_apply_to_a_hand_profile() -> None:

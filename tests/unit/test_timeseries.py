@@ -12,6 +12,7 @@ from support.fakeprom import FakeProm
 from loadgate.measure import pipeline as pipe
 from loadgate.measure import queries as q
 from loadgate.measure import timeseries as ts
+from loadgate.records import series
 from loadgate.records.fields import RecordError
 
 
@@ -49,7 +50,7 @@ def test_fetch_reads_each_series_over_the_window() -> None:
 def test_prometheus_down_records_every_series_missing(tmp_path: Path) -> None:
     prom = prom_with_queue_and_rss()
     prom.up = False
-    path = ts.record(prom.api(), pipe.Scope(), "r1", 1010.0, 1050.0, 1060.0, tmp_path)
+    path = series.write(tmp_path, ts.fetch(prom.api(), pipe.Scope(), "r1", 1010.0, 1050.0, 1060.0))
     data = ts.RunSeries.from_dict(json.loads(path.read_text()))
     assert set(data.series) == set(ts.NAMES)
     for s in data.series.values():

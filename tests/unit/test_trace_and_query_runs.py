@@ -25,10 +25,10 @@ from loadgate.measure.pipeline import Scope
 from loadgate.records.result import RunResult
 from loadgate.report.tables import figures_table, ledger_table
 from loadgate.runner import run as runner
-from loadgate.stack import backends
+from loadgate.stack import standin
 
 TRACES = "otlphttp/send-traces-0"
-STANDIN = {"job": backends.STANDIN_JOB, "instance": "127.0.0.1:8889"}
+STANDIN = {"job": standin.TRACES.service, "instance": "127.0.0.1:8889"}
 
 
 @dataclass

@@ -4,5 +4,6 @@ sources.py  which charm code (checkout, git ref, revision tag, snapshot) and its
 venvs.py    a virtualenv per charm lock to run that code
 render.py   run the charms in ops.testing with the bundle's relations (drivers/ run inside)
 options.py  charm options from the command line, checked as `juju config` checks them
-localize.py what a charm rendered for its pod, made to run on loopback (every change reported)
+
+What they rendered is made to run on loopback by the stack (`stack/localize.py`).
 """

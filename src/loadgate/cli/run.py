@@ -22,7 +22,7 @@ from loadgate.judge.attribution import COMPONENTS, Attribution, Claim
 from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
-from loadgate.measure.saturation import SATURATE_COS_PARAMS, SATURATE_PARAMS
+from loadgate.measure.saturation import SATURATE_COS_PARAMS, SATURATE_PARAMS, SATURATED
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
 from loadgate.records.result import RunResult
@@ -145,7 +145,7 @@ def progress_line(p: Progress) -> str:
 def report_result(result: RunResult, results_root: Path, *, saturate: bool = False) -> None:
     stdout.print(tables.figures_table(result))
     sat = result.saturation
-    if sat is not None and (saturate or sat.saturated):
+    if sat is not None and (saturate or sat.reading.state == SATURATED):
         stdout.print(tables.saturation_table(sat))
     stdout.print(tables.ledger_table(result.ledger))
     stdout.print(tables.verdict_table(result))

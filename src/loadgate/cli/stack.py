@@ -18,12 +18,12 @@ from rich.text import Text
 
 from .. import paths
 from ..stack import cgroups, choice, local, runlock, session
-from ..stack.backends import STANDIN_SERVICE
 from ..stack.choice import StackFlags, StackRequest
 from ..stack.ops import Down, StackOps, Up
 from ..stack.ports import Ports
 from ..stack.profile import Profile
 from ..stack.session import Hands, SessionRequest
+from ..stack.standin import TRACES
 from ..targets.local import LocalTarget
 from .common import (
     EXIT_BAD_INPUT,
@@ -178,7 +178,7 @@ def stack_notes(info: local.StackInfo) -> list[str]:
         )
     backend = (info.charms or {}).get("traces_backend")
     if backend:
-        notes.append(f"traces go to a {backend}, service {STANDIN_SERVICE}")
+        notes.append(f"traces go to a {backend}, service {TRACES.service}")
     return notes + limit_notes(info)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from .combinations import combination_problems
 from .params import (
+    ACCEPTED_SHARE,
     ARRIVAL_EXECUTORS,
     BY_NAME,
     CHOICE,
@@ -129,7 +130,7 @@ class RunSpec:
     body_max: int = default("body-max", int)
     p99_ms: float = default("p99-ms", float)
     max_error_rate: float = default("max-error-rate", float)
-    min_logs_per_minute: int | None = None  # None: 95% of `rate` for constant-arrival-rate
+    min_logs_per_minute: int | None = None  # None: ACCEPTED_SHARE of `rate` (constant-arrival-rate)
     labels: dict[str, str] = field(default_factory=dict[str, str])
     target: str | None = None
     run_id: str = ""
@@ -200,7 +201,9 @@ class RunSpec:
         if self.min_logs_per_minute is not None:
             return self.min_logs_per_minute
         if self.executor == "constant-arrival-rate":
-            return math.floor(0.95 * self.iterations_per_minute * self.records_per_iteration)
+            return math.floor(
+                ACCEPTED_SHARE * self.iterations_per_minute * self.records_per_iteration
+            )
         return 0
 
     def to_params(self) -> dict[str, Any]:

@@ -17,6 +17,9 @@ baseline or candidate; got 'both'`). The rules:
   names a key that differs from the field's name; `mapping_key()` fills the field with the key
   under which the object sits in a `dict[str, X]`.
 
+Writing: `real(x)` is the float a `float` field is written as, so a record's text survives a
+round trip.
+
 Standard library only: part of the contract shared with the k6 charm.
 """
 
@@ -54,6 +57,12 @@ def json_key(name: str) -> dict[str, Any]:
 def mapping_key() -> dict[str, Any]:
     """Field metadata: the field is the key under which the object sits in its mapping."""
     return {_MAPPING_KEY: True}
+
+
+def real(value: float | None) -> float | None:
+    """A float for JSON (1000 -> 1000.0), so a record's text survives a round trip unchanged
+    (`read` stores any number of a `float` field as a float)."""
+    return None if value is None else float(value)
 
 
 def read(cls: type[T], data: object, where: str) -> T:

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from loadgate.records import fields as f
+from loadgate.contract import typed as f
+from loadgate.contract.params import ACCEPTED_SHARE
+from loadgate.measure.saturation import FULL_CLAIM_SHARE
 
 GENERATOR = "generator"
 COLLECTOR = "collector"
@@ -87,9 +89,12 @@ _INT_FIELDS = frozenset(
 
 @dataclass(frozen=True)
 class Thresholds:
-    queue_full: float = 0.95  # queue high-water mark / capacity
-    cpu_near: float = 0.90  # CPU / its limit
-    shortfall: float = 0.95  # accepted / offered below this: the generator fell short
+    """Where a figure becomes a sign of giving way (attribution's own, but the two shares
+    other rules read too, defined with those: measure/saturation.py, contract/params.py)."""
+
+    queue_full: float = FULL_CLAIM_SHARE  # queue high-water mark / capacity
+    cpu_near: float = 0.90  # CPU / its limit, cores over cores
+    shortfall: float = ACCEPTED_SHARE  # accepted / offered below this: the generator fell short
     loki_latency_ms: float = 1000.0  # Loki push p99 at or above this: Loki is slow
 
 

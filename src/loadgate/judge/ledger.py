@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from loadgate.contract import typed as f
 from loadgate.contract.summary import ClientFigures
 from loadgate.measure.counters import Count
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
-from loadgate.records import fields as f
 
 
 @dataclass(frozen=True)

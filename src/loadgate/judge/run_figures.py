@@ -1,7 +1,7 @@
-"""The figures bottleneck attribution reads, taken from a run's RunResult (as written to
-`result.json` and read back by `records.result.read`).
+"""The figures bottleneck attribution reads, taken from a run's result (a `JudgedRun`: the
+RunResult written to `result.json` and read back by `records.result.read`).
 
-Pure: a RunResult in, `BottleneckFigures` out. Each figure comes from one place of the result,
+Pure: a run's result in, `BottleneckFigures` out. Each figure comes from one place of the result,
 and a figure the run did not measure (absent, None, or listed as unknown by the pipeline) stays
 None, never 0:
 
@@ -23,14 +23,40 @@ loki-push, Loki for otlp-metrics) are None: not part of the run's pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
+from loadgate.contract.gates import Gate
+from loadgate.contract.spec import RunSpec
+from loadgate.contract.summary import ClientFigures
 from loadgate.judge.attribution import LOKI, Attribution, BottleneckFigures, attribute, chain_of
 from loadgate.judge.claims import Chain
+from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
-from loadgate.records.result import RunResult
+
+
+class _Delivered(Protocol):
+    @property
+    def other(self) -> OtherTraffic | None: ...
+
+
+class JudgedRun(Protocol):
+    """What attribution reads of a run's result (`records.result.RunResult` is one): judge/
+    sits below records/, so it names the parts it reads rather than the record."""
+
+    @property
+    def spec(self) -> RunSpec: ...
+    @property
+    def client(self) -> ClientFigures: ...
+    @property
+    def pipeline(self) -> PipelineFigures | None: ...
+    @property
+    def delivered(self) -> _Delivered | None: ...
+    @property
+    def gates(self) -> Sequence[Gate]: ...
+    @property
+    def generator(self) -> Mapping[str, Any]: ...
 
 
 def _num(data: Mapping[str, Any], key: str) -> float | None:
@@ -46,7 +72,7 @@ def _int(data: Mapping[str, Any], key: str) -> int | None:
     return int(value) if value is not None else None
 
 
-def figures_from_result(result: RunResult) -> BottleneckFigures:
+def figures_from_result(result: JudgedRun) -> BottleneckFigures:
     """The attribution figures of a run."""
     spec, client, generator = result.spec, result.client, result.generator
     pipe = result.pipeline or PipelineFigures.unmeasured("the run has no pipeline figures")
@@ -98,20 +124,20 @@ def in_chain(figures: BottleneckFigures, chain: Chain) -> BottleneckFigures:
     return figures
 
 
-def assess(result: RunResult) -> tuple[BottleneckFigures, Attribution]:
+def assess(result: JudgedRun) -> tuple[BottleneckFigures, Attribution]:
     """The figures of a run and what they say gave way, along its scenario's chain."""
     chain = chain_of(result.spec.scenario)
     figures = in_chain(figures_from_result(result), chain)
     return figures, attribute(figures, chain=chain)
 
 
-def bottleneck_block(result: RunResult) -> dict[str, Any]:
+def bottleneck_block(result: JudgedRun) -> dict[str, Any]:
     """`bottleneck` of result.json: {"figures": ..., "attribution": ...}."""
     figures, attribution = assess(result)
     return {"figures": figures.to_dict(), "attribution": attribution.to_dict()}
 
 
-def _other_per_minute(result: RunResult) -> float | None:
+def _other_per_minute(result: JudgedRun) -> float | None:
     """Other records per minute the collector carried in the run's window (issue 18)."""
     other = result.delivered.other if result.delivered is not None else None
     return other.per_minute if other is not None else None

@@ -14,11 +14,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from loadgate.stack import procs
+from loadgate import procfs
 
-PROC = Path("/proc")
 # Cores the run's own processes did not use, above which the machine was not quiet. On the
 # development VM a quiet run read at most 0.02 and a lint run beside one 0.21-0.25 (which moved
 # its p99: docs/measurements.md, r160u), so 0.1 notes what touches the figures.
@@ -46,10 +44,6 @@ class CpuReading:
     cores: int = 1
 
 
-def clock_ticks() -> int:
-    return os.sysconf("SC_CLK_TCK")
-
-
 def machine_busy_seconds(text: str, ticks: int) -> float:
     """Busy CPU seconds of all cores from /proc/stat's `cpu` line: everything but idle and
     iowait (guest time is already inside user and nice)."""
@@ -63,15 +57,15 @@ def machine_busy_seconds(text: str, ticks: int) -> float:
 def read(pids: Mapping[str, int | None], at: float) -> CpuReading:
     """Read the named processes (a None PID, or one that is gone, reads as None) and the
     machine, labelled with `at`."""
-    ticks = clock_ticks()
+    ticks = procfs.clock_ticks()
     found: dict[str, ProcessCpu | None] = {}
     for name, pid in pids.items():
-        st = procs.stat(pid) if pid is not None else None
+        st = procfs.stat(pid) if pid is not None else None
         found[name] = (
             None if st is None else ProcessCpu(st.pid, st.start_ticks, st.cpu_ticks / ticks)
         )
     try:
-        busy: float | None = machine_busy_seconds((PROC / "stat").read_text(), ticks)
+        busy: float | None = machine_busy_seconds((procfs.PROC / "stat").read_text(), ticks)
     except (OSError, StopIteration, ValueError):
         busy = None
     return CpuReading(at, found, busy, os.cpu_count() or 1)

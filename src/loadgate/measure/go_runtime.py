@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from loadgate.measure.queries import PrometheusAPI, QueryError
-from loadgate.records.resources import GoRuntime
+from loadgate.measure.resources import GoRuntime
 
 HEAP_ALLOC = "otelcol_process_runtime_heap_alloc_bytes"
 SYS_MEMORY = "otelcol_process_runtime_total_sys_memory_bytes"

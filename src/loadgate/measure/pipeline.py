@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from loadgate.contract import typed as f
 from loadgate.measure import counters as cnt
 from loadgate.measure import queries as q
 from loadgate.measure.counters import Count, Counter, ProcessStart
 from loadgate.measure.queries import PrometheusAPI, to_ms
 from loadgate.measure.scope import FIGURES, LOKI, OPTIONAL_FIGURES, OTELCOL, SCRAPED, Scope
-from loadgate.records import fields as f
 
 MIB = 1024 * 1024
 # How far before the window a series' last sample is looked for (Prometheus' staleness period).

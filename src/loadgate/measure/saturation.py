@@ -12,6 +12,8 @@ A queue that never fills means the pipeline took everything offered: the figures
 the load less its first fifth, and `saturated` is False (the pipeline's limit is at least that).
 
 The window rule (`steady_window`) and the arithmetic are pure; `measure` reads Prometheus and Loki.
+What the figures say is read in one place, `SaturationFigures.reading`: a state (SATURATED,
+GROWING, TOOK_ALL, UNKNOWN) and the throughput that goes with it.
 """
 
 from __future__ import annotations
@@ -24,12 +26,18 @@ from loadgate.measure import queries as q
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError, Series, to_ms
 
-# The queue counts as full from this share of its capacity.
+# The collector's sending queue, two rules (items held over its capacity, a share):
+# - it counts as full, for the steady window (at a scrape) and for a run without one (at its
+#   high-water mark: the capacity search), from FULL_SHARE: the window is to hold every
+#   scrape at which the queue sits at its limit, so the share leaves it a little room below;
+# - attribution claims the collector's queue gave way (judge/claims.py, the default of
+#   `Thresholds.queue_full`) only from FULL_CLAIM_SHARE of its high-water mark: a claim that
+#   names a component wants the queue at the brim, not on its way there.
 FULL_SHARE = 0.9
-# Saturated also: the exporter sent on less than this share of what the receiver took (the
-# queue was growing), or (without a steady window) k6 got less than this share of the offered
-# rate in.
-SATURATED_SHARE = 0.95
+FULL_CLAIM_SHARE = 0.95
+# Saturated also, without filling: the exporter sent on less than this share of what the
+# receiver took, records per minute over records per minute (the queue was growing).
+GROWING_SHARE = 0.95
 # The steady window starts this long after the queue first filled (its fill transient).
 SETTLE_S = 4.0
 # A steady window shorter than this, or than MIN_WINDOW_SCRAPES scrape intervals of the
@@ -54,6 +62,14 @@ SATURATE_PARAMS: dict[str, object] = {
 SATURATE_COS_PARAMS: dict[str, object] = {"duration": "8m"}
 # When the queue never fills, the load's first share is left out (the pipeline warming up).
 WARMUP_SHARE = 0.2
+
+# What a saturation run says of the pipeline (`SaturationFigures.reading`), one of:
+SATURATED = "saturated"  # its queue filled and stayed full: what it accepted is its limit
+GROWING = "growing"  # its queue grew without filling: what its exporter sent on is its limit
+TOOK_ALL = "took all"  # its queue neither filled nor grew: what it accepted is a lower bound
+UNKNOWN = "unknown"  # no steady window (the figures' `reason` says why)
+STATES = (SATURATED, GROWING, TOOK_ALL, UNKNOWN)
+AT_LIMIT = (SATURATED, GROWING)  # the states whose throughput is the pipeline's limit
 
 
 @dataclass(frozen=True)
@@ -140,6 +156,27 @@ def per_minute(count: int | None, seconds: float) -> float | None:
 
 
 @dataclass(frozen=True)
+class SaturationReading:
+    """What a saturation run says: its state and the throughput that goes with it, in records
+    per minute: the pipeline's limit when SATURATED (what the collector accepted over the
+    steady window) or GROWING (what its exporter sent on), a lower bound when TOOK_ALL (what it
+    accepted), None when UNKNOWN or when that count could not be read."""
+
+    state: str
+    per_min: float | None
+
+    @property
+    def at_limit(self) -> bool | None:
+        """The pipeline reached its limit (SATURATED or GROWING); None when UNKNOWN."""
+        return None if self.state == UNKNOWN else self.state in AT_LIMIT
+
+    @property
+    def limit(self) -> float | None:
+        """The pipeline's throughput at its limit (None: it took all, or unknown)."""
+        return self.per_min if self.state in AT_LIMIT else None
+
+
+@dataclass(frozen=True)
 class SaturationFigures:
     """`saturation` of result.json: the pipeline's throughput over its steady window."""
 
@@ -157,27 +194,37 @@ class SaturationFigures:
     reason: str = ""
     source: str = (
         "Prometheus: the collector's counters at the scrapes that bound the steady window (its "
-        "queue >= 90% of capacity, from 4 s after it first filled to the load's last scrape "
-        "that finds it full), less its own records and other traffic; Loki: LogQL count of "
-        "the run's records in the window"
+        f"queue >= {FULL_SHARE:.0%} of capacity, from {SETTLE_S:g} s after it first filled to "
+        "the load's last scrape that finds it full), less its own records and other traffic; "
+        "Loki: LogQL count of the run's records in the window"
     )
 
     @property
     def growing(self) -> bool:
-        """The queue never filled but grew: the exporter sent on less than SATURATED_SHARE of
+        """The queue never filled but grew: the exporter sent on less than GROWING_SHARE of
         what the receiver took (a batching collector's queue of whole batches holds more than
         a run fills). The pipeline is past its limit all the same."""
         took, sent = self.accepted_per_min, self.exported_per_min
-        return self.saturated is False and bool(took and sent and sent < SATURATED_SHARE * took)
+        return self.saturated is False and bool(took and sent and sent < GROWING_SHARE * took)
+
+    @property
+    def reading(self) -> SaturationReading:
+        """The one reading of these figures: saturated, growing, took all or unknown, with the
+        throughput that goes with the state (every reader of a saturation result asks this)."""
+        if self.saturated is None:
+            return SaturationReading(UNKNOWN, None)
+        if self.saturated:
+            return SaturationReading(SATURATED, self.accepted_per_min)
+        if self.growing:
+            return SaturationReading(GROWING, self.exported_per_min)
+        return SaturationReading(TOOK_ALL, self.accepted_per_min)
 
     @property
     def throughput(self) -> float | None:
-        """What the pipeline sustains: the records it took in over the window once its queue was
-        full; what its exporter sent on when the queue grew without filling; None when it took
-        everything offered (a lower bound only) or is unknown."""
-        if self.saturated:
-            return self.accepted_per_min
-        return self.exported_per_min if self.growing else None
+        """What the pipeline sustains (`reading.limit`): the records it took in over the window
+        once its queue was full; what its exporter sent on when the queue grew without filling;
+        None when it took everything offered (a lower bound only) or is unknown."""
+        return self.reading.limit
 
 
 def measure(

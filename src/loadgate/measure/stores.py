@@ -82,7 +82,7 @@ LOOKBACK_MS = 5 * 60 * 1000
 
 @dataclass(frozen=True)
 class StandinStore(Store):
-    """The traces backend stand-in (stack/backends.py locally, overlays/traces-standin.yaml on
+    """The traces backend stand-in (stack/standin.py locally, overlays/traces-standin.yaml on
     Juju: a collector with a nop exporter, not Tempo): it keeps nothing to search, so what it
     holds of a run is what its receiver accepted over the run's window, from its own counter,
     exact and reset-aware (counters.py). That counts every span it received, the run's or not:

@@ -1,5 +1,6 @@
 """A run's pipeline over time: collector CPU, RSS, queue and accepted rate as Prometheus range
-queries over the run's window, written as `results/<run_id>/series.json` for the report.
+queries over the run's window (`fetch`), written as `results/<run_id>/series.json` for the report
+by `records.series`.
 
 The query text reuses queries.py's metric names and the run's `Scope` (the same exporters and
 Loki the run's figures read). A series Prometheus cannot give (no data, an error, Prometheus
@@ -8,18 +9,15 @@ down) is recorded as missing with the reason, never as zeros; fetching never fai
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
+from loadgate.contract import typed as f
 from loadgate.measure import pipeline as pipe
 from loadgate.measure import queries as q
 from loadgate.measure.queries import PrometheusAPI, QueryError, Series
-from loadgate.records import fields as f
-from loadgate.records import result as results
 
 SERIES_FORMAT = "loadgate-series/1"
 SERIES_FILE = "series.json"
@@ -155,24 +153,6 @@ def fetch(
             answer = f"Prometheus answer unreadable: {type(exc).__name__}: {exc}"
         out[name] = series_from_answer(name, query, answer)
     return RunSeries(run_id, start, end, step, load_started, load_ended, out)
-
-
-def write(folder: Path, data: RunSeries) -> Path:
-    text = json.dumps(data.to_dict(), indent=1, allow_nan=False) + "\n"
-    return results.write_atomic(folder / SERIES_FILE, text)
-
-
-def record(
-    prom: PrometheusAPI,
-    scope: pipe.Scope,
-    run_id: str,
-    load_started: float,
-    load_ended: float,
-    end: float,
-    folder: Path,
-) -> Path:
-    """Fetch the run's series and write series.json beside its result.json."""
-    return write(folder, fetch(prom, scope, run_id, load_started, load_ended, end))
 
 
 def missing(data: RunSeries) -> Mapping[str, str]:

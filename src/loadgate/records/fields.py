@@ -3,15 +3,25 @@
 The reader is `loadgate.contract.typed` (standard library only, so the contract's own records,
 the k6 summary figures and the gates, read the same way in the k6 charm): `read(cls, data,
 where)` builds a dataclass from its fields and type hints; `one_of`, `json_key` and
-`mapping_key` are field metadata it obeys. A record type's `from_dict` is `read` and, where the
-type needs one, a check of what its fields cannot say alone.
+`mapping_key` are field metadata it obeys, and `real` the float a `float` field is written
+as. A record type's `from_dict` is `read` and, where the type needs one, a check of what its
+fields cannot say alone. The figure types of measure/ and judge/, below records/, use
+`contract.typed` itself.
 """
 
 from __future__ import annotations
 
 import json
 
-from loadgate.contract.typed import RecordError, json_key, mapping, mapping_key, one_of, read
+from loadgate.contract.typed import (
+    RecordError,
+    json_key,
+    mapping,
+    mapping_key,
+    one_of,
+    read,
+    real,
+)
 
 __all__ = [
     "RecordError",
@@ -23,11 +33,6 @@ __all__ = [
     "read",
     "real",
 ]
-
-
-def real(value: float | None) -> float | None:
-    """A float for JSON (1000 -> 1000.0), so a record's text survives a round trip unchanged."""
-    return None if value is None else float(value)
 
 
 def parse_json(text: str, where: str) -> object:

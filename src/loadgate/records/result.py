@@ -15,10 +15,10 @@ from loadgate.judge.ledger import Ledger
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.pipeline import PipelineFigures
+from loadgate.measure.resources import ResourceFigures
 from loadgate.measure.saturation import SaturationFigures
 from loadgate.records import fields as f
 from loadgate.records import files
-from loadgate.records.resources import ResourceFigures
 
 RESULT_FORMAT = "loadgate-result/1"
 RESULT_FILE = "result.json"

@@ -30,7 +30,8 @@ from loadgate.capacity.matrix.record import CellRecord, MatrixRecord
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.contract.gates import FAIL, PASS
 from loadgate.measure.cpu import BUSY_ELSEWHERE_CORES
-from loadgate.records.resources import BackendFaultCounts
+from loadgate.measure.resources import BackendFaultCounts
+from loadgate.measure.saturation import GROWING, SATURATED
 from loadgate.records.result import RunResult
 
 UNKNOWN = "unknown"
@@ -240,14 +241,14 @@ def _machine(result: RunResult) -> str:
 
 
 def _saturation(result: RunResult) -> str:
-    sat = result.saturation
-    if sat is None or sat.accepted_per_min is None:
+    reading = result.saturation.reading if result.saturation is not None else None
+    if reading is None or reading.per_min is None:
         return ""
-    if sat.saturated:
-        return f"{sat.accepted_per_min:,.0f}"
-    if sat.growing and sat.throughput is not None:
-        return f"{sat.throughput:,.0f} (queue growing)"
-    return f"≥ {sat.accepted_per_min:,.0f} (not saturated)"
+    if reading.state == SATURATED:
+        return f"{reading.per_min:,.0f}"
+    if reading.state == GROWING:
+        return f"{reading.per_min:,.0f} (queue growing)"
+    return f"≥ {reading.per_min:,.0f} (not saturated)"
 
 
 def _faults(fault: BackendFaultCounts) -> str:

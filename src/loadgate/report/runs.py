@@ -91,4 +91,4 @@ def run_of(result: RunResult, presets: naming.Presets | None = None) -> Run:
 def saturation_of(result: RunResult) -> float | None:
     """A saturated run's throughput over its steady window (None: not saturated, unknown)."""
     sat = result.saturation
-    return None if sat is None else sat.throughput
+    return None if sat is None else sat.reading.limit

@@ -16,13 +16,13 @@ from loadgate.judge.ledger import Ledger
 from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
-from loadgate.measure.saturation import SaturationFigures
-from loadgate.records.resources import (
+from loadgate.measure.resources import (
     BackendFaultCounts,
     GoRuntime,
     ServiceResources,
     StandinCounts,
 )
+from loadgate.measure.saturation import GROWING, SATURATED, UNKNOWN, SaturationFigures
 from loadgate.records.result import RunResult
 
 UNITS = {"error_rate": "%", "p99_ms": "ms"}
@@ -90,19 +90,18 @@ def _rate(value: float | None) -> str:
 
 def saturation_table(sat: SaturationFigures) -> Table:
     """The pipeline's saturation throughput over its steady window, step by step."""
-    if sat.saturated is None:
+    reading = sat.reading
+    if reading.state == UNKNOWN:
         title = f"saturation: unknown ({sat.reason})"
-    elif sat.saturated:
-        title = f"saturation throughput {_rate(sat.accepted_per_min)} (queue full)"
-    elif sat.growing:
+    elif reading.state == SATURATED:
+        title = f"saturation throughput {_rate(reading.per_min)} (queue full)"
+    elif reading.state == GROWING:
         title = (
-            f"saturation throughput {_rate(sat.throughput)} (the exporter's: the queue grew, "
+            f"saturation throughput {_rate(reading.per_min)} (the exporter's: the queue grew, "
             f"taking {_rate(sat.accepted_per_min)})"
         )
     else:
-        title = (
-            f"not saturated: the pipeline took all offered (at least {_rate(sat.accepted_per_min)})"
-        )
+        title = f"not saturated: the pipeline took all offered (at least {_rate(reading.per_min)})"
     table = Table(title=Text(title))
     table.add_column("figure")
     table.add_column("value", justify="right")

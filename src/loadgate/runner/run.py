@@ -26,6 +26,7 @@ from loadgate.measure import timeseries as ts
 from loadgate.measure.cpu import CpuReading
 from loadgate.measure.queries import QueryError
 from loadgate.records import result as results
+from loadgate.records import series
 from loadgate.runner import readback
 from loadgate.runner.clock import SYSTEM, Clock
 from loadgate.runner.drain import DrainOutcome, drain
@@ -352,10 +353,10 @@ class RunSteps:
         cannot read is recorded as missing)."""
         results.write(result, self.results_root)
         o = self.options
-        ts.record(
-            self.prom, self.scope, self.spec.run_id, self.started, self.ended, o.clock.time(),
-            self.out_dir,
-        )  # fmt: skip
+        over_time = ts.fetch(
+            self.prom, self.scope, self.spec.run_id, self.started, self.ended, o.clock.time()
+        )
+        series.write(self.out_dir, over_time)
 
 
 def execute(

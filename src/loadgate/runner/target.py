@@ -11,7 +11,7 @@ from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.measure.cpu import CpuReading
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
-from loadgate.records.resources import ResourceFigures
+from loadgate.measure.resources import ResourceFigures
 
 # Optional on a target: `service_states() -> dict[str, dict[str, Any]]`, each service's state
 # as its supervisor sees it ({"current": "active", "since": <epoch seconds>}).

@@ -1,5 +1,5 @@
 """A charm stack built: both charms rendered with the stack's CA (charms/render.py), their
-configs and Pebble plans localized to this run directory and its ports (charms/localize.py),
+configs and Pebble plans localized to this run directory and its ports (stack/localize.py),
 the hand changes made (hand.py), and a report of every change and of every component the local
 build lacks. What is rendered was resolved first by charm_stack.prepare."""
 
@@ -15,9 +15,9 @@ import yaml
 
 from loadgate.build import binaries
 
-from ..charms import localize, localize_signals, render
+from ..charms import render
 from ..charms import signals as signal_relations
-from . import backends, hand, logs_standin
+from . import hand, localize, localize_signals, standin
 from .charm_stack import (
     LOKI_CONFIG,
     OTELCOL_CONFIG,
@@ -228,7 +228,7 @@ def _build_report(
     if prepared.hand is not None:
         report["hand_changes"] = [c.to_dict() for c in hand_changes]
         if prepared.hand.exporter == "standin":
-            report["logs_backend"] = logs_standin.ROLE
+            report["logs_backend"] = standin.LOKI.role
     return report
 
 
@@ -242,13 +242,13 @@ def _by_hand(
     """The collector's config and services with the hand changes made (hand.py)."""
     if prepared.hand is None:
         return config, services, []
-    standin = hand.StandinTarget(
-        logs_standin.otlp_url(logs_standin.StandinPorts.for_ports(ports)),
-        logs_standin.STANDIN_NAME,
+    target = hand.StandinTarget(
+        standin.otlp_url(standin.LOKI.ports_for(ports)),
+        standin.LOKI_NAME,
         str(ca_file),
     )
     try:
-        made = hand.apply(config, services, prepared.hand, standin)
+        made = hand.apply(config, services, prepared.hand, target)
     except hand.HandError as exc:
         raise CharmStackError(f"--hand: {exc}") from None
     return made.config, made.services, made.changes
@@ -263,7 +263,7 @@ def signal_targets(
     if signal_relations.METRICS in signals:
         remote_write = localize_signals.Backend("Prometheus", f"http://{HOST}:{ports.prometheus}")
     if signal_relations.TRACES in signals:
-        url = backends.otlp_url(backends.BackendPorts.for_ports(ports))
+        url = standin.otlp_url(standin.TRACES.ports_for(ports))
         traces = localize_signals.Backend("traces backend stand-in", url, tls=True)
     return localize_signals.SignalTargets(remote_write, traces, ca_file)
 

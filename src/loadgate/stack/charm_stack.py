@@ -20,10 +20,10 @@ import yaml
 
 from loadgate.build import binaries
 
-from ..charms import localize, options, sources
+from ..charms import options, sources
 from ..charms import signals as signal_relations
 from ..charms.sources import CharmSource, SourceSpec
-from . import backends, limits
+from . import limits, localize, standin
 from .faults import FaultPlan
 from .hand import HandChanges
 from .limits import Limits
@@ -148,7 +148,7 @@ class PreparedCharms:
         if self.providers is not None:
             out["providers"] = self.providers.to_dict()
         if self.traces:
-            out["traces_backend"] = backends.STANDIN_ROLE
+            out["traces_backend"] = standin.TRACES.role
         return out
 
 

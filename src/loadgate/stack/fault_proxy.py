@@ -28,6 +28,7 @@ import h11
 import httpx
 
 from loadgate.stack.faults import Decider, Decision, FaultPlan
+from loadgate.tlsclient import client_context
 
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host",
@@ -73,7 +74,7 @@ class FaultProxy:
         self.counts = Counts()
         self.epoch = time.monotonic()
         self.armed = False  # faults only from the first run's load start (POST /epoch)
-        context = ssl.create_default_context(cafile=config.ca_file)
+        context = client_context(Path(config.ca_file))
         self.client = httpx.AsyncClient(
             transport=httpx.AsyncHTTPTransport(verify=context), timeout=60.0
         )

@@ -5,7 +5,6 @@ run makes to it (`restart_clock` at the load's start, `counts` after the run).""
 from __future__ import annotations
 
 import json
-import shlex
 import socket
 import sys
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ import httpx
 
 import loadgate
 
-from . import tls
+from . import pebble_plan, tls
 from .faults import FaultPlan
 from .layout import Layout
 from .ports import HOST, Ports
@@ -104,27 +103,13 @@ def write(service: FaultService, layout: Layout, ports: Ports) -> None:
 def pebble_service(layout: Layout) -> dict[str, Any]:
     """The proxy under Pebble: this Python, this loadgate (PYTHONPATH), restarted on failure."""
     argv = [sys.executable, "-m", "loadgate.stack.fault_proxy", str(config_path(layout))]
-    return {
-        "override": "replace",
-        "summary": "backend fault proxy between the collector and Loki",
-        "command": shlex.join(argv),
-        "startup": "enabled",
-        "working-dir": str(layout.root),
-        "environment": {"PYTHONPATH": str(Path(loadgate.__file__).resolve().parent.parent)},
-        "on-failure": "restart",
-        "backoff-delay": "1s",
-    }
+    summary = "backend fault proxy between the collector and Loki"
+    here = {"PYTHONPATH": str(Path(loadgate.__file__).resolve().parent.parent)}
+    return pebble_plan.service(summary, argv, layout.root, environment=here)
 
 
 def pebble_check(service: FaultService) -> dict[str, Any]:
-    return {
-        "override": "replace",
-        "level": "ready",
-        "period": "2s",
-        "timeout": "2s",
-        "threshold": 3,
-        "http": {"url": service.ready_url},
-    }
+    return pebble_plan.http_check(service.ready_url)
 
 
 def scrape_job(service: FaultService) -> dict[str, Any]:

@@ -11,7 +11,7 @@ limiter, batch), `cpu`, `memory`: presets as the bundle's overlays). What it has
 - `gc-trace=on`: `GODEBUG=gctrace=1`, one line per garbage collection in the service's log,
   which a run counts (GC rate, heap sizes);
 - `exporter=loki|standin|debug|nop`: where the logs go: Loki (the charm's exporter), a second
-  collector standing in for Loki (`otlphttp` over TLS: stack/logs_standin.py), or isolated
+  collector standing in for Loki (`otlphttp` over TLS: stack/standin.py), or isolated
   (`debug` to the collector's stdout, or `nop`).
 
 Pure: `parse` and `from_mapping` check the values (errors name the key and what is allowed),
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..charms.localize import Change, component_type
+from .localize import Change, component_type
 
 EXPORTERS = ("loki", "standin", "debug", "nop")
 # The exporter a stand-in or an isolated collector sends its logs with, by `exporter` value.

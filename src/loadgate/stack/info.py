@@ -14,12 +14,10 @@ from typing import Any
 import httpx
 import ops.pebble
 
-from loadgate import paths
-from loadgate.build import binaries
-from loadgate.stack import tls as tls_material
+from loadgate import paths, tlsclient
 
 from ..charms import signals as signal_relations
-from . import backends, fault_service, logs_standin, procs, render
+from . import fault_service, procs, render, standin
 from .cgroups import StackGroups
 from .charm_stack import PreparedCharms
 from .cpu_split import CpuSplit
@@ -99,9 +97,9 @@ class StackInfo:
         return signal_relations.TRACES in self.signals
 
     @property
-    def backend_ports(self) -> backends.BackendPorts | None:
+    def backend_ports(self) -> standin.StandinPorts | None:
         """The traces backend stand-in's ports (None: the stack runs none)."""
-        return backends.BackendPorts.for_ports(self.ports) if self.traces else None
+        return standin.TRACES.ports_for(self.ports) if self.traces else None
 
     @property
     def hand(self) -> HandChanges | None:
@@ -110,19 +108,19 @@ class StackInfo:
         return HandChanges.from_dict(data) if isinstance(data, dict) else None
 
     @property
-    def logs_standin_ports(self) -> logs_standin.StandinPorts | None:
+    def logs_standin_ports(self) -> standin.StandinPorts | None:
         """The Loki stand-in's ports (None: the stack runs none)."""
         changes = self.hand
         if changes is None or changes.exporter != "standin":
             return None
-        return logs_standin.StandinPorts.for_ports(self.ports)
+        return standin.LOKI.ports_for(self.ports)
 
     @property
     def services(self) -> tuple[str, ...]:
         """The Pebble services of the stack."""
-        extra = (backends.STANDIN_SERVICE,) if self.traces else ()
+        extra = (standin.TRACES.service,) if self.traces else ()
         if self.logs_standin_ports is not None:
-            extra += (logs_standin.SERVICE,)
+            extra += (standin.LOKI.service,)
         if self.backend_fault is not None:
             extra += (fault_service.SERVICE,)
         return (*SERVICES, *extra)
@@ -130,9 +128,9 @@ class StackInfo:
     def health_urls(self) -> dict[str, str]:
         urls = render.health_urls(self.ports)
         if self.backend_ports is not None:
-            urls[backends.STANDIN_SERVICE] = backends.health_url(self.backend_ports)
+            urls[standin.TRACES.service] = standin.health_url(self.backend_ports)
         if self.logs_standin_ports is not None:
-            urls[logs_standin.SERVICE] = logs_standin.health_url(self.logs_standin_ports)
+            urls[standin.LOKI.service] = standin.health_url(self.logs_standin_ports)
         if self.backend_fault is not None:
             urls[fault_service.SERVICE] = self.backend_fault.ready_url
         return urls
@@ -144,9 +142,9 @@ class StackInfo:
             "prometheus": self.ports.prometheus,
         }
         if self.backend_ports is not None:
-            out[backends.STANDIN_SERVICE] = self.backend_ports.traces_otlp_http
+            out[standin.TRACES.service] = self.backend_ports.otlp_http
         if self.logs_standin_ports is not None:
-            out[logs_standin.SERVICE] = self.logs_standin_ports.otlp_http
+            out[standin.LOKI.service] = self.logs_standin_ports.otlp_http
         if self.backend_fault is not None:
             out[fault_service.SERVICE] = self.backend_fault.port
         return out
@@ -160,12 +158,7 @@ class StackInfo:
 
     def loki_client(self, timeout: float = 30.0) -> httpx.Client:
         """An HTTPS client for Loki: the stack's CA only, its certificate checked for its name."""
-        return tls_material.verified_client(self.ca_file, self.loki_server_name, timeout)
-
-    @property
-    def otelcol_binary(self) -> Path:
-        part = (self.charms or {}).get("otelcol", {}).get("workload", {}).get("part", "otelcol")
-        return binaries.binary_path(str(part), self.bin_dir)
+        return tlsclient.verified_client(self.ca_file, self.loki_server_name, timeout)
 
     @property
     def pebble(self) -> ProcessId:

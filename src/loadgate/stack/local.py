@@ -15,12 +15,11 @@ from pathlib import Path
 import httpx
 import ops.pebble
 
-from loadgate import paths
+from loadgate import paths, tlsclient
 from loadgate.build import binaries
-from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
-from . import backends, cgroups, cpu_split, logs_standin, orphans, pebble_daemon, procs
+from . import cgroups, cpu_split, orphans, pebble_daemon, procs, standin
 from .charm_stack import PreparedCharms
 
 # What a running stack is and the files it starts from, importable from here as before.
@@ -55,7 +54,7 @@ class _Prober:
 
     def __init__(self, info: StackInfo, timeout: float = 2.0):
         self.plain = httpx.Client(timeout=timeout)
-        self.loki = tls_material.verified_client(info.ca_file, info.loki_server_name, timeout)
+        self.loki = tlsclient.verified_client(info.ca_file, info.loki_server_name, timeout)
 
     def __call__(self, name: str, url: str) -> tuple[bool, str]:
         client = self.loki if name == "loki" else self.plain
@@ -181,16 +180,16 @@ def _busy_ports(what: StackChoice, ports: Ports) -> list[tuple[str, int]]:
     busy = busy_ports(ports)
     if signal_relations.TRACES in signals_of(what):
         try:
-            bports = backends.BackendPorts.for_ports(ports)
+            bports = standin.TRACES.named_ports(standin.TRACES.ports_for(ports))
         except ValueError as exc:
             raise StackError(str(exc)) from None
-        busy += [(n, p) for n, p in bports.items() if port_in_use(p)]
+        busy += [(n, p) for n, p in bports if port_in_use(p)]
     if isinstance(what, PreparedCharms) and what.hand and what.hand.exporter == "standin":
         try:
-            sports = logs_standin.StandinPorts.for_ports(ports)
+            sports = standin.LOKI.named_ports(standin.LOKI.ports_for(ports))
         except ValueError as exc:
             raise StackError(str(exc)) from None
-        busy += [(n, p) for n, p in sports.items() if port_in_use(p)]
+        busy += [(n, p) for n, p in sports if port_in_use(p)]
     return busy
 
 

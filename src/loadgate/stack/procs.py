@@ -1,7 +1,7 @@
 """Processes by identity: a PID together with its start time, so a reused PID is never mistaken
 for the process loadgate started, and the members of a session (a Pebble daemon's services).
 
-Linux only: everything is read from /proc/<pid>/stat.
+Linux only: everything is read from /proc/<pid>/stat (`loadgate.procfs`).
 """
 
 from __future__ import annotations
@@ -13,54 +13,11 @@ import signal
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-PROC = Path("/proc")
+from loadgate.procfs import PROC, stat
+
 PR_SET_DEATHSIG = 1
-
-
-@dataclass(frozen=True)
-class Stat:
-    """The fields of /proc/<pid>/stat loadgate uses."""
-
-    pid: int
-    state: str
-    ppid: int
-    pgid: int
-    sid: int
-    start_ticks: int  # clock ticks after boot: with the PID, a process's identity
-    cpu_ticks: int = 0  # user + system CPU time so far, in clock ticks (utime + stime)
-
-
-def parse_stat(text: str) -> Stat:
-    """Parse /proc/<pid>/stat; the command name may hold spaces and parentheses."""
-    head, _, tail = text.rpartition(")")
-    pid = int(head.split("(", 1)[0])
-    fields = tail.split()
-    # fields[0] is field 3 (state); starttime is field 22.
-    return Stat(
-        pid=pid,
-        state=fields[0],
-        ppid=int(fields[1]),
-        pgid=int(fields[2]),
-        sid=int(fields[3]),
-        start_ticks=int(fields[19]),
-        cpu_ticks=int(fields[11]) + int(fields[12]),
-    )
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """A live process's CPU time so far (user + system), None when it cannot be read."""
-    st = stat(pid)
-    return None if st is None else st.cpu_ticks / os.sysconf("SC_CLK_TCK")
-
-
-def stat(pid: int) -> Stat | None:
-    try:
-        return parse_stat((PROC / str(pid) / "stat").read_text())
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ hint processors, health_check and file_storage extensions, self-metrics on a Pro
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
+from . import pebble_plan
 from .layout import Layout
 from .ports import HOST, Ports
 from .profile import Profile
@@ -275,15 +275,7 @@ def health_urls(ports: Ports) -> dict[str, str]:
 
 
 def _service(name: str, argv: list[str], layout: Layout) -> dict[str, Any]:
-    return {
-        "override": "replace",
-        "summary": f"{name} of the loadgate local stack",
-        "command": shlex.join(argv),
-        "startup": "enabled",
-        "working-dir": str(layout.root),
-        "on-failure": "restart",
-        "backoff-delay": "1s",
-    }
+    return pebble_plan.service(f"{name} of the loadgate local stack", argv, layout.root)
 
 
 def readiness_checks(ports: Ports, *, loki_verifiable: bool = True) -> dict[str, Any]:
@@ -295,14 +287,7 @@ def readiness_checks(ports: Ports, *, loki_verifiable: bool = True) -> dict[str,
         probe: dict[str, Any] = {"http": {"url": url}}
         if name == "loki" and not loki_verifiable:
             probe = {"tcp": {"host": HOST, "port": ports.loki_http}}
-        checks[f"{name}-ready"] = {
-            "override": "replace",
-            "level": "ready",
-            "period": "2s",
-            "timeout": "2s",
-            "threshold": 3,
-            **probe,
-        }
+        checks[f"{name}-ready"] = pebble_plan.ready_check(probe)
     return checks
 
 
@@ -312,11 +297,7 @@ def pebble_layer(bin_dir: Path, ports: Ports, layout: Layout) -> dict[str, Any]:
         name: _service(name, argv, layout)
         for name, argv in service_argv(bin_dir, ports, layout).items()
     }
-    return {
-        "summary": "loadgate local stack",
-        "services": services,
-        "checks": readiness_checks(ports),
-    }
+    return pebble_plan.layer("loadgate local stack", services, readiness_checks(ports))
 
 
 def charm_layer(
@@ -329,8 +310,8 @@ def charm_layer(
     """A charm-rendered stack: the collector's and Loki's services and checks as their charms
     planned them (localized), plus our Prometheus and readiness checks."""
     prometheus = service_argv(bin_dir, ports, layout)["prometheus"]
-    return {
-        "summary": "loadgate local stack (charm-rendered otelcol and Loki)",
-        "services": {**services, "prometheus": _service("prometheus", prometheus, layout)},
-        "checks": {**checks, **readiness_checks(ports, loki_verifiable=False)},
-    }
+    return pebble_plan.layer(
+        "loadgate local stack (charm-rendered otelcol and Loki)",
+        {**services, "prometheus": _service("prometheus", prometheus, layout)},
+        {**checks, **readiness_checks(ports, loki_verifiable=False)},
+    )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from loadgate.measure import go_runtime
 from loadgate.measure.queries import PrometheusAPI
-from loadgate.records.resources import (
+from loadgate.measure.resources import (
     BackendFaultCounts,
     Exit,
     GoRuntime,
@@ -33,7 +33,7 @@ from loadgate.records.resources import (
     StandinCounts,
 )
 
-from . import fault_service, logs_standin
+from . import fault_service, standin
 from .cgroups import Group, Placement
 
 if TYPE_CHECKING:
@@ -193,9 +193,7 @@ class ResourceWatch:
         fault = info.backend_fault
         self.fault_start = fault_service.restart_clock(fault) if fault else None
         self.standin_ports = info.logs_standin_ports
-        self.standin_start = (
-            logs_standin.read_counts(self.standin_ports) if self.standin_ports else None
-        )
+        self.standin_start = standin.read_counts(self.standin_ports) if self.standin_ports else None
 
     @classmethod
     def begin(cls, info: StackInfo) -> ResourceWatch | None:
@@ -239,7 +237,7 @@ class ResourceWatch:
     def _standin(self) -> StandinCounts | None:
         if self.standin_ports is None:
             return None
-        start, end = self.standin_start, logs_standin.read_counts(self.standin_ports)
+        start, end = self.standin_start, standin.read_counts(self.standin_ports)
         known = start is not None and end is not None
         accepted = _delta(end[0], start[0]) if start and end else None
         dropped = _delta(end[1], start[1]) if start and end else None

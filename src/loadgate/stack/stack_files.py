@@ -16,7 +16,7 @@ from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
-from . import backends, cgroups, charm_build, cpu_split, fault_service, logs_standin, render
+from . import cgroups, charm_build, cpu_split, fault_service, render, standin
 from .cgroups import StackGroups
 from .charm_stack import CharmStackError, PreparedCharms
 from .cpu_split import CpuSplit
@@ -84,11 +84,11 @@ def write_configs(
     )
     if written.traces_server_name is not None and not isinstance(what, Profile):
         binary = binaries.binary_path(what.otelcol_part.name, bin_dir)
-        _add_traces_standin(layout, ports, material, written.traces_server_name, binary, configs,
-                            layer)  # fmt: skip
+        name = written.traces_server_name
+        standin.TRACES.add(layout, ports, material, name, binary, configs, layer)
     if isinstance(what, PreparedCharms) and what.hand and what.hand.exporter == "standin":
         binary = binaries.binary_path(what.otelcol_part.name, bin_dir)
-        logs_standin.add(layout, ports, material, binary, configs, layer)
+        standin.LOKI.add(layout, ports, material, standin.LOKI_NAME, binary, configs, layer)
     if written.fault is not None:
         configs[layout.prometheus_config]["scrape_configs"].append(
             fault_service.scrape_job(written.fault)
@@ -149,28 +149,3 @@ def _write_files(
     layers = layout.pebble / "layers"
     layers.mkdir(parents=True, exist_ok=True)
     (layers / "001-loadgate.yaml").write_text(yaml.safe_dump(layer, sort_keys=False))
-
-
-def _add_traces_standin(
-    layout: Layout,
-    ports: Ports,
-    material: tls_material.TLSMaterial,
-    server_name: str,
-    binary: Path,
-    configs: dict[Path, dict[str, Any]],
-    layer: dict[str, Any],
-) -> None:
-    """The traces backend stand-in: its certificate (the stack CA, for the name the collector
-    was given), its config, service, readiness check and Prometheus scrape job."""
-    bports = backends.BackendPorts.for_ports(ports)
-    cert, key = tls_material.issue_server_cert(material, (server_name,))
-    cert_file, key_file = layout.tls / "traces-standin.crt", layout.tls / "traces-standin.key"
-    cert_file.write_bytes(cert)
-    key_file.touch(mode=0o600)
-    key_file.write_bytes(key)
-    config = layout.config / "traces-standin.yaml"
-    configs[config] = backends.standin_config(bports, cert_file, key_file)
-    name = backends.STANDIN_SERVICE
-    layer["services"][name] = backends.standin_service(binary, config, layout.root)
-    layer["checks"][f"{name}-ready"] = backends.standin_check(bports)
-    configs[layout.prometheus_config]["scrape_configs"].append(backends.standin_scrape_job(bports))

@@ -2,18 +2,16 @@
 
 Keys are RSA 2048, as the self-signed-certificates charm makes them: the charms' TLS library
 signs their certificate requests with this CA when the stack renders them, and it takes RSA
-CA keys only.
+CA keys only. The clients that trust such a CA are `loadgate.tlsclient` (no `cryptography`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -135,15 +133,7 @@ def issue_server_cert(
 ) -> tuple[bytes, bytes]:
     """Another server certificate from the stack's CA (for a backend's in-cluster name):
     (certificate PEM, key PEM)."""
-    ca_key = serialization.load_pem_private_key(material.ca_key_pem, password=None)
-    if not isinstance(ca_key, rsa.RSAPrivateKey):
-        raise ValueError("the stack CA key is not an RSA key")
-    ca_cert = x509.load_pem_x509_certificate(material.ca_cert_pem)
-    start = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(minutes=5)
-    end = start + dt.timedelta(days=days)
-    key = _new_key()
-    cert = _server_certificate(key, ca_key, ca_cert.subject, hostnames, ips, start, end)
-    return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+    return issue(material.ca_cert_pem, material.ca_key_pem, hostnames, ips, days, now)
 
 
 def issue(
@@ -152,32 +142,17 @@ def issue(
     hostnames: tuple[str, ...],
     ips: tuple[str, ...] = DEFAULT_IPS,
     days: int = 30,
+    now: dt.datetime | None = None,
 ) -> tuple[bytes, bytes]:
     """A server certificate (and its key), PEM, that an existing CA signs for the names."""
     ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
     ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
     if not isinstance(ca_key, rsa.RSAPrivateKey):
         raise ValueError("the stack's CA key is not an RSA key")
-    start = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    start = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(minutes=5)
+    end = start + dt.timedelta(days=days)
     key = _new_key()
-    sans: list[x509.GeneralName] = [x509.DNSName(h) for h in hostnames]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name(hostnames[0] if hostnames else ips[0]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + dt.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
+    cert = _server_certificate(key, ca_key, ca_cert.subject, hostnames, ips, start, end)
     return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
 
 
@@ -213,31 +188,3 @@ def write(material: TLSMaterial, folder: Path) -> TLSPaths:
     out.server_key.touch(mode=0o600)
     out.server_key.write_bytes(material.server_key_pem)
     return out
-
-
-def client_context(ca_file: Path) -> ssl.SSLContext:
-    """A client TLS context that trusts only the given CA and checks host names."""
-    return ssl.create_default_context(cafile=str(ca_file))
-
-
-class ServerNameTransport(httpx.BaseTransport):
-    """Connects where the URL says and verifies the server's certificate for `server_name`
-    (a unit's in-cluster name, which this machine cannot resolve)."""
-
-    def __init__(self, server_name: str, context: ssl.SSLContext):
-        self.server_name = server_name
-        self._inner = httpx.HTTPTransport(verify=context)
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request.extensions = {**request.extensions, "sni_hostname": self.server_name}
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-def verified_client(ca_file: Path, server_name: str, timeout: float = 30.0) -> httpx.Client:
-    """An HTTPS client trusting only `ca_file`, checking the certificate names `server_name`."""
-    return httpx.Client(
-        transport=ServerNameTransport(server_name, client_context(ca_file)), timeout=timeout
-    )

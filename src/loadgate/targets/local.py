@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from loadgate import paths
+from loadgate import paths, procfs
 from loadgate.build import binaries
 from loadgate.charms import signals as signal_relations
 from loadgate.contract import k6args
@@ -23,11 +23,11 @@ from loadgate.measure import cpu
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.runner.target import LoadWindow, Progress, RunError
-from loadgate.stack.tls import client_context, verified_client
+from loadgate.tlsclient import client_context, verified_client
 
-from ..records.resources import ResourceFigures
-from ..stack import backends, logs_standin, orphans, procs, render
+from ..measure.resources import ResourceFigures
 from ..stack import local as stack_local
+from ..stack import orphans, procs, render, standin
 from ..stack.cpu_split import CpuSplit
 from ..stack.info import StackInfo
 from ..stack.procs import ProcessId
@@ -53,10 +53,7 @@ def machine_cores() -> int:
 
 
 # The stand-ins run the collector's binary: told apart from it by their config file.
-STANDIN_CONFIGS = {
-    f"{logs_standin.SERVICE}.yaml": logs_standin.SERVICE,
-    f"{backends.STANDIN_SERVICE}.yaml": backends.STANDIN_SERVICE,
-}
+STANDIN_CONFIGS = {f"{s.service}.yaml": s.service for s in (standin.LOKI, standin.TRACES)}
 
 
 def _k6_preexec(split: CpuSplit | None) -> Callable[[], None]:
@@ -269,7 +266,7 @@ class LocalTarget:
             if self._due_edge(sent, now):
                 self._edge(now)
             if sent > 0 and self._k6_cpu_at_load is None:
-                self._k6_cpu_at_load = procs.cpu_seconds(self._proc.pid)
+                self._k6_cpu_at_load = procfs.cpu_seconds(self._proc.pid)
             accepted = int(self._metric(self._counters[1]).get("count", 0))
             errors = float(self._metric("errors").get("rate", 0.0))
         except (httpx.HTTPError, KeyError, ValueError):

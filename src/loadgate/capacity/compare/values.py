@@ -30,6 +30,7 @@ from loadgate.capacity.compare.sides import SideError
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import FOUND
 from loadgate.judge.attribution import Attribution
+from loadgate.measure.saturation import GROWING, TOOK_ALL, UNKNOWN
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
 
@@ -222,15 +223,16 @@ def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]
     sat, run_id = result.saturation, result.run_id
     if sat is None:
         return None, [f"saturation not measured by {run_id}"]
-    if sat.saturated is None:
+    reading = sat.reading
+    if reading.state == UNKNOWN:
         return None, [f"saturation unknown in {run_id}: {sat.reason}"]
-    if sat.growing and sat.throughput is not None:
-        return sat.throughput, [
+    if reading.state == GROWING and reading.per_min is not None:
+        return reading.per_min, [
             f"{run_id}: the queue never filled but grew (the exporter sent on "
-            f"{sat.throughput:,.0f}/min of the {sat.accepted_per_min or 0:,.0f}/min taken): "
+            f"{reading.per_min:,.0f}/min of the {sat.accepted_per_min or 0:,.0f}/min taken): "
             "saturated at what it sent on"
         ]
-    if not sat.saturated:
+    if reading.state == TOOK_ALL:
         offered = "" if sat.offered_per_min is None else f" {sat.offered_per_min:,.0f}/min"
         took = (
             "" if sat.accepted_per_min is None else f" (at least {sat.accepted_per_min:,.0f}/min)"
@@ -239,9 +241,9 @@ def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]
             f"not saturated in {run_id}: the pipeline took all{offered} offered{took}, a lower "
             "bound, not its limit; offer more (--saturate-rate)"
         ]
-    if sat.accepted_per_min is None:
+    if reading.per_min is None:
         return None, [f"saturation throughput unknown in {run_id}: the accepted count was unread"]
-    return sat.accepted_per_min, []
+    return reading.per_min, []
 
 
 def machine_note(result: results.RunResult) -> list[str]:

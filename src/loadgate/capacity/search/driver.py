@@ -39,12 +39,13 @@ from loadgate.capacity.search.rule import (
     StepOutcome,
 )
 from loadgate.contract.gates import PASS
+from loadgate.contract.params import ACCEPTED_SHARE
 from loadgate.contract.spec import RunSpec, SpecError, is_run_id
 from loadgate.judge import run_figures
 from loadgate.judge.attribution import Attribution, BottleneckFigures
 from loadgate.measure import pipeline as pipe
 from loadgate.measure.queries import PrometheusAPI
-from loadgate.measure.saturation import FULL_SHARE, SATURATE_PARAMS, SATURATED_SHARE
+from loadgate.measure.saturation import FULL_SHARE, SATURATE_PARAMS, UNKNOWN
 from loadgate.records import result as results
 from loadgate.records.result import RunResult
 from loadgate.runner import run as runner
@@ -125,29 +126,28 @@ def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float |
 
     Over a steady window: what the exporter sent on per minute (the collector's accepted, then
     Loki's stored, when unknown); saturated when the queue filled, or when the exporter sent
-    on less than SATURATED_SHARE of what the receiver took (the queue was growing: it would
-    have filled in a longer run). Without one: k6's accepted rate over the whole load less what
-    the queue held at its fullest (accepted, not sent on during the load), with a note saying
-    why; saturated when the queue filled (its high-water mark at FULL_SHARE of its capacity) or
-    k6 got less than SATURATED_SHARE of the offered rate in. None where unknown."""
+    on less than GROWING_SHARE of what the receiver took (the queue was growing: it would
+    have filled in a longer run): the figures' reading at its limit. Without one: k6's accepted
+    rate over the whole load less what the queue held at its fullest (accepted, not sent on
+    during the load), with a note saying why; saturated when the queue filled (its high-water
+    mark at FULL_SHARE of its capacity) or k6 got less than ACCEPTED_SHARE of the offered rate
+    in. None where unknown."""
     sat, spec, pipeline = result.saturation, result.spec, result.pipeline
     capacity = sat.queue_capacity if sat is not None else None
     if capacity is None and pipeline is not None:
         capacity = pipeline.queue_capacity
     queue_records = capacity * spec.logs_per_request if capacity else None
-    if sat is not None and sat.saturated is not None:
-        accepted, exported = sat.accepted_per_min, sat.exported_per_min
-        throughput = exported or accepted or sat.stored_per_min
+    if sat is not None and sat.reading.state != UNKNOWN:
+        throughput = sat.exported_per_min or sat.accepted_per_min or sat.stored_per_min
         if throughput is not None:
-            growing = bool(accepted and exported and exported < SATURATED_SHARE * accepted)
-            return sat.saturated or growing, throughput, queue_records, ""
+            return sat.reading.at_limit, throughput, queue_records, ""
     offered = spec.offered_logs_per_minute
     accepted = result.client.records_per_minute if result.complete else None
     if not offered or accepted is None:
         return None, None, queue_records, "saturation unknown: no figures"
     high = pipeline.queue_size_max if pipeline is not None else None
     filled = bool(capacity and high is not None and high >= FULL_SHARE * capacity)
-    saturated = filled or accepted < SATURATED_SHARE * offered
+    saturated = filled or accepted < ACCEPTED_SHARE * offered
     seconds = result.client.duration_s
     if high and seconds > 0:
         queued = high * spec.logs_per_request * 60 / seconds

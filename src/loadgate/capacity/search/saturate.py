@@ -95,9 +95,8 @@ from loadgate.capacity.search.state import (
     step_above,
     step_below,
 )
+from loadgate.contract.params import ACCEPTED_SHARE  # the logs_per_minute gate's share
 
-# The logs_per_minute gate: at least this share of the offered rate accepted.
-ACCEPTED_SHARE = 0.95
 # The error-rate gate is to be passed by this factor when the queue overflowed.
 GATE_MARGIN = 1.25
 # Above this share of the hold refusing, the hold cannot be sized: `hold_s`.

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..stack.ports import HOST, Ports
+from .ports import HOST, Ports
 
 # The collector ports the charm opens -> the stack's port of the same role.
 _OTELCOL_PORTS = {
@@ -196,7 +196,9 @@ def otelcol(config: Mapping[str, Any], where: OtelcolLocal) -> Localized:
         port = where.loki_via or where.ports.loki_http
         local = urlunsplit(parts._replace(netloc=f"{HOST}:{port}"))
         exporter["endpoint"] = local
-        why = "the backend fault proxy before the local Loki" if where.loki_via else "the local Loki"
+        why = (
+            "the backend fault proxy before the local Loki" if where.loki_via else "the local Loki"
+        )
         changes.append(Change(f"exporters.{name}.endpoint", endpoint, local, why))
         if parts.scheme == "https":
             tls = exporter.setdefault("tls", {})

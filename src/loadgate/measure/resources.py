@@ -1,14 +1,17 @@
-"""`resources` of result.json: what the stack's enforced limits did to each limited charm
-container over the run (OOM kills, restarts, peak memory against the limit, CPU throttling),
-and what the backend fault proxy did to the collector's pushes. A figure that could not be
-read is None (unknown), never 0. Absent from runs without limits and faults."""
+"""The figures of `resources` of result.json: what the stack's enforced limits did to each
+limited charm container over the run (OOM kills, restarts, peak memory against the limit, CPU
+throttling), and what the backend fault proxy did to the collector's pushes. A figure that
+could not be read is None (unknown), never 0. Absent from runs without limits and faults.
+
+Measured by stack/resource_use.py (the kernel's counters, Pebble's log, the proxy's counts)
+and go_runtime.py; records/result.py writes and reads them."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from loadgate.records import fields as f
+from loadgate.contract import typed as f
 
 
 @dataclass(frozen=True)
