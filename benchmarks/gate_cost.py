@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +59,7 @@ def lengths(found: dict[str, float]) -> dict[str, float]:
     have = [n for n in names if n in found]
     return {
         labels[names.index(a)]: (found[b] - found[a]) / 60
-        for a, b in zip(have, have[1:], strict=False)
+        for a, b in pairwise(have)
     }
 
 

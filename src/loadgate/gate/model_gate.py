@@ -168,8 +168,9 @@ class ModelGate:
                 "the `loadgate_scenario` fixture so that the deployment serves it"
             )
         result = self._execute(self.spec(name))
-        log.info("%s: %s %s, written to %s", result.run_id, name, result.verdict, self._file(result))
-        return summarize(result, self._file(result))
+        path = self._file(result)
+        log.info("%s: %s %s, written to %s", result.run_id, name, result.verdict, path)
+        return summarize(result, path)
 
     def saturation(self) -> GateResult:
         """The saturation gate: a run offering more than the pipeline takes, its throughput

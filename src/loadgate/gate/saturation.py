@@ -24,7 +24,8 @@ from typing import Any
 from loadgate.contract import gates as gates_mod
 from loadgate.contract.gates import Gate
 from loadgate.judge.bottleneck import NONE, UNKNOWN
-from loadgate.measure.saturation import SaturationFigures
+from loadgate.measure.saturation import GROWING, SATURATED, SaturationFigures
+from loadgate.measure.saturation import UNKNOWN as UNKNOWN_STATE
 from loadgate.records.result import RunResult
 
 NAME = "saturation_per_minute"
@@ -33,17 +34,16 @@ COMPONENT_GATE = "measured_component"
 
 def floor_gate(sat: SaturationFigures | None, floor: float | None) -> Gate:
     """The gate: the saturation throughput at least `floor` records/min (None: measured)."""
-    value = sat.accepted_per_min if sat is not None and sat.saturated is not None else None
-    if sat is not None and sat.growing:
-        value = sat.throughput
+    reading = sat.reading if sat is not None else None
+    value = reading.per_min if reading is not None else None
     threshold = f">= {gates_mod.format_value(floor, '')}" if floor is not None else "measured"
-    if sat is None:
+    if sat is None or reading is None:
         source = "saturation: not measured (the pipeline's figures could not be read)"
-    elif sat.saturated is None or value is None:
+    elif reading.state == UNKNOWN_STATE or value is None:
         source = f"saturation: unknown ({sat.reason or 'no accepted count over the window'})"
-    elif sat.saturated:
+    elif reading.state == SATURATED:
         source = "collector accepted per minute over the steady window (queue full)"
-    elif sat.growing:
+    elif reading.state == GROWING:
         source = (
             "collector exporter sent on per minute after the warm-up: the queue grew without "
             "filling (the receiver took more than the pipeline sustains)"
