@@ -57,10 +57,7 @@ def lengths(found: dict[str, float]) -> dict[str, float]:
     names = ["settled", "baseline", "load", "drain", "collect", "done"]
     labels = ["target setup", "baseline", "load", "drain", "read-back"]
     have = [n for n in names if n in found]
-    return {
-        labels[names.index(a)]: (found[b] - found[a]) / 60
-        for a, b in pairwise(have)
-    }
+    return {labels[names.index(a)]: (found[b] - found[a]) / 60 for a, b in pairwise(have)}
 
 
 def run(test: str, tmp: Path) -> dict[str, float]:
