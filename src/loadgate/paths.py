@@ -1,10 +1,11 @@
 """Where loadgate finds its own files and keeps its caches, state and results.
 
 loadgate's files (the k6 scenarios, the Juju bundle and overlays, the Go wrapper modules of the
-pinned parts, the bundle checker's charm data, the gate's default settings) are package data
-under `loadgate/data/`, so an installed wheel finds them as a checkout does. In a checkout,
-`src/loadgate/data/` holds symbolic links to the repository's own folders (`k6/`, `bundles/`,
-`tools/`, ...), which stay the source of truth; building a wheel copies what they point at.
+pinned parts, the bundle checker's charm data, the gate's default settings, the compare's
+default margins) are package data under `loadgate/data/`, so an installed wheel finds them as a
+checkout does. In a checkout, `src/loadgate/data/` holds symbolic links to the repository's own
+folders (`k6/`, `bundles/`, `tools/`, ...), which stay the source of truth; building a wheel
+copies what they point at.
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ def overlays_dir() -> Path:
 def upstream_charms_file() -> Path:
     """Endpoints of the upstream charms per track (package data)."""
     return _data("upstream-charms.yaml")
+
+
+def default_margins_file() -> Path:
+    """The default compare's margins and the spreads behind them (package data, written by
+    `loadgate calibrate`)."""
+    return _data("margins.yaml")
 
 
 def k6_charm_dir() -> Path:

@@ -15,6 +15,7 @@ import pytest
 from conftest import processes_mentioning
 
 from loadgate import cli
+from loadgate.capacity.compare import margins_file
 from loadgate.capacity.compare.record import CompareRecord
 from loadgate.stack import local
 
@@ -44,7 +45,7 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
     text = (results / "tiny" / "compare.json").read_text()
     record = CompareRecord.from_json(text)  # checks every field
     data = json.loads(text)
-    assert code == record.exit_code == data["exit_code"] == 2, out  # one value a side
+    assert code == record.exit_code == data["exit_code"] == 3, out  # one value a side: too noisy
     assert f"verdict {record.verdict} (exit {code})" in " ".join(out.split())
     assert record.plan is not None
     assert (record.plan.min_pairs, record.plan.max_pairs) == (1, 1)
@@ -81,7 +82,8 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
     assert pressure.saturation_per_min is not None
     assert pressure.rate_per_min == round(0.7 * pressure.saturation_per_min)
     assert [d.decision for d in record.decisions] == ["too-noisy"] * 3
-    assert [d.metric.guard for d in record.decisions] == [False, False, False]
+    shipped = margins_file.shipped().margins()  # the default margins: the shipped file's
+    assert {d.metric.name: d.metric.margin for d in record.decisions} == shipped
     assert not any(n.startswith("partial") for n in record.notes)
 
     # Every stack it started was stopped.

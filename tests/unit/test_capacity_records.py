@@ -279,7 +279,8 @@ def test_compare_record_decides_each_metric_from_the_runs() -> None:
     assert [r["side"] for r in d["runs"]] == [BASELINE, CANDIDATE] * 3
     assert d["verdict"] == REGRESSION
     assert d["exit_code"] == 1
-    assert "Regression if L > 0 and d >= m" in d["rule"]
+    assert "Regression if L >= m; worse if 0 < L < m" in d["rule"]
+    assert d["fail_on"] == "regression"
     assert d["decisions"][0]["metric"]["resolution"] == 0.05
 
 
@@ -306,7 +307,8 @@ def test_compare_record_refuses_a_verdict_that_disagrees_with_its_decisions() ->
         (["order"], "AABB", "compare.order: must be one of random, ABAB, ABBA"),
         (["runs", 1, "side"], "both", r"compare.runs\[1\].side: must be baseline or candidate"),
         (["runs", 0, "values", "capacity_per_min"], "fast", r"runs\[0\].values.capacity_per_min"),
-        (["decisions", 0, "decision"], "worse", r"compare.decisions\[0\].decision: must be one"),
+        (["decisions", 0, "decision"], "better", r"compare.decisions\[0\].decision: must be one"),
+        (["fail_on"], "better", "compare.fail_on: must be one of regression, worse"),
         (
             ["decisions", 0, "metric", "better"],
             "up",
@@ -321,6 +323,24 @@ def test_compare_record_names_the_bad_field(
     d = broken(a_compare_record().to_dict(), path, value)
     with pytest.raises(RecordError, match=message):
         CompareRecord.from_dict(d)
+
+
+def test_a_record_of_the_previous_rule_keeps_its_verdict_and_text() -> None:
+    """Format 1 (its 5 % per metric, guards, exit 2 when too noisy) reads with the verdict and
+    exit code it was recorded with, and writes back as it was."""
+    d = a_compare_record().to_dict()
+    d.update(format="loadgate-compare/1", verdict="no-regression", exit_code=0)
+    del d["fail_on"]
+    for decision in d["decisions"]:
+        decision["metric"]["guard"] = True
+        del decision["settled"], decision["family"]
+    record = CompareRecord.from_dict(d)
+    assert (record.verdict, record.exit_code) == ("no-regression", 0)
+    assert record.decisions[0].family is None
+    again = record.to_dict()
+    assert again["format"] == "loadgate-compare/1"
+    assert (again["verdict"], again["exit_code"]) == ("no-regression", 0)
+    assert "fail_on" not in again
 
 
 def test_build_refuses_an_unknown_order() -> None:

@@ -100,8 +100,8 @@ def test_one_module_per_command_each_registering_its_handler() -> None:
     sub = next(a for a in parser._actions if a.dest == "command")  # pyright: ignore[reportPrivateUsage]
     choices = cast(dict[str, argparse.ArgumentParser], sub.choices)
     assert list(choices) == [
-        "binaries", "stack", "run", "search", "compare", "matrix", "bench", "check-bundle",
-        "charms", "report",
+        "binaries", "stack", "run", "search", "compare", "calibrate", "matrix", "bench",
+        "check-bundle", "charms", "report",
     ]  # fmt: skip
     modules = [m for m in cli.COMMANDS if isinstance(m, ModuleType)]
     assert len(modules) == len(cli.COMMANDS)

@@ -1,5 +1,5 @@
-"""The bounds' width at a spread, the default margins chosen from the measured spreads, and
-`--margins` (compare.values). Pure."""
+"""The bounds' width at a spread, the default margins chosen from the spreads of the shipped
+margins file at their upper confidence bound, and `--margins` (compare.values). Pure."""
 
 from __future__ import annotations
 
@@ -8,13 +8,20 @@ from dataclasses import replace
 
 import pytest
 
+from loadgate.capacity.compare import calibration, rule
 from loadgate.capacity.compare import margins as cm
-from loadgate.capacity.compare import rule
-from loadgate.capacity.compare.sequential import DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Plan
+from loadgate.capacity.compare import margins_file as mf
 from loadgate.capacity.compare.sides import SideError
-from loadgate.capacity.compare.values import DEFAULT_METRICS, apply_margins, parse_metrics
+from loadgate.capacity.compare.values import (
+    DEFAULT_METRICS,
+    METRIC_KEYS,
+    apply_margins,
+    parse_metrics,
+)
 
 DEFAULTS = parse_metrics(",".join(DEFAULT_METRICS))
+SHIPPED = mf.shipped()
+SPREADS = {METRIC_KEYS[k].name: e.spread or 0.0 for k, e in SHIPPED.metrics.items()}
 
 
 def values_with_spread(mean: float, spread: float, n: int) -> list[float]:
@@ -49,31 +56,48 @@ def test_a_margin_needed_is_twice_the_half_width_and_decides_a_change_half_a_mar
     assert rule.decide(metric, a, a, confidence).decision == rule.NO_REGRESSION
     half = math.exp(math.log1p(margin) / 2)
     worse = [v * half * 0.999 for v in a]
-    assert rule.decide(metric, a, worse, confidence).decision == rule.NO_REGRESSION
-    # Narrower than that, the same spread cannot decide it.
+    at_half = rule.decide(metric, a, worse, confidence)
+    assert at_half.settled
+    assert at_half.upper is not None
+    assert at_half.upper < metric.margin
+    # Narrower than that, the same spread cannot settle it.
     narrow = replace(metric, margin=margin * 0.9)
-    assert rule.decide(narrow, a, worse, confidence).decision == rule.TOO_NOISY
+    assert not rule.decide(narrow, a, worse, confidence).settled
 
 
-def test_each_default_margin_is_chosen_from_its_measured_spread_for_the_budgets_pairs() -> None:
-    plan = Plan(DEFAULT_MIN_PAIRS, DEFAULT_MAX_PAIRS)
-    assert {m.name for m in DEFAULTS} == set(cm.MEASURED_SPREADS)
-    for metric in DEFAULTS:
-        spread = cm.MEASURED_SPREADS[metric.name]
-        last = plan.confidences(metric, cm.DEFAULT_BUDGET_PAIRS, last=True)[-1]
-        assert 0.95 < last < 0.97
-        assert metric.margin == pytest.approx(cm.chosen_margin(spread, cm.DEFAULT_BUDGET_PAIRS,
-                                                                last)), metric.name  # fmt: skip
-        # At that margin 4 pairs bound it within half of it; 3 pairs would not.
-        assert cm.margin_needed(spread, cm.DEFAULT_BUDGET_PAIRS, last) <= metric.margin
-        at_three = plan.confidences(metric, 3, last=True)[-1]
-        assert cm.margin_needed(spread, 3, at_three) > metric.margin
-        assert not metric.guard
+def test_each_default_margin_is_chosen_at_its_spreads_upper_bound_for_the_budgets_pairs() -> None:
+    """The shipped file's margins are what calibrate's choice gives from its spreads: at the
+    spread's one-sided 95 % upper bound, for the 4 pairs of the default budget, the 5 % shared
+    by the three default metrics."""
+    assert {m.name for m in DEFAULTS} == set(SPREADS)
+    assert SHIPPED.pairs == cm.DEFAULT_BUDGET_PAIRS
+    for key, entry in SHIPPED.metrics.items():
+        metric = METRIC_KEYS[key]
+        assert entry.spread is not None
+        assert entry.df is not None
+        spread = calibration.Spread(entry.spread, entry.df)
+        last = cm.confidence_at(metric, cm.DEFAULT_BUDGET_PAIRS, len(SHIPPED.metrics))
+        assert 0.98 < last < 0.99  # alpha/3 less what the looks at 2 and 3 of 5 spent
+        assert entry.margin_percent / 100 == pytest.approx(
+            cm.chosen_margin(spread.upper, cm.DEFAULT_BUDGET_PAIRS, last)
+        ), key
+        assert entry.spread_interval == pytest.approx(spread.interval(), abs=1e-5)
+        # At that margin 4 pairs bound it within half of it even at the upper bound; 3 would not.
+        assert (
+            cm.margin_needed(spread.upper, cm.DEFAULT_BUDGET_PAIRS, last)
+            <= entry.margin_percent / 100
+        )
+        at_three = cm.confidence_at(metric, 3, len(SHIPPED.metrics))
+        assert cm.margin_needed(spread.upper, 3, at_three) > entry.margin_percent / 100
+        # The margin at the estimate is narrower: the choice no longer sits on a rounding edge
+        # of the estimate.
+        assert entry.margin_at_estimate_percent is not None
+        assert entry.margin_at_estimate_percent < entry.margin_percent
 
 
 def test_narrower_margins_need_more_pairs_and_none_past_the_most() -> None:
-    cpu = cm.MEASURED_SPREADS[rule.PRESSURE_CPU.name]
-    p99 = cm.MEASURED_SPREADS[rule.PRESSURE_P99.name]
+    cpu = SPREADS[rule.PRESSURE_CPU.name]
+    p99 = SPREADS[rule.PRESSURE_P99.name]
     assert cm.pairs_needed(cpu, 0.10, 0.961) == 4
     at_5 = cm.pairs_needed(cpu, 0.05, 0.961)
     at_25 = cm.pairs_needed(p99, 0.25, 0.961)
@@ -90,7 +114,7 @@ def test_margins_set_the_named_metrics_in_percent() -> None:
     out = apply_margins(DEFAULTS, "pressure-p99=25, pressure-cpu=5%")
     margins = {m.name: m.margin for m in out}
     assert margins == {
-        rule.SATURATION.name: rule.SATURATION.margin,
+        rule.SATURATION.name: rule.SATURATION.margin,  # the table's: no margins file here
         rule.PRESSURE_P99.name: 0.25,
         rule.PRESSURE_CPU.name: 0.05,
     }
@@ -118,3 +142,10 @@ def test_bad_margins_are_refused_naming_the_flag_and_the_allowed_values(
     with pytest.raises(SideError, match=r"^--margins: ") as err:
         apply_margins(DEFAULTS, value)
     assert message in str(err.value)
+
+
+def test_the_tables_margins_of_the_default_metrics_are_the_shipped_files() -> None:
+    """The command line takes the default margins from the shipped file; the table
+    (rule.METRICS) holds the same, for code that compares without a margins file. A new
+    `loadgate calibrate` output in data/margins.yaml changes both."""
+    assert {m.name: m.margin for m in DEFAULTS} == pytest.approx(SHIPPED.margins())

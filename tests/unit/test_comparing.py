@@ -281,7 +281,7 @@ def test_a_candidate_20_percent_slower_is_a_regression_exit_1(tmp_path: Path) ->
     assert record.exit_code == 1
 
 
-def test_values_too_spread_to_decide_are_too_noisy_exit_2_with_the_repeats_needed(
+def test_values_too_spread_to_decide_are_too_noisy_exit_3_with_the_repeats_needed(
     tmp_path: Path,
 ) -> None:
     noisy = series([8.0, 14.0, 10.5], [0.050, 0.0505, 0.0498])
@@ -290,7 +290,7 @@ def test_values_too_spread_to_decide_are_too_noisy_exit_2_with_the_repeats_neede
     assert p99.decision == rule.TOO_NOISY
     assert p99.repeats_needed is not None
     assert p99.repeats_needed > 3
-    assert record.exit_code == 2
+    assert record.exit_code == 3
 
 
 def test_a_run_that_measured_nothing_contributes_none_and_notes(tmp_path: Path) -> None:
@@ -329,7 +329,7 @@ def test_an_interrupt_or_a_broken_stack_leaves_a_partial_record(
     assert [r.position for r in record.runs] == [0, 1]
     assert record.ended_at is not None
     assert any(n.startswith("partial: ") and "after 2 of 6 runs" in n for n in record.notes)
-    assert record.exit_code == 2  # one value a side: too noisy, never "no regression"
+    assert record.exit_code == 3  # one value a side: too noisy, never "no regression"
 
 
 # ---- one repeat on the local stack (stack, run and search faked) ---------------------------
@@ -568,10 +568,12 @@ NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
          "charm-rendered stack"),
         ([*NOP, *NOP_5000, "--repeats", "0"], "--repeats: must be an integer between 1 and 100"),
         ([*NOP, *NOP_5000, "--metrics", "p99,speed"], "--metrics: unknown 'speed'"),
-        ([*NOP, *NOP_5000, "--metrics", "p99,cpu", "--guards", "pressure-p99"],
-         "--guards: 'pressure-p99' not among the metrics compared; allowed: p99, cpu, or none"),
-        ([*NOP, *NOP_5000, "--metrics", "p99", "--guards", "p99"],
-         "--guards: every metric compared would be a guard"),
+        ([*NOP], "--candidate: required"),
+        ([*NOP, *NOP_5000, "--fail-on", "noise"], "--fail-on: must be one of regression, worse; "
+         "got 'noise'"),
+        ([*NOP, *NOP_5000, "--write"], "--write: records a replay's re-decision"),
+        ([*NOP, *NOP_5000, "--margins-file", "none.yaml"], "--margins-file: none.yaml: cannot "
+         "read"),
         ([*NOP, *NOP_5000, "--metrics", "p99,cpu", "--margins", "saturation=5"],
          "--margins: 'saturation' is not among the metrics compared; allowed: p99, cpu, each "
          "=PERCENT (more than 0, at most 500)"),

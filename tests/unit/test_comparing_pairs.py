@@ -98,7 +98,7 @@ def same(
 
 
 def test_pairs_are_added_until_every_metric_is_decided(tmp_path: Path) -> None:
-    # Steady to 0.05 %: the first look, at 2 of 6 pairs, is strict (99.93 %, 2 values a side).
+    # Steady to 0.05 %: the first look, at 2 of 6 pairs, is strict (99.99 %, 2 values a side).
     calm = same(200_000, 12.0, 0.3, wobble=0.0005)
     runs = Pairs({BASELINE: calm, CANDIDATE: calm})
     seen: list[tuple[int, list[str]]] = []
@@ -117,8 +117,8 @@ def test_pairs_are_added_until_every_metric_is_decided(tmp_path: Path) -> None:
     stored = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert stored["plan"] == {
         "min_pairs": 2, "max_pairs": 6, "sequential": True, "budget_s": 3600.0,
-        "method": "alpha spending (O'Brien-Fleming shape, union bound; the last look spends "
-        "what is left)",
+        "method": "alpha spending (alpha/K per metric, O'Brien-Fleming shape over its looks, "
+        "union bound; the last look spends what is left)",
     }  # fmt: skip
     assert stored["stopped"] == "decided"
     assert stored["pressure"] == {
@@ -127,18 +127,20 @@ def test_pairs_are_added_until_every_metric_is_decided(tmp_path: Path) -> None:
     }  # fmt: skip
     sat = stored["decisions"][0]
     assert (sat["pairs"], sat["looks"]) == (2, 5)
-    assert sat["confidence"] == pytest.approx(0.9993, abs=1e-4)  # O'Brien-Fleming at 2 of 6
+    # O'Brien-Fleming at 2 of 6, of the third of the 5 % that is saturation's
+    assert sat["confidence"] == pytest.approx(0.99995, abs=2e-5)
+    assert sat["family"] == 0.95
 
 
 def test_a_regression_stops_the_comparison_once_the_other_metrics_are_decided(
     tmp_path: Path,
 ) -> None:
-    worse = {SAT: steady(170_000), P99: steady(12.0), CPU: steady(0.3)}
+    worse = {SAT: steady(150_000), P99: steady(12.0), CPU: steady(0.3)}
     runs = Pairs({BASELINE: same(200_000, 12.0, 0.3), CANDIDATE: worse})
     record = drive(tmp_path, runs, Plan(2, 6, budget_s=3600.0))
     by_name = {d.metric.name: d for d in record.decisions}
     assert by_name[SAT].decision == rule.REGRESSION
-    assert by_name[SAT].pairs == 2
+    assert by_name[SAT].pairs == 3  # 2 values a side at the first look's 99.995 % cannot
     assert record.exit_code == 1
     assert record.stopped == seq.DECIDED
 
@@ -153,9 +155,9 @@ def test_the_most_pairs_end_a_noisy_comparison_too_noisy_saying_by_how_much(
     assert record.repeats == 4
     sat = record.decisions[0]
     assert sat.decision == rule.TOO_NOISY
-    assert "points above the 10% margin" in sat.reason
-    assert "pairs would decide at this spread" in sat.reason
-    assert record.exit_code == 2
+    assert "the 20% margin not ruled out (the upper bound is" in sat.reason
+    assert "repeats a side would narrow the bounds to" in sat.reason
+    assert record.exit_code == 3
 
 
 def test_no_pair_starts_past_the_budget(tmp_path: Path) -> None:
@@ -177,7 +179,8 @@ def test_repeats_alone_run_that_many_pairs_and_look_once(tmp_path: Path) -> None
     )  # fmt: skip
     assert record.repeats == 4
     assert record.stopped == seq.REPEATS_RUN
-    assert all(d.looks == 1 and d.confidence == 0.95 for d in record.decisions)
+    # One look, each metric's bounds at its third of the 5 %.
+    assert all(d.looks == 1 and d.confidence == 1 - 0.05 / 3 for d in record.decisions)
 
 
 def test_a_value_of_another_source_is_left_out(tmp_path: Path) -> None:
@@ -210,7 +213,7 @@ def test_an_interrupted_sequential_comparison_says_how_far_it_got(tmp_path: Path
     record = CompareRecord.from_json((tmp_path / "cmp" / "compare.json").read_text())
     assert "partial: interrupted after 3 of at most 10 runs" in record.notes[-1]
     assert record.stopped is None
-    assert record.exit_code == 2
+    assert record.exit_code == 3
 
 
 # ---- one repeat: saturation and pressure runs on a fresh stack ----------------------------------

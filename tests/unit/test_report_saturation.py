@@ -107,7 +107,7 @@ def test_the_page_shows_saturation_and_the_sequential_comparison(
     ) in md
     assert "| saturation_per_min (records/min, higher is better) | 238,400; 236,900 |" in md
     assert "at 98.75% | 5% | regression (at 2 pairs) |" in md
-    assert "too-noisy (needs about 3 pairs)" in md
+    assert "too-noisy (needs about 3 pairs to settle)" in md
     assert "- pressure_p99_ms: 2 pair(s) run; pressure_p99_ms is decided from 3 pairs on" in md
     files = cli_report.write_report(report, tmp_path / "out")
     assert "compare-compare-sat.png" in {p.name for p in files}

@@ -9,8 +9,8 @@ Layout (each command is a module of this package):
   loadgate.contract.params, `--drain-timeout`, `--keep-stack`, the stack flags).
 - `seams`: `Seams`, what the commands do to the world (resolve and start stacks, build
   binaries, run, search); `main(argv, seams=...)` hands fakes to the handlers in tests.
-- `binaries`, `stack`, `run`, `search`, `compare`, `matrix`, `bench`, `check_bundle`,
-  `charms`, `report`: one command each.
+- `binaries`, `stack`, `run`, `search`, `compare`, `calibrate`, `matrix`, `bench`,
+  `check_bundle`, `charms`, `report`: one command each.
 
 A command module has `register(sub)`: it adds its sub-parser (`sub.add_parser(name, ...)`), its
 flags, and `set_defaults(handler=...)`, the function that takes the parsed flags and the
@@ -24,11 +24,24 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 from collections.abc import Sequence
 from typing import Protocol
 
 from .. import __version__
-from . import bench, binaries, charms, check_bundle, compare, matrix, report, run, search, stack
+from . import (
+    bench,
+    binaries,
+    calibrate,
+    charms,
+    check_bundle,
+    compare,
+    matrix,
+    report,
+    run,
+    search,
+    stack,
+)
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -65,6 +78,7 @@ COMMANDS: tuple[Command, ...] = (
     run,
     search,
     compare,
+    calibrate,
     matrix,
     bench,
     check_bundle,
@@ -90,6 +104,7 @@ def main(argv: Sequence[str] | None = None, *, seams: Seams | None = None) -> in
     the world (default the real stack, binaries and runs; tests give fakes)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed (calibrate records it)
     try:
         with signals_stop_like_ctrl_c():
             return _dispatch(parser, args, seams or Seams())

@@ -1,9 +1,10 @@
 """`loadgate compare`: the gate between two stacks (charm sources or revisions, charm options,
-profiles), run interleaved in pairs on this machine, pairs added until every metric is decided
-(or `--repeats N` pairs); exit 1 on a regression, 0 on none, 2 when too noisy or on bad input /
-a broken stack. The driving is `loadgate.capacity.compare.driver`; the rule
-`loadgate.capacity.compare.rule` and `sequential`; the tables `loadgate.report.
-compare_tables`."""
+profiles), run interleaved in pairs on this machine, pairs added until every metric is settled
+(or `--repeats N` pairs); exit 1 on a regression (and on worse with `--fail-on worse`), 0 on
+none (and on worse), 3 when too noisy, 2 on bad input or a broken stack. `--replay ID` decides a
+recorded comparison again (`loadgate.capacity.compare.replay`). The driving is
+`loadgate.capacity.compare.driver`; the rule `loadgate.capacity.compare.rule` and `sequential`;
+the margins `margins_file`; the tables `loadgate.report.compare_tables`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from loadgate import paths
 from loadgate.capacity.compare import driver as comparing
-from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import margins_file, rule
+from loadgate.capacity.compare import replay as replaying
 from loadgate.capacity.compare import scenario as compare_scenario
 from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare.record import Pressure
@@ -47,7 +49,7 @@ from .common import (
     queue_size,
     shielded,
 )
-from .compare_output import drive_live
+from .compare_output import drive_live, print_replay
 from .flags import (
     add_drain_timeout,
     add_load_flags,
@@ -83,12 +85,54 @@ def register(sub: Subparsers) -> None:
         "compare",
         help="is the candidate stack worse than the baseline? interleaved pairs, a verdict",
         description="Run a baseline and a candidate stack interleaved in pairs (A B A B ...), "
-        "each run on a fresh stack, adding pairs until every metric is decided (or the budget "
-        "is spent), and decide per metric whether the candidate is worse beyond the noise. "
-        "Exit 1: regression; 0: none; 2: too noisy or bad input. Rule: " + rule.RULE,
+        "each run on a fresh stack, adding pairs until every metric is settled (or the budget "
+        "is spent), and say per metric what the bounds of the candidate's worsening show. "
+        "Exit 0: no regression (or worse, unless --fail-on worse); 1: regression; 3: too "
+        "noisy; 2: bad input or a broken stack. Rule: " + rule.RULE,
     )
     _add_side_flags(p)
     _add_plan_flags(p)
+    add_comparison_flags(p)
+    p.add_argument(
+        "--margins",
+        metavar="KEY=PERCENT,...",
+        help="the smallest worsening that counts, per metric of --metrics, in percent, e.g. "
+        "pressure-cpu=15,pressure-p99=80 (wins over --margins-file; defaults: the margins file "
+        "shipped with loadgate, chosen from the spreads measured by loadgate calibrate so that "
+        "4 pairs bound them; narrower margins need more pairs and --budget)",
+    )
+    p.add_argument(
+        "--margins-file",
+        metavar="FILE",
+        help="margins from a file loadgate calibrate wrote (--output), instead of the shipped "
+        "defaults; --margins still wins per key",
+    )
+    p.add_argument(
+        "--fail-on",
+        default=rule.DEFAULT_FAIL_ON,
+        help="the least outcome that fails (exit 1): regression (the default: the bounds show "
+        "the candidate worse by at least the margin) or worse (also worse beyond the noise, "
+        "not shown to reach the margin)",
+    )
+    p.add_argument(
+        "--replay",
+        metavar="ID",
+        help="decide the recorded comparison results/ID again under today's rule and margins, "
+        "from its runs' result.json, and print it; nothing runs, and nothing is written "
+        "without --write",
+    )
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="with --replay: record the re-decision beside it (results/ID/compare-replay.json)",
+    )
+    p.set_defaults(handler=cmd_compare)
+
+
+def add_comparison_flags(p: argparse.ArgumentParser) -> None:
+    """What a comparison measures and on which stacks (compare, calibrate): --metrics, the
+    pressure flags, the load flags, --compare-id, --search-precision, --drain-timeout, the
+    stack flags."""
     p.add_argument(
         "--metrics",
         help="comma-separated, of " + ", ".join(comparing.METRIC_KEYS) + " (default "
@@ -96,22 +140,6 @@ def register(sub: Subparsers) -> None:
         "and pair; p99,cpu: a run at --rate; capacity: a capacity search of up to 5 minutes of "
         "load; another scenario than otlp-logs: p99, and cpu through the collector)",
     )  # fmt: skip
-    p.add_argument(
-        "--guards",
-        help="comma-separated metrics of --metrics that count only when they find a "
-        "regression (their 'too noisy' does not make the comparison too noisy), or "
-        f"{comparing.NO_GUARDS} (the default: the default metrics' margins are chosen from "
-        "their spread here so that the default budget decides them; a guard suits a metric "
-        "compared at a margin its pairs cannot bound)",
-    )
-    p.add_argument(
-        "--margins",
-        metavar="KEY=PERCENT,...",
-        help="the smallest worsening that counts, per metric of --metrics, in percent, e.g. "
-        "pressure-cpu=5,pressure-p99=25 (defaults: saturation 10, pressure-cpu 10, "
-        "pressure-p99 60, chosen from their spread here so 4 pairs decide them; narrower "
-        "margins need more pairs and --budget: docs/measurements.md)",
-    )
     _add_pressure_flags(p)
     add_load_flags(p, COMPARE_PARAMS, COMPARE_DEFAULTS)
     p.add_argument("--compare-id", help="the comparison's id (default: time stamp and suffix)")
@@ -123,7 +151,6 @@ def register(sub: Subparsers) -> None:
     )
     add_drain_timeout(p, "to wait for the queue to drain after each run")
     add_stack_flags(p)
-    p.set_defaults(handler=cmd_compare)
 
 
 def _add_pressure_flags(p: argparse.ArgumentParser) -> None:
@@ -153,15 +180,14 @@ def _add_side_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--baseline",
         action="append",
-        required=True,
         metavar="KEY=VALUE",
         help="the baseline's stack settings, e.g. otelcol=rev160 or queue-size=1000 "
-        f"({comparing.SIDE_SYNTAX}); on top of the shared stack flags",
+        f"({comparing.SIDE_SYNTAX}); on top of the shared stack flags (required, but with "
+        "--replay)",
     )
     p.add_argument(
         "--candidate",
         action="append",
-        required=True,
         metavar="KEY=VALUE",
         help="the candidate's stack settings, as --baseline (the same stack on both sides is "
         "an A/A comparison: a calibration of the noise)",
@@ -181,8 +207,9 @@ def _add_plan_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-pairs",
         help=f"pairs at most (default {seq.DEFAULT_MAX_PAIRS}; up to {seq.MAX_PAIRS}); each "
-        "look's share of the 5 %% error is set by its pairs over this (keep it near what the "
-        "budget allows; the last look of a comparison the budget ends takes what is left)",
+        "look's share of a metric's share of the 5 %% error is set by its pairs over this "
+        "(keep it near what the budget allows; the last look of a comparison the budget ends "
+        "takes what is left)",
     )
     p.add_argument(
         "--budget",
@@ -376,11 +403,32 @@ def prepare_side(
 # ---- the command -----------------------------------------------------------------------------
 
 
+def margins_of(args: argparse.Namespace) -> margins_file.MarginsFile:
+    """The margins file in force: `--margins-file`, or the one shipped with loadgate."""
+    try:
+        if args.margins_file is not None:
+            return margins_file.read(Path(args.margins_file))
+        return margins_file.shipped()
+    except margins_file.MarginsError as exc:
+        raise UsageError(f"--margins-file: {exc}") from None
+
+
+def with_margins(
+    args: argparse.Namespace, metrics: tuple[rule.Metric, ...]
+) -> tuple[rule.Metric, ...]:
+    """The metrics with the margins file's margins, then `--margins`' (they win per key)."""
+    metrics = margins_file.apply(metrics, margins_of(args))
+    try:
+        return comparing.apply_margins(metrics, args.margins)
+    except comparing.SideError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def metrics_and_plan(
     args: argparse.Namespace, kind: Scenario
 ) -> tuple[tuple[rule.Metric, ...], SearchPlan]:
-    """The metrics to compare (those the scenario can be compared on, in its unit) and the plan
-    of capacity searches (when capacity is one)."""
+    """The metrics to compare (those the scenario can be compared on, in its unit, with their
+    margins) and the plan of capacity searches (when capacity is one)."""
     names = args.metrics
     if names is None:
         names = ",".join(compare_scenario.default_metrics(kind))
@@ -391,12 +439,7 @@ def metrics_and_plan(
     refused = compare_scenario.problems(kind, metrics, args.pressure_rate is not None)
     if refused:
         raise invalid_flags(refused)
-    try:
-        metrics = comparing.apply_guards(metrics, args.guards)
-        metrics = comparing.apply_margins(metrics, args.margins)
-    except comparing.SideError as exc:
-        raise UsageError(str(exc)) from None
-    metrics = compare_scenario.in_unit(metrics, kind)
+    metrics = compare_scenario.in_unit(with_margins(args, metrics), kind)
     plan = SearchPlan(precision=args.search_precision)
     problems = plan_problems(plan)
     if problems:
@@ -407,8 +450,65 @@ def metrics_and_plan(
     return metrics, plan
 
 
+# Flags a replay does not take (it runs nothing): those without a default.
+NOT_REPLAYED = ("baseline", "candidate", "repeats", "min_pairs", "max_pairs", "budget", "metrics",
+                "compare_id", "pressure_rate")  # fmt: skip
+
+
+def fail_on_of(args: argparse.Namespace) -> str:
+    if args.fail_on not in rule.FAIL_ON:
+        raise UsageError(
+            f"--fail-on: must be one of {', '.join(rule.FAIL_ON)}; got {args.fail_on!r}"
+        )
+    return args.fail_on
+
+
 def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
-    plan = plan_of(args)
+    fail_on_of(args)
+    if args.replay is not None:
+        return cmd_replay(args)
+    if args.write:
+        raise UsageError("--write: records a replay's re-decision; give it with --replay ID")
+    missing = [f"--{side}" for side in (rule.BASELINE, rule.CANDIDATE) if not getattr(args, side)]
+    if missing:
+        raise UsageError(
+            f"{' and '.join(missing)}: required ({comparing.SIDE_SYNTAX}), or --replay ID to "
+            "decide a recorded comparison again"
+        )
+    return run_comparison(args, seams, plan_of(args), args.baseline, args.candidate)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """`--replay ID`: the recorded comparison decided again and printed; written with --write."""
+    given = [f"--{name.replace('_', '-')}" for name in NOT_REPLAYED if getattr(args, name)]
+    if given:
+        raise UsageError(
+            f"--replay: {', '.join(given)} not taken: a replay runs nothing and decides the "
+            "recorded runs with their recorded plan (it takes --margins, --margins-file, "
+            "--fail-on and --write)"
+        )
+    results_root = paths.results_dir()
+    try:
+        record = replaying.recorded(results_root, args.replay)
+    except replaying.ReplayError as exc:
+        raise UsageError(f"--replay: {exc}") from None
+    metrics = with_margins(args, replaying.todays_metrics(record))
+    replayed = replaying.replay(results_root, record, metrics, args.fail_on)
+    written = replaying.write_replay(results_root, replayed.replayed) if args.write else None
+    print_replay(replayed.recorded, replayed.replayed, written)
+    return replayed.replayed.exit_code
+
+
+def run_comparison(
+    args: argparse.Namespace,
+    seams: Seams,
+    plan: Plan,
+    baseline_values: Sequence[str],
+    candidate_values: Sequence[str],
+) -> int:
+    """A comparison run live on this machine (`compare`, and `calibrate`'s A/A pairs): the
+    sides prepared from their settings on top of the shared stack flags, the pairs driven with
+    the live view, the result printed; the exit code."""
     compare_id = compare_id_of(args)
     spec = spec_of(args, compare_id)
     saturate = saturate_spec_of(args, spec)
@@ -418,15 +518,15 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
     check_compare_id_free(results_root, compare_id, plan.max_pairs)
     check_results_dir(results_root, compare_id)
     shared = with_scenario_signals(stack_flags(args), spec)
-    baseline = prepare_side(shared, rule.BASELINE, args.baseline, seams.resolve_stack)
-    candidate = prepare_side(shared, rule.CANDIDATE, args.candidate, seams.resolve_stack)
+    baseline = prepare_side(shared, rule.BASELINE, baseline_values, seams.resolve_stack)
+    candidate = prepare_side(shared, rule.CANDIDATE, candidate_values, seams.resolve_stack)
     aa = comparing.sameness(baseline.what, candidate.what)
     parts = {"k6", *local.stack_parts(baseline.what), *local.stack_parts(candidate.what)}
-    if seams.build_missing(tuple(sorted(parts)), command="compare") != EXIT_OK:
+    if seams.build_missing(tuple(sorted(parts)), command=args.command) != EXIT_OK:
         return EXIT_BAD_INPUT
     root = paths.stack_dir()
     try:
-        with session.held_lock(root, "compare", compare_id, notice, shielded):
+        with session.held_lock(root, args.command, compare_id, notice, shielded):
             if not free_stack_dir(root, seams.stack):
                 return EXIT_BAD_INPUT
             repeat = comparing.LocalRepeats(
@@ -448,7 +548,9 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
                 execute=seams.execute,
             )
             sides = comparing.Sides(baseline, candidate, aa)
-            return drive_live(compare_id, sides, plan, args.order, repeat, results_root)
+            return drive_live(
+                compare_id, sides, plan, args.order, repeat, results_root, args.fail_on
+            )
     except runlock.BusyError as exc:
-        error("compare", exc)
+        error(args.command, exc)
         return EXIT_BAD_INPUT

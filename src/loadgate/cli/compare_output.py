@@ -31,6 +31,15 @@ def print_result(record: CompareRecord, path: Path) -> None:
     stdout.print(Text(f"compare: {path}"), soft_wrap=True)
 
 
+def print_replay(recorded: CompareRecord, replayed: CompareRecord, written: Path | None) -> None:
+    """A replay: what was recorded, the re-decision's tables, and where it went (if anywhere)."""
+    stdout.print(Text(compare_tables.replay_line(recorded)), soft_wrap=True)
+    for line in compare_tables.result_lines(replayed):
+        stdout.print(line, soft_wrap=True)
+    where = f"written to {written}" if written else "not written (--write records it)"
+    stdout.print(Text(f"replay of {replayed.compare_id}: {where}"), soft_wrap=True)
+
+
 @dataclass
 class LiveView:
     """What the terminal shows while a comparison runs: each run's progress and figures, the
@@ -81,6 +90,7 @@ def drive_live(
     order: str,
     repeat: comparing.LocalRepeats,
     results_root: Path,
+    fail_on: str = rule.DEFAULT_FAIL_ON,
 ) -> int:
     """The comparison driven with its live view, then its result; the exit code (a partial
     record's path said when it stops early)."""
@@ -103,7 +113,8 @@ def drive_live(
             record = comparing.drive(
                 compare_id, sides.baseline, sides.candidate, plan=plan, metrics=metrics,
                 run_one=repeat, results_root=results_root, order=order, aa=sides.aa,
-                on_start=live.on_start, on_done=live.on_done, on_pair=live.on_pair,
+                fail_on=fail_on, on_start=live.on_start, on_done=live.on_done,
+                on_pair=live.on_pair,
             )  # fmt: skip
         except comparing.AbortedError as exc:
             error("compare", exc)

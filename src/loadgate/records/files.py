@@ -1,7 +1,8 @@
 """Reading record files: one record from its file, or every file of a kind under a folder.
 
 A record kind is a class with `FORMAT` (the `format` its files carry), `FILE` (their name) and
-`from_dict`. A file that cannot be read, is not JSON, or has a bad field is refused with a
+`from_dict`; one whose `from_dict` also reads older formats lists every format it reads in
+`FORMATS`. A file that cannot be read, is not JSON, or has a bad field is refused with a
 RecordError naming the file and the field (`compare-1/compare.json: compare.order: missing`);
 one of another format (an older or newer writer) is refused by `read`, and skipped with a note
 by `read_all`.
@@ -59,7 +60,10 @@ def format_of(data: object) -> object:
 def _other_format(kind: RecordKind[object], data: object, name: str) -> str | None:
     """Why the file is not of this kind (None: it is)."""
     got = format_of(data)
-    return None if got == kind.FORMAT else f"{name}: format {got!r} is not {kind.FORMAT!r}"
+    formats: tuple[str, ...] = getattr(kind, "FORMATS", None) or (kind.FORMAT,)
+    if got in formats:
+        return None
+    return f"{name}: format {got!r} is not {' or '.join(repr(f) for f in formats)}"
 
 
 def _parse(kind: RecordKind[R], data: object, name: str) -> R:

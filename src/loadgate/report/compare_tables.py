@@ -1,5 +1,6 @@
 """Rich tables of a comparison on the terminal: the decisions at the end (`decisions_table`) and
-the state after each pair (`pair_table`: each metric's decision so far and its bounds).
+the state after each pair (`pair_table`: each metric's decision so far and its bounds), the
+verdict in a line (`verdict_text`), and a replay's recorded verdict (`replay_line`).
 
 Every cell is a `Text`, so nothing a user typed (settings, ids) is read as markup.
 """
@@ -19,7 +20,12 @@ from loadgate.capacity.compare.rule import MetricDecision, ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.search.record import SearchRecord
 
-DECISION_STYLE = {rule.REGRESSION: "red", rule.NO_REGRESSION: "green", rule.TOO_NOISY: "yellow"}
+DECISION_STYLE = {
+    rule.REGRESSION: "red",
+    rule.WORSE: "dark_orange",
+    rule.NO_REGRESSION: "green",
+    rule.TOO_NOISY: "yellow",
+}
 
 LABELS = {
     rule.SATURATION.name: "saturation throughput",
@@ -50,9 +56,13 @@ def pct(value: float | None) -> str:
 
 
 def bounds_text(d: MetricDecision) -> str:
+    """The bounds, with the confidence they hold with: every bound of the comparison together
+    (today's rule), or each alone (a record of the previous rule)."""
     if d.lower is None or d.upper is None:
         return "—"
     text = f"{pct(d.lower)} .. {pct(d.upper)}"
+    if d.family is not None:
+        return text + f"\n(all together {d.family:.0%})"
     return text + (f"\n(each {d.confidence:.2%})" if d.confidence is not None else "")
 
 
@@ -71,24 +81,24 @@ def _side_cell(metric: rule.Metric, mean: float | None, values: Sequence[float |
 
 def _decision_text(d: MetricDecision) -> Text:
     text = Text(d.decision, style=DECISION_STYLE[d.decision])
-    if d.decision != rule.TOO_NOISY:
-        if d.pairs is not None:
-            text.append(f"\nat {d.pairs} pair(s)")
-        return text
-    if d.metric.guard:
-        text.append("\nguard: no regression found; does not hold the verdict")
-        return text
+    at = f"\nat {d.pairs} pair(s)" if d.pairs is not None else ""
+    if d.decision == rule.WORSE:
+        below = d.settled or (d.upper is not None and d.upper < d.metric.margin)
+        text.append("\nby less than the margin" if below else "\nnot shown to reach the margin")
+        if below:
+            return text.append(at)
+    elif d.decision != rule.TOO_NOISY:
+        return text.append(at)
     if d.repeats_needed:
-        text.append(f"\nabout {d.repeats_needed} pairs needed")
+        text.append(f"\nabout {d.repeats_needed} pairs to settle")
     else:
-        text.append(f"\nmore than {rule.MAX_REPEATS} pairs needed")
+        text.append(f"\nmore than {rule.MAX_REPEATS} pairs to settle")
     return text
 
 
 def _metric_cell(m: rule.Metric) -> str:
     better = "higher is better" if m.better == rule.HIGHER else "lower is better"
-    guard = "\nguard (counts only if it regresses)" if m.guard else ""
-    return f"{LABELS.get(m.name, m.name)}\n{m.unit}, {better}, margin {m.margin:.0%}{guard}"
+    return f"{LABELS.get(m.name, m.name)}\n{m.unit}, {better}, margin {m.margin:.0%}"
 
 
 def decisions_table(record: CompareRecord) -> Table:
@@ -162,8 +172,39 @@ def result_lines(record: CompareRecord) -> list[RenderableType]:
     lines += [Text(f"note: {note}", style="yellow") for note in record.notes]
     lines.append(Text(f"rule: {record.rule}", style="dim"))
     style = DECISION_STYLE[record.verdict]
-    lines.append(Text(f"verdict {record.verdict} (exit {record.exit_code})", style=f"bold {style}"))
+    lines.append(Text(verdict_text(record), style=f"bold {style}"))
     return lines
+
+
+def verdict_text(record: CompareRecord) -> str:
+    """The verdict, its exit code, and which metric shows what."""
+    text = f"verdict {record.verdict} (exit {record.exit_code})"
+    if record.verdict == rule.WORSE and record.fail_on == rule.REGRESSION:
+        text = text[:-1] + "; --fail-on worse exits 1)"
+    by: dict[str, list[str]] = {}
+    for d in record.decisions:
+        name = d.metric.name
+        if d.decision == rule.WORSE:
+            below = d.upper is not None and d.upper < d.metric.margin
+            name += " (by less than its margin)" if below else " (not shown to reach its margin)"
+        by.setdefault(d.decision, []).append(name)
+    words = {
+        rule.REGRESSION: "worse by at least its margin",
+        rule.WORSE: "worse beyond the noise",
+        rule.TOO_NOISY: "too noisy",
+        rule.NO_REGRESSION: "no regression",
+    }
+    parts = [f"{words[k]}: {', '.join(by[k])}" for k in rule.DECISIONS if k in by]
+    return text + (": " + "; ".join(parts) if parts else "")
+
+
+def replay_line(recorded: CompareRecord) -> str:
+    """What a replayed comparison recorded, in a line."""
+    rule_was = " under the previous rule" if recorded.recorded else ""
+    return (
+        f"replay of {recorded.compare_id} under today's rule; recorded{rule_was}: verdict "
+        f"{recorded.verdict} (exit {recorded.exit_code}), {recorded.plan_summary}"
+    )
 
 
 def run_line(

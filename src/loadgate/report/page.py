@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgate.capacity.compare.record import CompareRecord
-from loadgate.capacity.compare.rule import TOO_NOISY, MetricDecision
+from loadgate.capacity.compare.rule import TOO_NOISY, WORSE, MetricDecision
 from loadgate.measure import timeseries as ts
 from loadgate.report import matrix_table as mt
 from loadgate.report.content import Report
@@ -136,21 +136,20 @@ def _values(vs: Sequence[float | None]) -> str:
 
 def decision_cells(d: MetricDecision) -> tuple[str, ...]:
     """One metric's row of a comparison's table (COMPARE_COLUMNS)."""
-    bounds = (
-        "-"
-        if d.lower is None or d.upper is None
-        else f"[{d.lower * 100:+.1f}%, {d.upper * 100:+.1f}%]"
-        + (f" at {d.confidence:.2%}" if d.confidence is not None else "")
-    )
-    if d.decision == TOO_NOISY:
-        more = f" (needs about {d.repeats_needed} pairs)" if d.repeats_needed else ""
-        if d.metric.guard:
-            more += "; a guard: does not hold the verdict"
+    if d.lower is None or d.upper is None:
+        bounds = "-"
+    else:
+        bounds = f"[{d.lower * 100:+.1f}%, {d.upper * 100:+.1f}%]"
+        if d.family is not None:  # today's rule: every bound of the comparison together
+            bounds += f" all together at {d.family:.0%}"
+        elif d.confidence is not None:  # the previous rule: each bound alone
+            bounds += f" at {d.confidence:.2%}"
+    if d.decision in (TOO_NOISY, WORSE) and not d.settled and d.repeats_needed:
+        more = f" (needs about {d.repeats_needed} pairs to settle)"
     else:
         more = f" (at {d.pairs} pairs)" if d.pairs is not None else ""
-    guard = ", guard" if d.metric.guard else ""
     return (
-        f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better{guard})",
+        f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better)",
         _values(d.baseline),
         _values(d.candidate),
         _value(d.baseline_mean),

@@ -6,7 +6,7 @@ added until the plan says stop (`sequential`).
   contributes (`parse_metrics`, the values of a run) `values`; one repeat on the local
   stack (`LocalRepeats`) `repeat`. Their names are re-exported here for the CLI.
 - `drive` runs pairs with a run function it is given (`LocalRepeats` on the local stack; fakes
-  in the tests) until the plan's stop (`sequential.stop_reason`: every metric decided,
+  in the tests) until the plan's stop (`sequential.stop_reason`: every metric settled,
   the most pairs, or the time budget), writes `compare.json` after every run (and, marked
   partial, when interrupted or when a stack breaks), and returns the final record.
 
@@ -46,11 +46,8 @@ from loadgate.capacity.compare.sides import (
     sameness,
 )
 from loadgate.capacity.compare.values import (
-    DEFAULT_GUARDS,
     DEFAULT_METRICS,
     METRIC_KEYS,
-    NO_GUARDS,
-    apply_guards,
     apply_margins,
     bottleneck_summary,
     capacity_value,
@@ -60,10 +57,8 @@ from loadgate.capacity.compare.values import (
 from loadgate.records import result as results
 
 __all__ = [
-    "DEFAULT_GUARDS",
     "DEFAULT_METRICS",
     "METRIC_KEYS",
-    "NO_GUARDS",
     "SIDE_SYNTAX",
     "AbortedError",
     "ComparedStack",
@@ -74,7 +69,6 @@ __all__ = [
     "SideError",
     "SideSettings",
     "Sides",
-    "apply_guards",
     "apply_margins",
     "bottleneck_summary",
     "capacity_value",
@@ -87,6 +81,7 @@ __all__ = [
     "run_id_for",
     "sameness",
     "search_id_for",
+    "taken_values",
     "write_record",
 ]
 
@@ -120,6 +115,7 @@ class Drive:
     pressure: Pressure | None = None
     stopped: str | None = None
     sources: dict[str, str] = field(default_factory=dict[str, str])  # the first run's, by metric
+    fail_on: str = rule.DEFAULT_FAIL_ON
 
     def record(self, ended_at: float | None = None) -> CompareRecord:
         return CompareRecord.build(
@@ -136,24 +132,15 @@ class Drive:
             stopped=self.stopped,
             pressure=self.pressure,
             aa=self.aa,
+            fail_on=self.fail_on,
         )
 
     def take(self, run: ScheduledRun, outcome: RepeatOutcome) -> None:
         """Record a run: its values (non-positive or of another source: None), notes, sources."""
         where = f"run {run.position + 1} ({run.side} {run.repeat}"
         where += f", {outcome.ref})" if outcome.ref else ")"
-        values = {m.name: _positive(outcome.values.get(m.name)) for m in self.metrics}
-        sources: dict[str, str] = {}
-        for name, source in outcome.sources.items():
-            first = self.sources.setdefault(name, source)
-            if first == source or values.get(name) is None:
-                sources[name] = source
-                continue
-            values[name] = None
-            self.notes.append(
-                f"{where}: {name} came from {source} where earlier runs had {first}: another "
-                "quantity, left out (unknown)"
-            )
+        values, sources, notes = taken_values(self.metrics, outcome, self.sources)
+        self.notes.extend(f"{where}: {note}" for note in notes)
         self.runs.append(
             RepeatRecord(
                 run.position, run.side, run.repeat, values, outcome.ref, outcome.refs, sources
@@ -163,6 +150,28 @@ class Drive:
         self.notes.extend(f"{where}: {note}" for note in outcome.notes)
         if self.pressure is None and outcome.pressure is not None:
             self.pressure = outcome.pressure
+
+
+def taken_values(
+    metrics: Sequence[Metric], outcome: RepeatOutcome, first_sources: dict[str, str]
+) -> tuple[dict[str, float | None], dict[str, str], list[str]]:
+    """A run's values of the metrics as a comparison takes them, their sources and notes: a
+    non-positive value is unknown, and so is one of another source than the comparison's
+    earlier runs' (`first_sources`, by metric, filled in by the first run that gives one)."""
+    values = {m.name: _positive(outcome.values.get(m.name)) for m in metrics}
+    sources: dict[str, str] = {}
+    notes: list[str] = []
+    for name, source in outcome.sources.items():
+        first = first_sources.setdefault(name, source)
+        if first == source or values.get(name) is None:
+            sources[name] = source
+            continue
+        values[name] = None
+        notes.append(
+            f"{name} came from {source} where earlier runs had {first}: another quantity, left "
+            "out (unknown)"
+        )
+    return values, sources, notes
 
 
 def drive(
@@ -177,6 +186,7 @@ def drive(
     plan: Plan | None = None,
     order: str = "ABAB",
     aa: bool = False,
+    fail_on: str = rule.DEFAULT_FAIL_ON,
     on_start: Callable[[ScheduledRun, ComparedStack], None] | None = None,
     on_done: Callable[[ScheduledRun, ComparedStack, RepeatOutcome, CompareRecord], None]
     | None = None,
@@ -194,7 +204,8 @@ def drive(
             raise ValueError("drive: give a plan or repeats")
         plan = Plan.fixed(repeats)
     schedule = rule.schedule(plan.max_pairs, order, seed=compare_id)
-    state = Drive(compare_id, baseline, candidate, tuple(metrics), plan, order, clock(), aa)
+    state = Drive(compare_id, baseline, candidate, tuple(metrics), plan, order, clock(), aa,
+                  fail_on=fail_on)  # fmt: skip
     write_record(state.record(), results_root)
     began = monotonic()
     longest = 0.0

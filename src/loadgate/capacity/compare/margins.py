@@ -1,31 +1,22 @@
-"""How wide a comparison's bounds get at a metric's spread, and the margins chosen from that
-(`--margins`, parsed beside `--guards` in `values`, chooses others). Pure.
+"""How wide a comparison's bounds get at a metric's spread, and the margin chosen from that (what
+`loadgate calibrate` writes in a margins file; `--margins` sets others). Pure.
 
-A metric can be decided ("no regression" or "regression") only when its bounds are narrower
-than its margin; the issue's goal is bounds at most half the margin wide, so that every change
-at least half a margin away from the margin is decided. With n pairs, both sides spreading by s
-(the standard deviation of the log values: about the coefficient of variation), the bounds'
-half-width on the log scale is t(confidence, 2n - 2) * s * sqrt(2/n) (Welch at equal spreads;
-`rule`), so a margin M meets the goal when ln(1 + M) >= 2 * that half-width.
+A metric is settled ("no regression", or worse by less than the margin, or "regression") only
+when its bounds are narrower than its margin; the goal is bounds at most half the margin wide,
+so that every change at least half a margin away from the margin is settled. With n pairs, both
+sides spreading by s (the standard deviation of the log values: about the coefficient of
+variation), the bounds' half-width on the log scale is t(c, 2n - 2) * s * sqrt(2/n) (Welch at
+equal spreads; `rule`), c the confidence of the look that ends the comparison (`confidence_at`:
+the default plan's, its budget or most pairs ending it at n, with the comparison's 5 % shared by
+its metrics). A margin M meets the goal when ln(1 + M) >= 2 * that half-width.
 
-The spreads below were measured on the development VM (2 cores, the CPU split of
-stack/cpu_split.py, a quiet host: every run's `cpu.busy_elsewhere_cores` at most 0.02), pooled
-within sides over seven A/A comparisons of rev221 charm-default at the defaults (`loadgate
-compare --baseline otelcol=rev221 --candidate otelcol=rev221 --compare-id ID`: aas1-aas3 on
-2026-11-26, aat1-aat4 on 2026-11-26/27; 38 degrees of freedom; docs/measurements.md). The
-default budget (15 minutes) fits 4 pairs, whose last look decides at about 96.1 %
-(`sequential`: the budget's last look spends the alpha left), so the default margins are
-the smallest whole 5 % with bounds at most half the margin at 4 pairs:
-
-| metric | spread | half-width at 4 pairs | margin needed | margin |
-|---|---|---|---|---|
-| saturation | 2.9 % | +-4.5 % | 9.3 % | 10 % |
-| pressure CPU per 1,000 records | 3.2 % | +-4.9 % | 10.0 % | 10 % |
-| pressure p99 | 15.6 % | +-26 % | 59.9 % | 60 % |
-
-Narrower margins need more pairs (`pairs_needed`): a release compare with the CPU's margin at
-5 % and the p99's at 25 % needs 14-15 pairs at these spreads, about an hour (`--margins
-pressure-cpu=5,pressure-p99=25 --budget 60m --max-pairs 16`).
+**The spread is uncertain**: an estimate from d degrees of freedom lies below the true spread
+about half the time, and a margin chosen from it would then be too narrow for its pairs just
+as often. So the margin is chosen at the spread's one-sided 95 % upper confidence bound (the
+upper end of the 90 % interval `calibration` prints, from the chi-square distribution of the
+pooled variance): the smallest whole 5 % (`MARGIN_STEP`) at least `margin_needed` there. With
+38 degrees of freedom the bound is 1.24 times the estimate; a margin chosen at the estimate
+itself is printed beside it, its sensitivity.
 
 `repeats_for`: the repeats a side with which the rule clears two stacks whose capacities spread
 like those of repeated searches (`loadgate search --repeat`: search.spread).
@@ -34,18 +25,14 @@ like those of repeated searches (`loadgate search --repeat`: search.spread).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from loadgate.capacity.compare import rule
+from loadgate.capacity.compare.sequential import DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Plan
 
-# Each default metric's spread (log standard deviation within a side) on the development VM.
-MEASURED_SPREADS: Mapping[str, float] = {
-    rule.SATURATION.name: 0.0294,
-    rule.PRESSURE_CPU.name: 0.0316,
-    rule.PRESSURE_P99.name: 0.1558,
-}
 DEFAULT_BUDGET_PAIRS = 4  # pairs the default budget fits (a pair: 3.6-3.8 minutes here)
 MARGIN_STEP = 0.05  # margins are chosen in whole 5 %
+SPREAD_LEVEL = 0.95  # margins are chosen at this one-sided upper confidence bound of the spread
 
 
 def half_width(spread: float, pairs: int, confidence: float) -> float:
@@ -56,6 +43,14 @@ def half_width(spread: float, pairs: int, confidence: float) -> float:
         raise ValueError(f"pairs: must be at least 2; got {pairs}")
     variance = spread * spread
     return rule.interval_half_width(variance, pairs, variance, pairs, confidence)
+
+
+def confidence_at(metric: rule.Metric, pairs: int, family: int) -> float:
+    """The one-sided confidence of a metric's bounds at the last look of a comparison of
+    `family` metrics that ends at `pairs` pairs: the default plan (with `--max-pairs` raised to
+    `pairs` when it is more), its budget or its most pairs ending it there."""
+    plan = Plan(DEFAULT_MIN_PAIRS, max(DEFAULT_MAX_PAIRS, pairs))
+    return plan.confidences(metric, pairs, last=True, family=family)[-1]
 
 
 def margin_needed(spread: float, pairs: int, confidence: float) -> float:
@@ -72,7 +67,8 @@ def pairs_needed(spread: float, margin: float, confidence: float) -> int | None:
 
 
 def chosen_margin(spread: float, pairs: int, confidence: float) -> float:
-    """The margin chosen for this spread: `margin_needed`, rounded up to a whole MARGIN_STEP."""
+    """The margin for this spread (give the spread's upper confidence bound: `calibration`):
+    `margin_needed`, rounded up to a whole MARGIN_STEP."""
     steps = math.ceil(round(margin_needed(spread, pairs, confidence) / MARGIN_STEP, 6))
     return steps * MARGIN_STEP
 

@@ -1,11 +1,16 @@
 """The comparison record, `results/<compare_id>/compare.json`: both sides, the schedule's runs
 with the values they measured, a decision per metric and the rule; the plan (a fixed number of
-repeats, or pairs added until decided) and why it stopped; the pressure rate and where it came
-from; whether it was an A/A comparison (the same stack on both sides).
+repeats, or pairs added until settled) and why it stopped; the pressure rate and where it came
+from; whether it was an A/A comparison (the same stack on both sides); the least outcome that
+fails (`fail_on`).
 
 `to_dict`/`from_dict` (and JSON text); `from_dict` checks every field and raises
 `fields.RecordError` naming the first bad one. The sides' descriptions are opaque objects the
 caller provides (sources, commits, workload versions, profile, target). No I/O here.
+
+Format 2 (issue 33) is today's rule. A record of format 1 (the previous rule: its 5 % per
+metric, guards, exit 2 when too noisy) is read with its decisions, verdict and exit code as
+recorded, and written back as it was: `loadgate compare --replay` decides it again.
 """
 
 from __future__ import annotations
@@ -19,18 +24,20 @@ from loadgate.capacity.compare.rule import (
     BASELINE,
     CANDIDATE,
     CONFIDENCE,
+    DEFAULT_FAIL_ON,
+    FAIL_ON,
     ORDERS,
     RULE,
     Metric,
     MetricDecision,
-    decide,
-    exit_code,
     overall,
+    verdict_exit_code,
 )
-from loadgate.capacity.compare.sequential import LAST_LOOK_STOPS, Plan, decide_sequential
+from loadgate.capacity.compare.sequential import LAST_LOOK_STOPS, Plan, decide_all
 from loadgate.records import fields as f
 
-COMPARE_FORMAT = "loadgate-compare/1"
+COMPARE_FORMAT = "loadgate-compare/2"
+PREVIOUS_FORMAT = "loadgate-compare/1"  # the rule before issue 33: read as recorded
 COMPARE_FILE = "compare.json"
 
 
@@ -124,6 +131,7 @@ class CompareRecord:
     """compare.json: both sides, the schedule's runs, a decision per metric, the rule."""
 
     FORMAT: ClassVar[str] = COMPARE_FORMAT
+    FORMATS: ClassVar[tuple[str, ...]] = (COMPARE_FORMAT, PREVIOUS_FORMAT)  # read by from_dict
     FILE: ClassVar[str] = COMPARE_FILE
 
     compare_id: str
@@ -133,7 +141,7 @@ class CompareRecord:
     order: str = field(metadata=f.one_of(ORDERS))
     runs: tuple[RepeatRecord, ...]
     decisions: tuple[MetricDecision, ...]
-    confidence: float = CONFIDENCE
+    confidence: float = CONFIDENCE  # that every bound holds together (format 1: each)
     rule: str = RULE
     started_at: float | None = None
     ended_at: float | None = None
@@ -142,14 +150,19 @@ class CompareRecord:
     stopped: str | None = None  # sequential.STOPS; None: running or cut short
     pressure: Pressure | None = None
     aa: bool = False  # both sides run the same stack (a calibration of the noise)
+    fail_on: str = field(default=DEFAULT_FAIL_ON, metadata=f.one_of(FAIL_ON))
+    # A record of the previous rule (format 1): its verdict, exit code and text as recorded.
+    recorded: Recorded | None = None
 
     @property
     def verdict(self) -> str:
-        return overall(self.decisions)
+        return self.recorded.verdict if self.recorded else overall(self.decisions)
 
     @property
     def exit_code(self) -> int:
-        return exit_code(self.decisions)
+        if self.recorded:
+            return self.recorded.exit_code
+        return verdict_exit_code(self.verdict, self.fail_on)
 
     @property
     def plan_summary(self) -> str:
@@ -182,21 +195,21 @@ class CompareRecord:
         stopped: str | None = None,
         pressure: Pressure | None = None,
         aa: bool = False,
+        fail_on: str = DEFAULT_FAIL_ON,
     ) -> CompareRecord:
         """Decide every metric from the runs' values (in repeat order) and record it all:
-        under `plan` (`sequential`), or, without one, in one look at `confidence`."""
+        under `plan` (`sequential`), or, without one, in one look at all the repeats; the
+        comparison's 5 % shared by its metrics either way."""
         if order not in ORDERS:
             raise ValueError(f"order: must be one of {', '.join(ORDERS)}; got {order!r}")
         repeats = max((r.repeat for r in runs), default=0)
-
-        def decision(metric: Metric) -> MetricDecision:
-            a = side_values(runs, BASELINE, metric.name)
-            b = side_values(runs, CANDIDATE, metric.name)
-            if plan is not None:
-                return decide_sequential(metric, a, b, plan, last=stopped in LAST_LOOK_STOPS)
-            return replace(decide(metric, a, b, confidence), pairs=repeats, looks=1)
-
-        decisions = tuple(decision(metric) for metric in metrics)
+        a = {m.name: side_values(runs, BASELINE, m.name) for m in metrics}
+        b = {m.name: side_values(runs, CANDIDATE, m.name) for m in metrics}
+        decisions = decide_all(
+            metrics, a, b, plan or Plan.fixed(max(repeats, 1)), stopped in LAST_LOOK_STOPS
+        )
+        if plan is None:
+            decisions = tuple(replace(d, pairs=repeats) for d in decisions)
         return cls(
             compare_id,
             baseline,
@@ -213,9 +226,20 @@ class CompareRecord:
             stopped=stopped,
             pressure=pressure,
             aa=aa,
+            fail_on=fail_on,
         )
 
     def to_dict(self) -> dict[str, Any]:
+        data = self._fields()
+        if self.recorded:  # the previous rule's record, written back as that rule wrote it
+            data.update(format=PREVIOUS_FORMAT, verdict=self.verdict, exit_code=self.exit_code)
+            del data["fail_on"]
+            was = self.recorded.data.get("plan")
+            if isinstance(was, dict) and data["plan"] is not None and "method" in was:
+                data["plan"]["method"] = was["method"]
+        return data
+
+    def _fields(self) -> dict[str, Any]:
         return {
             "format": COMPARE_FORMAT,
             "compare_id": self.compare_id,
@@ -236,14 +260,19 @@ class CompareRecord:
             "stopped": self.stopped,
             "pressure": self.pressure.to_dict() if self.pressure is not None else None,
             "aa": self.aa,
+            "fail_on": self.fail_on,
         }
 
     @classmethod
     def from_dict(cls, data: object, where: str = "compare") -> CompareRecord:
         """The record; `verdict` and `exit_code` are derived from the decisions, and a stored
-        value that disagrees is refused."""
-        record = f.read(cls, data, where)
+        value that disagrees is refused. A record of format 1 keeps its recorded ones."""
         d = f.mapping(data, where)
+        if d.get("format") == PREVIOUS_FORMAT:
+            record = f.read(cls, {**d, "format": COMPARE_FORMAT}, where)
+            was = f.read(Recorded, d, where)
+            return replace(record, recorded=replace(was, data=dict(d)))
+        record = f.read(cls, data, where)
         for key, derived in (("verdict", record.verdict), ("exit_code", record.exit_code)):
             if key in d and d[key] != derived:
                 raise f.RecordError(
@@ -257,3 +286,13 @@ class CompareRecord:
     @classmethod
     def from_json(cls, text: str) -> CompareRecord:
         return cls.from_dict(f.parse_json(text, "compare"))
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A record of the previous rule (format 1): the verdict and exit code it was stored with,
+    and its text (the mapping read), written back unchanged."""
+
+    verdict: str
+    exit_code: int
+    data: dict[str, Any] = field(default_factory=dict[str, Any], compare=False, repr=False)

@@ -1,44 +1,52 @@
-"""The comparison rule: is the candidate worse than the baseline, beyond the noise of repeats?
+"""The comparison rule: is the candidate worse than the baseline, beyond the noise of repeats,
+and by how much? Every outcome says what its bounds show, and no more.
 
 Baseline (A) and candidate (B) run interleaved on one machine, in pairs (`schedule`), so slow
 drift of the machine falls on both sides. The metrics, their margins and the pairs before each
-may be decided are one table here (`METRICS`). Each metric gets one decision per look
-(`decide`); how many pairs run and at which confidence each look decides (a fixed number of
-repeats: one look at 95 %; pairs added until every metric is decided: a stricter confidence per
-look) is `sequential`.
+may be decided are one table here (`METRICS`; the default compare's margins come from the
+margins file `loadgate calibrate` writes: margins_file, data/margins.yaml). Each metric gets
+bounds per look (`decide`); how many pairs run and at which confidence each look bounds (a fixed
+number of repeats: one look; pairs added until every metric is settled: a share of the error
+per look) is `sequential`.
 
 - Values are positive; the rule works on their logarithms, so a change is a ratio and noise is
   a coefficient of variation. d is the candidate's worsening, mean(ln B) - mean(ln A) for a
   metric where lower is better, mean(ln A) - mean(ln B) where higher is better; its relative
   size is exp(d) - 1 (+10 % means 10 % worse).
 - Each side's variance s^2 is its sample variance, at least r^2/3 where r = ln(1 + resolution):
-  a value known only within ±resolution (a capacity from a search at ±5 %) is never more exact
-  than a uniform error over that range, even when the repeats agree.
+  a value known only within +-resolution (a capacity from a search at +-5 %) is never more
+  exact than a uniform error over that range, even when the repeats agree.
 - Welch: se = sqrt(s_A^2/n_A + s_B^2/n_B), Welch-Satterthwaite degrees of freedom, t the
-  one-sided 95 % quantile of Student's t; the bounds L = d - t*se and U = d + t*se (a 90 %
-  interval, each bound one-sided 95 %).
-- With m = ln(1 + margin), the minimum practical effect (the table's margin):
-  **regression** when L > 0 and d >= m: worse beyond the noise, and by at least the margin;
-  **no regression** when U <= m: any worsening is below the margin, with 95 % confidence
-  (the confidence is a parameter: a sequential look passes a higher one);
-  **too noisy** otherwise, or when a side has fewer than 2 measured values.
-- When too noisy, the repeats needed are the smallest n per side for which t*se, at the
-  observed (floored) variances, would be at most m/2: bounds that narrow decide every estimate
-  at least m/2 away from the margin (an effect close to the margin stays undecidable). It is an
-  estimate: with 3 repeats the observed spread is itself uncertain.
-
-Overall: a regression in any metric is a regression (exit 1); else a too-noisy metric makes the
-comparison too noisy (exit 2); else no regression (exit 0). A metric may be a **guard**
-(`Metric.guard`, `loadgate compare --guards`): it counts only when it finds a regression, and
-its "too noisy" does not hold the comparison at too noisy. The default compare's margins
-are chosen from each metric's spread so that its budget decides them (`margins`); a guard
-suits a metric compared at a margin its pairs cannot bound.
+  one-sided quantile of Student's t at the look's confidence c; the bounds
+  L = d - t*se and U = d + t*se.
+- **The error is the comparison's** (`ALPHA`, 5 %): K metrics compared share it equally
+  (Bonferroni: alpha/K each), and each metric spends its share over its looks (`sequential`,
+  `spending`). By the union bound, the chance that any lower bound of any metric at any look
+  lies above the true worsening is at most 5 % (so is the chance that an A/A comparison says
+  worse, or regression), and likewise for the upper bounds.
+- With m = ln(1 + margin), the minimum practical effect (the table's margin), per metric:
+  - **regression** when L >= m: the bounds show it worse by at least the margin;
+  - **worse** when 0 < L < m: worse beyond the noise, not shown to reach the margin; when
+    U < m too, "worse, by less than the margin";
+  - **no regression** when L <= 0 and U < m: any worsening is below the margin, and none is
+    shown;
+  - **too noisy** when L <= 0 and U >= m (or a side has fewer than 2 measured values): the
+    bounds show neither. The repeats that would decide are the smallest n per side for which
+    t*se, at the observed (floored) variances, would be at most m/2 (an estimate: with 3
+    repeats the observed spread is itself uncertain).
+- Overall (`overall`): regression if any metric is; else worse if any; else too noisy if any;
+  else no regression. Exit codes (`exit_code`): 0 no regression, and worse unless
+  `--fail-on worse`; 1 regression, and worse with `--fail-on worse`; 3 too noisy (2 is the
+  command line's bad input or broken stack).
 
 Why this rule: with N as small as 3, a rank test cannot reach 95 % (3 against 3 gives at best
 p = 0.05), while Welch's interval uses the spread it sees and widens honestly with few repeats.
-A false "regression" between identical stacks needs L > 0, which happens at most 5 % of the
-time when the noise is near log-normal, and less with the margin condition. A real 10 % drop
-in capacity at 2-3 % noise is found with 3 to 5 repeats (see tests/unit/test_capacity_compare).
+Deciding on the bounds alone (not on the estimate) makes every sentence printed true of them:
+the earlier rule called "regression" an estimate past the margin with L > 0, and "no
+regression" bounds of +23 % .. +59 % under a 60 % margin. Bonferroni over metrics rather than
+a joint test: it needs no model of how the metrics of one run move together (p99 and CPU come
+from the same run); at three metrics it makes a 4-pair comparison's bounds about 1.3x wider.
+benchmarks/compare_simulation.py measures the default plan's errors and power.
 """
 
 from __future__ import annotations
@@ -54,10 +62,16 @@ from loadgate import extras
 from loadgate.records import fields as f
 
 REGRESSION = "regression"
+WORSE = "worse"
 NO_REGRESSION = "no-regression"
 TOO_NOISY = "too-noisy"
-DECISIONS = (REGRESSION, NO_REGRESSION, TOO_NOISY)
-EXIT_CODES = {NO_REGRESSION: 0, REGRESSION: 1, TOO_NOISY: 2}
+DECISIONS = (REGRESSION, WORSE, NO_REGRESSION, TOO_NOISY)
+# `--fail-on`: the least outcome that fails (exit 1).
+FAIL_ON = (REGRESSION, WORSE)
+DEFAULT_FAIL_ON = REGRESSION
+EXIT_NO_REGRESSION = 0
+EXIT_REGRESSION = 1
+EXIT_TOO_NOISY = 3  # 2 is the command line's: bad input, a broken stack
 
 HIGHER = "higher"
 LOWER = "lower"
@@ -67,21 +81,25 @@ CANDIDATE = "candidate"
 ORDERS = ("random", "ABAB", "ABBA")
 DEFAULT_ORDER = "random"
 
-CONFIDENCE = 0.95  # one-sided, for each bound
+ALPHA = 0.05  # the comparison's: shared by its metrics, each share spent over its looks
+CONFIDENCE = 1 - ALPHA  # one metric, one look: each bound one-sided at 95 %
 MAX_REPEATS = 1000
 
 RULE = (
     "Per metric, on log values (d = the candidate's mean worsening, exp(d)-1 relative): "
     "variances floored at ln(1+resolution)^2/3; Welch standard error and degrees of freedom; "
-    "L, U = d -/+ t(0.95, df) * se; m = ln(1+margin). Regression if L > 0 and d >= m; "
-    "no regression if U <= m; otherwise too noisy (also with fewer than 2 values a side), "
-    "with the repeats per side that would make t * se <= m/2 at the observed spread. Overall: any "
-    "regression -> regression (exit 1); else any too noisy metric that is not a guard -> too "
-    "noisy (exit 2); else 0. "
-    "Sequential (pairs added until every metric but the guards is decided): each look's bounds "
-    "at 1 - its share of the 0.05 (alpha spending: O'Brien-Fleming's curve at pairs / max "
-    "pairs, shares summing to 0.05; the last look of a comparison its budget or its most pairs "
-    "ends takes what is left), a decision final at the look that makes it."
+    "L, U = d -/+ t(c, df) * se at each look's one-sided confidence c; m = ln(1+margin). "
+    "Family-wise: the 5 % is the comparison's, alpha/K for each of K metrics, spent over its "
+    "looks (O'Brien-Fleming's curve at pairs / max pairs; the last look of a comparison its "
+    "budget or its most pairs ends takes what is left; a fixed number of repeats: one look at "
+    "1 - 0.05/K); a metric's bounds are the highest L and the lowest U of its looks. "
+    "Regression if L >= m; worse if 0 < L < m (by less than the margin if U < m too); no "
+    "regression if L <= 0 and U < m; too noisy if L <= 0 and U >= m (also with fewer than 2 "
+    "values a side), with the repeats per side that would make t * se <= m/2 at the observed "
+    "spread. A metric is settled (final) at its first look with a regression or U < m; pairs "
+    "are added until every metric is settled. Overall: any regression -> regression (exit 1); "
+    "else any worse -> worse (exit 0, or 1 with --fail-on worse); else any too noisy -> too "
+    "noisy (exit 3); else no regression (exit 0)."
 )
 
 
@@ -94,12 +112,12 @@ class Metric:
     resolution: float = 0.0  # relative half-width of one value's measurement (search precision)
     # A sequential comparison decides this metric only from this many pairs on (its first look).
     min_pairs: int = 2
-    # A guard counts only when it finds a regression: its "too noisy" neither makes the
-    # comparison too noisy nor keeps it running (`overall`, sequential.stop_reason).
-    guard: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+        # Records of the previous rule may hold "guard" (a metric that counted only when it
+        # found a regression, `--guards`): read and ignored, their verdicts are kept as
+        # recorded (record.CompareRecord).
+        return {
             "name": self.name,
             "better": self.better,
             "margin": f.real(self.margin),
@@ -107,9 +125,6 @@ class Metric:
             "resolution": f.real(self.resolution),
             "min_pairs": self.min_pairs,
         }
-        if self.guard:  # written only when set: records from before guards read back the same
-            data["guard"] = True
-        return data
 
     @classmethod
     def from_dict(cls, data: object, where: str = "metric") -> Metric:
@@ -117,54 +132,19 @@ class Metric:
 
 
 # The metrics: one table holding each one's margin (the smallest worsening that counts: the
-# "minimum practical effect") and the pairs before a sequential comparison may decide it.
-# Where the numbers come from: the margins of the first comparison rule (issue 11: 5 % for
-# throughput and CPU, 10 % for p99, a p99 being a tail and noisier), carried over to the
-# pressure metrics of issue 17; the minimum pairs are 2 (the fewest that show a spread) and 3
-# for the pressure p99 (a tail at one rate). Measured against them (docs/measurements.md,
-# "Comparisons": five A/A comparisons of rev221): on the development VM, quiet inside but
-# sharing its host's cores, one run of a stack spread from the next by a CV of about 16 %
-# (saturation), 99 % (pressure p99) and 15 % (pressure CPU), so no margin both decides there
-# within the budget (about 3x the CV) and stays below the smallest regression worth a red CI
-# job. The margins are kept at that smallest regression; where the machine is that noisy the
-# comparison says too noisy, with the pairs a decision would need.
-#
-# The collector's CPU over k6's CPU in the same run (`pressure-cpu-k6`) cancels most of that
-# noise: the host's slow stretches slow k6 as much as the collector, and k6's work per record
-# is the same on both sides. Within one comparison (the same pressure rate) it spread by a CV
-# of 0.5-8 % (median 3 %) a side where the collector's CPU per 1,000 records spread by
-# 6-24 % (the same 52 runs: docs/measurements.md, "A machine-speed reference"); the default
-# comparison uses it in place of `pressure-cpu`. On a quiet day (2026-11-26, five A/A
-# comparisons at the defaults, pooled over 30 degrees of freedom) the spreads were 6.6 %
-# (saturation), 46 % (pressure p99) and 2.3 % (pressure-cpu-k6): the last decided in 2 of 5
-# tries within the budget, the first two in 1 and 0.
-#
-# Chosen from those spreads (2026-11-26), for the default compare's 15 minutes (4 pairs; the
-# last look's bounds at 96.1 %, `sequential`): a metric can say "no regression" only if
-# its margin exceeds the bounds' half-width, about 2.2 x CV x sqrt(2/4):
-# - saturation: CV 6.6 % -> half-width about 10 %, so its margin is **10 %** (5 % would need
-#   about 16 pairs, an hour; recomputed from the five A/A tries, 10 % clears 4 of them);
-# - pressure-cpu-k6: CV 2.3 % -> about 3.6 %, below its 5 % margin (kept);
-# - pressure p99: CV 46 % -> about 72 %: no margin of use bounds it, so the default compare
-#   makes it a guard (values.DEFAULT_GUARDS): it counts only when it finds a
-#   regression. Its 10 % margin is kept for when it is compared with more pairs.
-#
-# With the CPU split (2026-11-26, evening; stack/cpu_split.py; 22 df from four comparisons):
-# saturation 3.4 % (its 10 % margin decides in 3-4 pairs), pressure p99 17.9 %, the collector's
-# CPU per 1,000 records 3.3 %, and pressure-cpu-k6 4.2 % and biased: k6 alone on its CPU spends
-# more or less per record depending on the collector it talks to, so it is no longer a default.
-#
-# The default metrics' margins now (2026-11-27) come from their spread (`margins`, which
-# holds the figures: seven A/A comparisons, 38 df): the smallest whole 5 % whose bounds the
-# default budget's 4 pairs make at most half the margin wide. Saturation keeps 10 %; the
-# pressure CPU's is 10 % and the pressure p99's 60 % (a tail at 70 % of saturation, with the
-# collector and Loki sharing one core, moves about 16 % from run to run), and neither is a
-# guard any more. `--margins` sets narrower ones for a compare given more pairs.
+# "minimum practical effect") and the pairs before a sequential comparison may decide it. The
+# minimum pairs are 2 (the fewest that show a spread) and 3 for the pressure p99 (a tail at one
+# rate). The margins of the default metrics (saturation, pressure p99, pressure CPU) are those
+# of the margins file shipped as package data (data/margins.yaml, which `loadgate calibrate`
+# writes: the spreads behind them, their degrees of freedom, how they were measured); the
+# command line reads that file, and tests/unit/test_compare_calibrate.py ties these three to
+# it. The others keep the first rule's margins (issue 11: 5 % for throughput and CPU, 10 % for
+# a p99). The history of the numbers is in docs/design-notes.md and docs/measurements.md.
 #
 #   name                               better  margin  unit           min pairs
-SATURATION = Metric("saturation_per_min", HIGHER, 0.10, "records/min", min_pairs=2)
-PRESSURE_P99 = Metric("pressure_p99_ms", LOWER, 0.60, "ms", min_pairs=3)
-PRESSURE_CPU = Metric("pressure_cpu_s_per_1000_records", LOWER, 0.10, "CPU s", min_pairs=2)
+SATURATION = Metric("saturation_per_min", HIGHER, 0.20, "records/min", min_pairs=2)
+PRESSURE_P99 = Metric("pressure_p99_ms", LOWER, 1.20, "ms", min_pairs=3)
+PRESSURE_CPU = Metric("pressure_cpu_s_per_1000_records", LOWER, 0.20, "CPU s", min_pairs=2)
 PRESSURE_CPU_K6 = Metric("pressure_cpu_per_k6_cpu", LOWER, 0.05, "per k6 CPU s", min_pairs=2)
 CAPACITY = Metric("capacity_per_min", HIGHER, 0.05, "records/min", min_pairs=2)
 P99_AT_RATE = Metric("p99_ms", LOWER, 0.10, "ms", min_pairs=2)
@@ -231,8 +211,8 @@ def _swapped(seed: str, pair_index: int) -> bool:
 
 @dataclass(frozen=True)
 class MetricDecision:
-    """One metric's decision. `change`, `lower` and `upper` are relative worsenings of the
-    candidate (+0.10: 10 % worse) with their one-sided 95 % bounds; means are geometric."""
+    """One metric's decision. `change` is the candidate's estimated relative worsening (+0.10:
+    10 % worse), `lower` and `upper` its bounds, each one-sided; means are geometric."""
 
     metric: Metric
     decision: str = field(metadata=f.one_of(DECISIONS))
@@ -246,13 +226,14 @@ class MetricDecision:
     df: float | None
     repeats_needed: int | None  # pairs (repeats a side) that would decide, at the spread seen
     reason: str
-    confidence: float | None = None  # one-sided, of each bound (lower at a sequential look)
+    confidence: float | None = None  # one-sided, of each bound at the look decided (or last)
     pairs: int | None = None  # the pairs the decision rests on (a sequential one: its look)
     looks: int | None = None  # the looks a sequential comparison may take at this metric
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.decision]
+    # Regression, or the upper bound below the margin: no later look changes it.
+    settled: bool = False
+    # The confidence with which every bound of the comparison holds together (1 - ALPHA);
+    # None in records of the previous rule, whose 5 % was each metric's.
+    family: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -271,6 +252,8 @@ class MetricDecision:
             "confidence": f.real(self.confidence),
             "pairs": self.pairs,
             "looks": self.looks,
+            # A decision of the previous rule (no family) is written back as it was read.
+            **({} if self.family is None else {"settled": self.settled, "family": self.family}),
         }
 
     @classmethod
@@ -325,19 +308,107 @@ def _pct(x: float) -> str:
     return f"{x * 100:+.1f} %"
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The bounds of the candidate's worsening, in logarithms: the estimate d (of the look the
+    bounds end at), the bounds lo and hi, with that look's (floored) variances and degrees of
+    freedom."""
+
+    d: float
+    lo: float
+    hi: float
+    df: float
+    va: float
+    vb: float
+
+    @classmethod
+    def of(cls, metric: Metric, a: list[float], b: list[float], confidence: float) -> Bounds:
+        """Welch's bounds at this one-sided confidence, from log values."""
+        floor = math.log1p(metric.resolution) ** 2 / 3
+        va = max(statistics.variance(a), floor)
+        vb = max(statistics.variance(b), floor)
+        diff = statistics.fmean(b) - statistics.fmean(a)
+        d = diff if metric.better == LOWER else -diff
+        se, df = _welch(va, len(a), vb, len(b))
+        t = _t(df, confidence)
+        return cls(d, d - t * se, d + t * se, df, va, vb)
+
+    def within(self, earlier: Bounds | None) -> Bounds:
+        """These bounds narrowed by an earlier look's, which hold with them (the union bound
+        covers every look): the highest lower and the lowest upper bound."""
+        if earlier is None:
+            return self
+        lo, hi = max(self.lo, earlier.lo), min(self.hi, earlier.hi)
+        if lo > hi:  # looks that disagree: at least one bound failed; keep this look's own
+            return self
+        return replace(self, lo=lo, hi=hi)
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "change": _relative(self.d),
+            "lower": _relative(self.lo),
+            "upper": _relative(self.hi),
+            "df": self.df if math.isfinite(self.df) else None,
+        }
+
+    def span(self) -> str:
+        return (
+            f"bounds {_pct(_relative(self.lo))} .. {_pct(_relative(self.hi))} "
+            f"(estimate {_pct(_relative(self.d))})"
+        )
+
+
+def classify(lo: float, hi: float, m: float) -> str:
+    """The outcome of bounds lo..hi of the worsening against the margin m (all in logs)."""
+    if lo >= m:
+        return REGRESSION
+    if lo > 0:
+        return WORSE
+    if hi < m:
+        return NO_REGRESSION
+    return TOO_NOISY
+
+
+def bounds_of(
+    metric: Metric,
+    baseline: Sequence[float | None],
+    candidate: Sequence[float | None],
+    confidence: float,
+) -> Bounds | None:
+    """The metric's bounds from its values at this one-sided confidence (None: fewer than 2
+    values a side). Values must be positive: a zero or negative one raises ValueError."""
+    _check_inputs(metric, baseline, candidate, confidence)
+    a = [math.log(v) for v in baseline if v is not None]
+    b = [math.log(v) for v in candidate if v is not None]
+    if len(a) < 2 or len(b) < 2:
+        return None
+    return Bounds.of(metric, a, b, confidence)
+
+
 def decide(
     metric: Metric,
     baseline: Sequence[float | None],
     candidate: Sequence[float | None],
     confidence: float = CONFIDENCE,
 ) -> MetricDecision:
-    """The decision for one metric from its repeats (None: a repeat that did not measure it).
-    Values must be positive: a zero or negative value raises ValueError naming it."""
-    _check_inputs(metric, baseline, candidate, confidence)
+    """The decision for one metric from its repeats (None: a repeat that did not measure it),
+    in one look at this one-sided confidence. Values must be positive: a zero or negative value
+    raises ValueError naming it."""
+    return judge(metric, baseline, candidate, bounds_of(metric, baseline, candidate, confidence),
+                 confidence)  # fmt: skip
+
+
+def judge(
+    metric: Metric,
+    baseline: Sequence[float | None],
+    candidate: Sequence[float | None],
+    bounds: Bounds | None,
+    confidence: float,
+) -> MetricDecision:
+    """The decision these bounds show (None: too few values), with its reason and, when it is
+    not settled, the repeats that would narrow the bounds to half the margin."""
     a = [math.log(v) for v in baseline if v is not None]
     b = [math.log(v) for v in candidate if v is not None]
-    mean_a = math.exp(statistics.fmean(a)) if a else None
-    mean_b = math.exp(statistics.fmean(b)) if b else None
 
     def result(decision: str, reason: str, **more: Any) -> MetricDecision:
         values: dict[str, Any] = dict.fromkeys(("change", "lower", "upper", "df", "repeats_needed"))
@@ -347,41 +418,59 @@ def decide(
             decision=decision,
             baseline=tuple(baseline),
             candidate=tuple(candidate),
-            baseline_mean=mean_a,
-            candidate_mean=mean_b,
+            baseline_mean=math.exp(statistics.fmean(a)) if a else None,
+            candidate_mean=math.exp(statistics.fmean(b)) if b else None,
             reason=reason,
             confidence=confidence,
+            family=1 - ALPHA,
             **values,
         )
 
-    if len(a) < 2 or len(b) < 2:
+    if bounds is None:
         return result(
             TOO_NOISY,
             f"{len(a)} baseline and {len(b)} candidate values measured; at least 2 a side "
             "are needed to see the spread",
             repeats_needed=2,
         )
-    bounds = _Bounds.of(metric, a, b, confidence)
     m = math.log1p(metric.margin)
-    figures = bounds.figures()
-    span = bounds.span()
-    if bounds.lo > 0 and bounds.d >= m:
-        return result(
-            REGRESSION,
-            f"{span}: worse beyond the noise and by at least {metric.margin:.0%}",
-            **figures,
+    decision = classify(bounds.lo, bounds.hi, m)
+    settled = decision == REGRESSION or bounds.hi < m
+    margin = f"the {metric.margin:.0%} margin"
+    none_shown = "no worsening shown (the lower bound is at or below 0)"
+    points = (_relative(bounds.hi) - metric.margin) * 100  # the upper bound past the margin
+    short = (metric.margin - _relative(bounds.lo)) * 100  # the lower bound short of it
+    if decision == REGRESSION:
+        why = f"worse by at least {margin} (the lower bound reaches it)"
+    elif decision == WORSE and settled:
+        why = f"worse, by less than {margin} (both bounds lie between 0 and it)"
+    elif decision == WORSE:
+        why = (
+            f"worse (the lower bound is above 0), not shown to reach {margin} (the lower bound "
+            f"is {short:.1f} points below it, the upper bound {points:.1f} above)"
         )
-    if bounds.hi <= m:
-        return result(
-            NO_REGRESSION, f"{span}: any worsening is below {metric.margin:.0%}", **figures
+    elif decision == NO_REGRESSION:
+        why = f"not worse by {margin} (the upper bound is below it); {none_shown}"
+    else:
+        above = f"the upper bound is {points:.1f} points above it"
+        why = f"{none_shown}, {margin} not ruled out ({above})"
+    needed = None
+    if not settled:
+        start = max(len(a), len(b)) + 1
+        needed = repeats_needed(bounds.va, bounds.vb, m / 2, start, confidence)
+        half = f"±{math.expm1(m / 2):.1%}"
+        why += (
+            f"; about {needed} repeats a side would narrow the bounds to {half}"
+            if needed is not None
+            else f"; more than {MAX_REPEATS} repeats a side would be needed at this spread"
         )
-    needed = repeats_needed(bounds.va, bounds.vb, m / 2, max(len(a), len(b)) + 1, confidence)
-    more = (
-        f"about {needed} repeats a side would narrow the bounds to ±{metric.margin / 2:.1%}"
-        if needed is not None
-        else f"more than {MAX_REPEATS} repeats a side would be needed at this spread"
+    return result(
+        decision,
+        f"{bounds.span()}: {why}",
+        repeats_needed=needed,
+        settled=settled,
+        **bounds.figures(),
     )
-    return result(TOO_NOISY, f"{span}: {more}", repeats_needed=needed, **figures)
 
 
 def _check_inputs(
@@ -399,44 +488,6 @@ def _check_inputs(
                 raise ValueError(f"{metric.name} {side}[{i}]: must be a positive number; got {v}")
 
 
-@dataclass(frozen=True)
-class _Bounds:
-    """Welch's interval of the candidate's worsening, in logarithms: d and its bounds lo, hi,
-    with the sides' (floored) variances and the degrees of freedom."""
-
-    d: float
-    lo: float
-    hi: float
-    df: float
-    va: float
-    vb: float
-
-    @classmethod
-    def of(cls, metric: Metric, a: list[float], b: list[float], confidence: float) -> _Bounds:
-        floor = math.log1p(metric.resolution) ** 2 / 3
-        va = max(statistics.variance(a), floor)
-        vb = max(statistics.variance(b), floor)
-        diff = statistics.fmean(b) - statistics.fmean(a)
-        d = diff if metric.better == LOWER else -diff
-        se, df = _welch(va, len(a), vb, len(b))
-        t = _t(df, confidence)
-        return cls(d, d - t * se, d + t * se, df, va, vb)
-
-    def figures(self) -> dict[str, Any]:
-        return {
-            "change": _relative(self.d),
-            "lower": _relative(self.lo),
-            "upper": _relative(self.hi),
-            "df": self.df if math.isfinite(self.df) else None,
-        }
-
-    def span(self) -> str:
-        return (
-            f"{_pct(_relative(self.d))} worse "
-            f"(bounds {_pct(_relative(self.lo))} .. {_pct(_relative(self.hi))})"
-        )
-
-
 def _relative(log_ratio: float) -> float:
     """exp(x) - 1, held finite: a bound of a look at 99.8 % with one degree of freedom can be
     hundreds in logarithms, past what a float holds."""
@@ -444,17 +495,26 @@ def _relative(log_ratio: float) -> float:
 
 
 def overall(decisions: Sequence[MetricDecision]) -> str:
-    """Any regression -> REGRESSION; else a deciding metric (not a guard) too noisy, or none
-    at all -> TOO_NOISY; else NO_REGRESSION. A guard's "too noisy" does not count: a guard
-    only ever adds a regression."""
-    if any(d.decision == REGRESSION for d in decisions):
-        return REGRESSION
-    deciding = [d for d in decisions if not d.metric.guard]
-    if not deciding or any(d.decision == TOO_NOISY for d in deciding):
-        return TOO_NOISY
-    return NO_REGRESSION
+    """Any regression -> REGRESSION; else any worse -> WORSE; else any too noisy, or no metric
+    at all -> TOO_NOISY; else NO_REGRESSION."""
+    found = {d.decision for d in decisions}
+    for outcome in (REGRESSION, WORSE, TOO_NOISY):
+        if outcome in found:
+            return outcome
+    return NO_REGRESSION if decisions else TOO_NOISY
 
 
-def exit_code(decisions: Sequence[MetricDecision]) -> int:
-    """1 on a regression, 0 on none, 2 when too noisy to decide."""
-    return EXIT_CODES[overall(decisions)]
+def verdict_exit_code(verdict: str, fail_on: str = DEFAULT_FAIL_ON) -> int:
+    """1 on a regression, and on worse when `fail_on` is WORSE; 3 when too noisy; else 0."""
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"fail on: must be one of {', '.join(FAIL_ON)}; got {fail_on!r}")
+    if verdict == REGRESSION or (verdict == WORSE and fail_on == WORSE):
+        return EXIT_REGRESSION
+    if verdict == TOO_NOISY:
+        return EXIT_TOO_NOISY
+    return EXIT_NO_REGRESSION
+
+
+def exit_code(decisions: Sequence[MetricDecision], fail_on: str = DEFAULT_FAIL_ON) -> int:
+    """The comparison's exit code (`verdict_exit_code` of its `overall` verdict)."""
+    return verdict_exit_code(overall(decisions), fail_on)

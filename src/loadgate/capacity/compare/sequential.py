@@ -1,4 +1,4 @@
-"""Sequential comparison: pairs (A B, fresh stacks) are added until every metric is decided, the
+"""Sequential comparison: pairs (A B, fresh stacks) are added until every metric is settled, the
 most pairs are run or the time budget is spent; the rule looks after every pair.
 
 Looking after every pair and stopping at the first decision gives each error as many chances
@@ -8,63 +8,65 @@ happen far more often than 5 % of the time. The plan therefore sets each look's 
 - A metric's looks are at pairs `first`..`max_pairs`, with `first` the largest of the plan's
   minimum pairs, the metric's own (`Metric.min_pairs`, `rule`'s table) and 2 (a look with
   fewer than two values a side cannot decide, so it is not counted).
-- **Alpha spending** (`spending`): each error kind (a regression called between identical
-  stacks; no regression called for a worsening of the margin) may happen with chance at most
-  alpha = 5 % over all the looks together. Each look gets a share of alpha, its level, from
-  O'Brien-Fleming's spending curve at n / max_pairs: small early (bounds at 99.8 % at 2 of 5
-  pairs), larger later (97.9 % at 5 of 5); the levels sum to alpha, so by the union bound the
-  error over all looks is at most alpha whatever their correlation.
+- **The comparison's 5 % (`rule.ALPHA`) is shared by its K metrics**: alpha/K each
+  (Bonferroni), so the error is the comparison's, not each metric's.
+- **Alpha spending** (`spending`): each metric's share is spread over its looks by
+  O'Brien-Fleming's spending curve at n / max_pairs: small early, larger later; the levels of
+  all looks of all metrics sum to alpha, so by the union bound the chance that any lower bound
+  (or, separately, any upper bound) fails at any look is at most 5 % whatever their
+  correlation. With the default three metrics and 5 pairs at most, a look's bounds are at
+  99.99 %, 99.8 %, 99.5 % and 99.1 % at 2, 3, 4 and 5 pairs.
 - **The last look spends what is left.** When the comparison stops for a reason that does not
   depend on the values (the budget leaves no room for another pair, or `max_pairs` is reached),
-  its last look's level is all of alpha not yet spent: a comparison the budget stops at 4 of 5
-  pairs decides its last look at about 96 %. Interrupted comparisons are not given this.
-- The first look that decides a metric is final: pairs run afterwards (for another metric) do
-  not change it.
-- `stop_reason`: decided (every metric, from `min_pairs` on; a guard, `rule`'s `overall`,
-  once it has had its first look), `max_pairs` reached, or the budget
-  spent: a pair is started only when the time so far plus the longest pair so far fits in it
-  (the plan's minimum pairs run whatever the budget). What is undecided then is "too noisy",
-  saying by how much: the bounds against the margin, and the pairs that would decide at the
-  spread seen (at the last look's confidence).
+  its last look's level is all of the metric's share not yet spent: the default comparison its
+  budget stops at 4 of 5 pairs bounds its last look at 98.5 %. Interrupted comparisons are not
+  given this.
+- **A metric's bounds are the narrowest its looks give**: the highest lower bound and the lowest
+  upper bound of its looks so far (all hold together, by the same union bound).
+- **Settled** is final: the first look at which a metric is a regression, or its upper bound is
+  below the margin (no regression, or worse by less than the margin), decides it; pairs run
+  afterwards (for another metric) do not change it. Worse not shown to reach the margin, and
+  too noisy, are not settled: more pairs may still show more.
+- `stop_reason`: settled (every metric, from `min_pairs` on), `max_pairs` reached, or the
+  budget spent: a pair is started only when the time so far plus the longest pair so far fits
+  in it (the plan's minimum pairs run whatever the budget). A calibration (`Plan.calibration`)
+  runs its pairs whatever the decisions.
 
-Why spending rather than Bonferroni (alpha / K at every look, this module's first rule): both
-rest on the union bound, but Bonferroni spent alpha evenly on looks that rarely decide (the
-early ones, with few values) and on looks a budget-stopped comparison never takes: at 4 looks
-every look, the last included, decided at 98.75 %. The simulations in
-tests/unit/test_compare_sequential.py measure both errors under this plan.
+Why spending rather than Bonferroni over looks (alpha / K at every look, this module's first
+rule): both rest on the union bound, but Bonferroni spent alpha evenly on looks that rarely
+decide (the early ones, with few values) and on looks a budget-stopped comparison never takes.
+benchmarks/compare_simulation.py measures both errors, and the power, under the default plan.
 
-A fixed number of repeats (`Plan.fixed(n)`, `--repeats N`) is one look at n pairs with 95 %
-bounds: the first rule, unchanged. Pure: no clock, no I/O.
+A fixed number of repeats (`Plan.fixed(n)`, `--repeats N`) is one look at n pairs, each bound at
+1 - alpha/K. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from loadgate.capacity.compare import spending
 from loadgate.capacity.compare.rule import (
-    CONFIDENCE,
-    MAX_REPEATS,
+    ALPHA,
     TOO_NOISY,
+    Bounds,
     Metric,
     MetricDecision,
-    decide,
+    bounds_of,
+    judge,
 )
 from loadgate.records import fields as f
 
-# The sequential defaults (`loadgate compare` without --repeats), with the metrics' margins
-# (rule.METRICS, and why they are what they are). 15 minutes fit 3-4 pairs of the
-# default metrics (a pair took 3.6-3.9 minutes on the development VM: two fresh stacks, each
+# The sequential defaults (`loadgate compare` without --repeats). 15 minutes fit 4 pairs of the
+# default metrics (a pair took 3.6-3.8 minutes on the development VM: two fresh stacks, each
 # with a saturation and a pressure run); the budget, not the 5 pairs at most, usually ends a
 # comparison, and its last look then spends the alpha that is left.
 DEFAULT_MIN_PAIRS = 2
 DEFAULT_MAX_PAIRS = 5
 DEFAULT_BUDGET_S = 15 * 60.0
 MAX_PAIRS = 100
-ALPHA = 1 - CONFIDENCE  # each error kind, per metric, over all looks
 
 # Why a comparison stopped.
 DECIDED = "decided"
@@ -84,11 +86,18 @@ class Plan:
     max_pairs: int
     sequential: bool = True
     budget_s: float | None = None  # wall seconds (sequential); None: no budget
+    stop_when_settled: bool = True  # False: a calibration, its pairs run whatever they show
 
     @classmethod
     def fixed(cls, repeats: int) -> Plan:
         """`--repeats N`: N pairs, one look at the end."""
         return cls(repeats, repeats, sequential=False)
+
+    @classmethod
+    def calibration(cls, pairs: int, budget_s: float | None) -> Plan:
+        """`loadgate calibrate`: up to `pairs` pairs (2 at least), as many as the budget
+        allows, whatever they show."""
+        return cls(min(2, pairs), pairs, budget_s=budget_s, stop_when_settled=False)
 
     def problems(self) -> list[tuple[str, str]]:
         """(flag, what is wrong) for every bad setting; empty when the plan is sound."""
@@ -116,18 +125,22 @@ class Plan:
         """K: the looks the plan may take at this metric."""
         return self.max_pairs - self.first_look(metric) + 1 if self.sequential else 1
 
-    def confidences(self, metric: Metric, pairs: int, last: bool = False) -> tuple[float, ...]:
+    def confidences(
+        self, metric: Metric, pairs: int, last: bool = False, family: int = 1
+    ) -> tuple[float, ...]:
         """Each bound's one-sided confidence at this metric's looks from `first_look` to
-        `pairs`, the look at `pairs` spending all of alpha left when `last` (or at
-        `max_pairs`). A fixed plan: its one look at 95 %."""
+        `pairs`, in a comparison of `family` metrics (each spends alpha / family), the look at
+        `pairs` spending all of its share left when `last` (or at `max_pairs`). A fixed plan:
+        its one look at 1 - alpha / family."""
+        share = share_of(family)
         if not self.sequential:
-            return (CONFIDENCE,)
+            return (1.0 - share,)
         first = self.first_look(metric)
         pairs = min(pairs, self.max_pairs)
         if pairs < first:
             return ()
         looks = tuple(range(first, pairs + 1))
-        levels = spending.look_levels(looks, self.max_pairs, ALPHA, last)
+        levels = spending.look_levels(looks, self.max_pairs, share, last)
         return tuple(1.0 - level for level in levels)
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,11 +149,12 @@ class Plan:
             "max_pairs": self.max_pairs,
             "sequential": self.sequential,
             "budget_s": f.real(self.budget_s),
+            **({} if self.stop_when_settled else {"stop_when_settled": False}),
             "method": (
-                "alpha spending (O'Brien-Fleming shape, union bound; the last look spends what "
-                "is left)"
+                "alpha spending (alpha/K per metric, O'Brien-Fleming shape over its looks, "
+                "union bound; the last look spends what is left)"
                 if self.sequential
-                else "one look"
+                else "one look (alpha/K per metric)"
             ),
         }
 
@@ -149,43 +163,11 @@ class Plan:
         return f.read(cls, data, where)
 
 
-def _pct(x: float) -> str:
-    return f"{x * 100:+.1f} %"
-
-
-def _undecided(d: MetricDecision, pairs: int, first: int, looks: int) -> str:
-    """Why a metric is still too noisy, and by how much."""
-    m = d.metric
-    if pairs < first:
-        return f"{pairs} pair(s) run; {m.name} is decided from {first} pairs on"
-    if d.lower is None or d.upper is None or d.change is None:
-        return d.reason
-    text = (
-        f"after {pairs} pairs, {_pct(d.change)} worse (bounds {_pct(d.lower)} .. "
-        f"{_pct(d.upper)}, each at {d.confidence or CONFIDENCE:.2%} for {looks} look(s)): the "
-        f"upper bound is {(d.upper - m.margin) * 100:.1f} points above the {m.margin:.0%} margin"
-    )
-    if d.change >= m.margin and d.lower <= 0:
-        text += f" and the lower bound is not above 0 ({_pct(d.lower)})"
-    needed = d.repeats_needed
-    if needed is None:
-        text += f"; more than {MAX_REPEATS} pairs would be needed at this spread"
-    else:
-        text += f"; about {needed} pairs would decide at this spread"
-    if m.guard:
-        text += f"; {_guard_reach(m.margin, d.change, d.upper)}"
-    return text
-
-
-def _guard_reach(margin: float, change: float, upper: float) -> str:
-    """What a guard that stays undecided could still find: at these bounds' width a worsening
-    is a regression once its lower bound clears 0 and it reaches the margin."""
-    half = math.log1p(upper) - math.log1p(change)
-    reach = math.expm1(max(math.log1p(margin), half))
-    return (
-        f"a guard, it does not hold the verdict: at this spread it finds a worsening of about "
-        f"{_pct(reach)} or more"
-    )
+def share_of(family: int) -> float:
+    """Each metric's share of the comparison's alpha, with `family` metrics compared."""
+    if family < 1:
+        raise ValueError(f"metrics compared: must be at least 1; got {family}")
+    return ALPHA / family
 
 
 def decide_sequential(
@@ -194,35 +176,62 @@ def decide_sequential(
     candidate: Sequence[float | None],
     plan: Plan,
     last: bool = False,
+    family: int = 1,
 ) -> MetricDecision:
-    """The metric's decision under `plan`, from its values in pair order (None: not measured).
-    Fixed: one look at all the values. Sequential: the first look (from `first_look`, at each
-    complete pair) that decides, at that look's confidence; else too noisy at the last
-    complete pair, saying by how much. `last`: the comparison stops after these pairs for a
-    reason that does not depend on the values (budget, most pairs), so its last look spends
-    all of alpha that is left."""
+    """The metric's decision under `plan` in a comparison of `family` metrics, from its values
+    in pair order (None: not measured). Fixed: one look at all the values. Sequential: the
+    first look (from `first_look`, at each complete pair) that settles it, at the bounds its
+    looks so far give; else its outcome at the last complete pair (worse, or too noisy),
+    saying by how much. `last`: the comparison stops after these pairs for a reason that does
+    not depend on the values (budget, most pairs), so its last look spends all of the metric's
+    share that is left."""
     if not plan.sequential:
-        d = decide(metric, baseline, candidate, CONFIDENCE)
+        confidence = plan.confidences(metric, plan.max_pairs, family=family)[0]
+        d = judge(metric, baseline, candidate,
+                  bounds_of(metric, baseline, candidate, confidence), confidence)  # fmt: skip
         return replace(d, pairs=max(len(baseline), len(candidate)), looks=1)
     pairs = min(len(baseline), len(candidate), plan.max_pairs)
     first, looks = plan.first_look(metric), plan.looks(metric)
-    confidences = plan.confidences(metric, max(pairs, first), last and pairs >= first)
+    confidences = plan.confidences(metric, max(pairs, first), last and pairs >= first, family)
+    if pairs < first:
+        d = judge(metric, baseline[:pairs], candidate[:pairs], None, confidences[0])
+        return replace(
+            d,
+            decision=TOO_NOISY,
+            reason=f"{pairs} pair(s) run; {metric.name} is decided from {first} pairs on",
+            pairs=pairs,
+            looks=looks,
+            repeats_needed=first,
+        )
+    so_far: Bounds | None = None
     for n in range(first, pairs + 1):
         confidence = confidences[n - first]
-        d = decide(metric, baseline[:n], candidate[:n], confidence)
-        if d.decision != TOO_NOISY:
+        look = bounds_of(metric, baseline[:n], candidate[:n], confidence)
+        narrowed = look is not None and so_far is not None and look.within(so_far) != look
+        if look is not None:
+            so_far = look.within(so_far)
+        d = judge(metric, baseline[:n], candidate[:n], so_far if look else None, confidence)
+        if d.settled or n == pairs:
             which = "the last look" if last and n == pairs else f"look {n - first + 1} of {looks}"
-            where = f"at {n} pairs ({which}, bounds at {confidence:.2%})"
+            where = f"{'at' if d.settled else 'after'} {n} pairs ({which}, bounds at "
+            where += f"{confidence:.2%}{', narrowed by the earlier looks' if narrowed else ''})"
             return replace(d, reason=f"{where}: {d.reason}", pairs=n, looks=looks)
-    confidence = confidences[-1]  # the last look's (before the first look: the first's)
-    d = decide(metric, baseline[:pairs], candidate[:pairs], confidence)
-    return replace(
-        d,
-        decision=TOO_NOISY,
-        reason=_undecided(d, pairs, first, looks),
-        pairs=pairs,
-        looks=looks,
-        repeats_needed=d.repeats_needed if pairs >= first else first,
+    raise AssertionError("unreachable: pairs >= first gives at least one look")
+
+
+def decide_all(
+    metrics: Sequence[Metric],
+    baseline: Mapping[str, Sequence[float | None]],
+    candidate: Mapping[str, Sequence[float | None]],
+    plan: Plan,
+    last: bool = False,
+) -> tuple[MetricDecision, ...]:
+    """Every metric's decision under `plan`, its values by name in pair order: the comparison's
+    5 % shared by the metrics (`decide_sequential` with the family of all of them)."""
+    family = len(metrics)
+    return tuple(
+        decide_sequential(m, baseline[m.name], candidate[m.name], plan, last, family)
+        for m in metrics
     )
 
 
@@ -234,14 +243,9 @@ def stop_reason(
     longest_pair_s: float,
 ) -> str | None:
     """Why the comparison stops after `pairs` complete pairs, or None to run another. Decided:
-    every metric that is not a guard is decided, and every guard is decided or has had its
-    first look (a guard does not keep a comparison running; it is looked at while it runs)."""
-    deciding = [d for d in decisions if not d.metric.guard]
-    decided = bool(deciding) and all(
-        d.decision != TOO_NOISY or (d.metric.guard and pairs >= plan.first_look(d.metric))
-        for d in decisions
-    )
-    if plan.sequential and pairs >= plan.min_pairs and decided:
+    every metric is settled (a regression, or its upper bound below the margin)."""
+    settled = bool(decisions) and all(d.settled for d in decisions)
+    if plan.sequential and plan.stop_when_settled and pairs >= plan.min_pairs and settled:
         return DECIDED
     if pairs >= plan.max_pairs:
         return MAX_PAIRS_RUN if plan.sequential else REPEATS_RUN

@@ -45,13 +45,6 @@ METRIC_KEYS: dict[str, Metric] = {
     "cpu": rule.CPU_PER_1000,
 }
 DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu")
-# Metrics that count only when they find a regression (`rule`'s `overall`) unless
-# `--guards` says otherwise: none. The default metrics' margins are chosen from their spread on
-# the development VM so that the default budget's 4 pairs bound each within half its margin
-# (`margins`); until 2026-11-27 the pressure p99 and CPU were guards, their margins
-# (10 %, 5 %) below what 4 pairs could bound at their spread (15.6 %, 3.2 %).
-DEFAULT_GUARDS: tuple[str, ...] = ()
-NO_GUARDS = "none"
 MAX_MARGIN_PERCENT = 500.0  # `--margins`: the widest a margin may be set
 PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
 FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
@@ -91,39 +84,22 @@ def parse_metrics(value: str, search_precision: float = 0.05) -> tuple[Metric, .
     return tuple(out)
 
 
+def key_of(name: str) -> str | None:
+    """The `--metrics` key of a metric's name (None: not one of METRIC_KEYS')."""
+    return next((key for key, m in METRIC_KEYS.items() if m.name == name), None)
+
+
 def _keys_compared(metrics: tuple[Metric, ...]) -> list[str]:
     """The `--metrics` keys of these metrics, in METRIC_KEYS' order."""
     names_compared = {m.name for m in metrics}
     return [key for key, m in METRIC_KEYS.items() if m.name in names_compared]
 
 
-def apply_guards(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric, ...]:
-    """The metrics with those `--guards` names made guards (None: DEFAULT_GUARDS among the
-    metrics compared; "none": no guard). A guard named that is not compared, or a choice that
-    leaves no metric to decide, raises SideError naming the flag."""
-    compared = _keys_compared(metrics)
-    if value is None:
-        names = [n for n in DEFAULT_GUARDS if n in compared]
-    elif value.strip() == NO_GUARDS:
-        names = []
-    else:
-        names = _listed(
-            "--guards", value, compared, "{} not among the metrics compared", f", or {NO_GUARDS}"
-        )
-    guarded = {METRIC_KEYS[n].name for n in names}
-    out = tuple(replace(m, guard=m.name in guarded) for m in metrics)
-    if all(m.guard for m in out):
-        raise SideError(
-            "--guards: every metric compared would be a guard, and a guard only finds "
-            "regressions; leave at least one metric to decide"
-        )
-    return out
-
-
 def apply_margins(metrics: tuple[Metric, ...], value: str | None) -> tuple[Metric, ...]:
     """The metrics with the margins `--margins KEY=PERCENT,...` sets (None: as they are; the
-    defaults' are chosen in `margins`). A key not compared, or a percentage not more than
-    0 and at most MAX_MARGIN_PERCENT, raises SideError naming the flag and the allowed values."""
+    defaults' come from a margins file: margins_file). A key not compared, or a percentage not
+    more than 0 and at most MAX_MARGIN_PERCENT, raises SideError naming the flag and the
+    allowed values."""
     if value is None:
         return metrics
     items = [item.strip() for item in value.split(",") if item.strip()]

@@ -1,0 +1,224 @@
+"""`loadgate compare --replay ID`: a recorded comparison decided again under today's rule and
+margins, from its runs' own records. Reads files; writes only when asked (`write_replay`).
+
+- **The values** are read again from each run's `result.json` (and a capacity search's
+  `search.json`) as a live repeat reads them (`values`: the saturation run's throughput, the
+  pressure run's p99 and CPU, the fixed-rate run's, the search's knee), and taken as the driver
+  takes them (`driver.taken_values`: non-positive or of another source is unknown). A run whose
+  record is missing or unreadable keeps the value compare.json holds, said in a note; a value
+  that reads differently from the recorded one is noted with both.
+- **The metrics** are today's table's (`rule.METRICS`) of the recorded names, with the recorded
+  unit and resolution; their margins are the caller's (the shipped margins file, `--margins-file`,
+  `--margins`).
+- **The pairs**: the recorded plan, looked at after every recorded pair as the driver looks.
+  Today's rule may settle every metric before the recorded pairs end (stopped: decided, the
+  later pairs left out); else all the recorded pairs count, the last look spending what is left
+  when the recording stopped for a reason that does not depend on the values (its budget or its
+  most pairs), not when it stopped because its own rule decided: today's rule would have run
+  more pairs, said in a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import sequential as seq
+from loadgate.capacity.compare import values as cv
+from loadgate.capacity.compare.driver import taken_values
+from loadgate.capacity.compare.record import (
+    COMPARE_FILE,
+    CompareRecord,
+    RepeatRecord,
+    side_values,
+)
+from loadgate.capacity.compare.repeat import (
+    RepeatOutcome,
+    pressure_id_for,
+    run_id_for,
+    saturation_id_for,
+)
+from loadgate.capacity.compare.rule import Metric, ScheduledRun
+from loadgate.capacity.search.record import SEARCH_FILE, SearchRecord
+from loadgate.records import result as results
+from loadgate.records.fields import RecordError
+
+REPLAY_FILE = "compare-replay.json"
+
+
+class ReplayError(ValueError):
+    """A recorded comparison that cannot be replayed; the message says which and why."""
+
+
+def recorded(results_root: Path, compare_id: str) -> CompareRecord:
+    """The recorded comparison `results/<compare_id>/compare.json` (either format)."""
+    path = results_root / compare_id / COMPARE_FILE
+    if not path.is_file():
+        raise ReplayError(f"no recorded comparison {compare_id} ({path} does not exist)")
+    try:
+        return CompareRecord.from_json(path.read_text())
+    except (OSError, RecordError) as exc:
+        raise ReplayError(f"{path}: {exc}") from None
+
+
+def todays_metrics(record: CompareRecord) -> tuple[Metric, ...]:
+    """The recorded metrics as today's table has them, keeping their unit and resolution."""
+    table = {m.name: m for m in rule.METRICS}
+    out: list[Metric] = []
+    for d in record.decisions:
+        was = d.metric
+        now = table.get(was.name, was)
+        out.append(replace(now, unit=was.unit, resolution=was.resolution))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A recorded comparison and its re-decision."""
+
+    recorded: CompareRecord
+    replayed: CompareRecord
+
+
+def replay(
+    results_root: Path,
+    record: CompareRecord,
+    metrics: tuple[Metric, ...],
+    fail_on: str = rule.DEFAULT_FAIL_ON,
+) -> Replayed:
+    """`record` decided again with these metrics under today's rule (module docstring)."""
+    first_sources: dict[str, str] = {}
+    notes: list[str] = []
+    runs: list[RepeatRecord] = []
+    for run in record.runs:
+        outcome = _reread(results_root, record.compare_id, run, metrics)
+        where = f"run {run.position + 1} ({run.side} {run.repeat}"
+        where += f", {run.ref})" if run.ref else ")"
+        values, sources, more = taken_values(metrics, outcome, first_sources)
+        notes += [f"{where}: {n}" for n in (*outcome.notes, *more)]
+        runs.append(replace(run, values=values, sources=sources))
+    plan = record.plan or seq.Plan.fixed(max(record.repeats, 1))
+    pairs = _complete_pairs(runs)
+    stop_at, stopped = pairs, record.stopped
+    for k in range(1, pairs + 1):
+        decisions = _decisions(runs, k, metrics, plan, False)
+        if seq.stop_reason(plan, decisions, k, 0.0, 0.0) == seq.DECIDED:
+            stop_at, stopped = k, seq.DECIDED
+            break
+    else:
+        if record.stopped == seq.DECIDED:
+            stopped = None
+            notes.append(
+                f"replay: the recording stopped after {pairs} pairs, decided under its own rule; "
+                "today's rule settles not every metric there and would have run more pairs: "
+                "its decisions rest on the recorded ones"
+            )
+    kept = [r for r in runs if r.repeat <= stop_at]
+    if stop_at < pairs:
+        notes.append(
+            f"replay: today's rule settles every metric at {stop_at} pairs: the recorded pairs "
+            f"after it ({pairs - stop_at}) are left out"
+        )
+    again = CompareRecord.build(
+        record.compare_id, record.baseline, record.candidate, kept, metrics, record.order,
+        started_at=record.started_at, ended_at=record.ended_at,
+        notes=(*record.notes, *notes), plan=plan if record.plan else None, stopped=stopped,
+        pressure=record.pressure, aa=record.aa, fail_on=fail_on,
+    )  # fmt: skip
+    return Replayed(record, again)
+
+
+def write_replay(results_root: Path, replayed: CompareRecord) -> Path:
+    """The re-decision, beside the recorded comparison: results/<id>/compare-replay.json."""
+    path = results_root / replayed.compare_id / REPLAY_FILE
+    results.write_atomic(path, replayed.to_json())
+    return path
+
+
+def _complete_pairs(runs: list[RepeatRecord]) -> int:
+    """The pairs with a run on both sides."""
+    sides: dict[int, set[str]] = {}
+    for r in runs:
+        sides.setdefault(r.repeat, set()).add(r.side)
+    n = 0
+    while len(sides.get(n + 1, ())) == 2:
+        n += 1
+    return n
+
+
+def _decisions(
+    runs: list[RepeatRecord], pairs: int, metrics: tuple[Metric, ...], plan: seq.Plan, last: bool
+) -> tuple[rule.MetricDecision, ...]:
+    kept = [r for r in runs if r.repeat <= pairs]
+    a = {m.name: side_values(kept, rule.BASELINE, m.name) for m in metrics}
+    b = {m.name: side_values(kept, rule.CANDIDATE, m.name) for m in metrics}
+    return seq.decide_all(metrics, a, b, plan, last)
+
+
+def _reread(
+    results_root: Path, compare_id: str, run: RepeatRecord, metrics: tuple[Metric, ...]
+) -> RepeatOutcome:
+    """The run's values read again from its records, as the live repeat read them; a record
+    that cannot be read leaves the recorded values, with a note."""
+    run_id = run_id_for(compare_id, ScheduledRun(run.position, run.side, run.repeat))
+    wanted = {m.name for m in metrics}
+    found: dict[str, float | None] = {}
+    sources: dict[str, str] = {}
+    notes: list[str] = []
+    for ref in run.refs or ((run.ref,) if run.ref else ()):
+        try:
+            if ref == saturation_id_for(run_id):
+                value, _ = cv.saturation_value(_result(results_root, ref))
+                found[rule.SATURATION.name] = value
+            elif ref == pressure_id_for(run_id):
+                measured, more = cv.pressure_values(_result(results_root, ref))
+                found.update(measured)
+                sources.update(more)
+            elif (results_root / ref / SEARCH_FILE).is_file():  # the repeat's capacity search
+                value, _ = cv.capacity_value(_search(results_root, ref))
+                found[rule.CAPACITY.name] = value
+            else:  # the repeat's run at the fixed rate
+                found.update(cv.fixed_rate_values(_result(results_root, ref)))
+                sources[rule.CPU_PER_1000.name] = cv.CPU_PROMETHEUS
+        except ReplayError as exc:
+            notes.append(f"{exc}: its recorded values are kept")
+    values: dict[str, float | None] = {}
+    for name in wanted:
+        was = run.values.get(name)
+        if name not in found:
+            values[name] = was
+            if name in run.sources:
+                sources[name] = run.sources[name]
+            continue
+        now = found[name]
+        values[name] = now
+        if now != was:
+            notes.append(
+                f"{name} reads {_figure(now)} from its record where compare.json holds "
+                f"{_figure(was)}: today's reading is used"
+            )
+    sources = {k: v for k, v in sources.items() if k in wanted}
+    return RepeatOutcome(values, run.ref, None, tuple(notes), run.refs, None, sources)
+
+
+def _figure(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.6g}"
+
+
+def _result(results_root: Path, ref: str) -> results.RunResult:
+    path = results_root / ref / results.RESULT_FILE
+    if not path.is_file():
+        raise ReplayError(f"{ref}: no {results.RESULT_FILE}")
+    try:
+        return results.read(path)
+    except RecordError as exc:
+        raise ReplayError(f"{ref}: {exc}") from None
+
+
+def _search(results_root: Path, ref: str) -> SearchRecord:
+    path = results_root / ref / SEARCH_FILE
+    try:
+        return SearchRecord.from_json(path.read_text())
+    except (OSError, RecordError) as exc:
+        raise ReplayError(f"{ref}: {exc}") from None
