@@ -1,14 +1,19 @@
 """How wide a comparison's bounds get at a metric's spread, and the margin chosen from that (what
 `loadgate calibrate` writes in a margins file; `--margins` sets others). Pure.
 
-A metric is settled ("no regression", or worse by less than the margin, or "regression") only
-when its bounds are narrower than its margin; the goal is bounds at most half the margin wide,
-so that every change at least half a margin away from the margin is settled. With n pairs, both
-sides spreading by s (the standard deviation of the log values: about the coefficient of
-variation), the bounds' half-width on the log scale is t(c, 2n - 2) * s * sqrt(2/n) (Welch at
-equal spreads; `rule`), c the confidence of the look that ends the comparison (`confidence_at`:
-the default plan's, its budget or most pairs ending it at n, with the comparison's 5 % shared by
-its metrics). A margin M meets the goal when ln(1 + M) >= 2 * that half-width.
+With n pairs, both sides spreading by s (the standard deviation of the log values: about the
+coefficient of variation), the bounds' half-width on the log scale is h = t(c, 2n - 2) * se,
+se = s * sqrt(2/n) (Welch at equal spreads; `rule`), c the confidence of the look that ends the
+comparison (`confidence_at`: the default plan's, its budget or most pairs ending it at n, with
+the comparison's 5 % shared by its metrics). A margin M (m = ln(1 + M)) meets two goals
+(`margin_needed`, the larger of the two):
+
+- **settled**: bounds at most half the margin wide, m >= 2h, so that every change at least half
+  a margin away from the margin is settled (an A/A comparison says "no regression");
+- **powered**: a worsening of twice the margin (relative: 1 + 2M) is a regression at least
+  `POWER` (80 %) of the time: its lower bound must reach m, so ln((1 + 2M) / (1 + M)) >=
+  h + z(POWER) * se (normal approximation). This binds only a wide margin: ln((1+2M)/(1+M))
+  is almost m for a narrow one but never more than ln 2.
 
 **The spread is uncertain**: an estimate from d degrees of freedom lies below the true spread
 about half the time, and a margin chosen from it would then be too narrow for its pairs just
@@ -27,12 +32,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from loadgate import extras
 from loadgate.capacity.compare import rule
 from loadgate.capacity.compare.sequential import DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Plan
 
 DEFAULT_BUDGET_PAIRS = 4  # pairs the default budget fits (a pair: 3.6-3.8 minutes here)
 MARGIN_STEP = 0.05  # margins are chosen in whole 5 %
 SPREAD_LEVEL = 0.95  # margins are chosen at this one-sided upper confidence bound of the spread
+POWER = 0.80  # a worsening of twice the margin is a regression at least this often
 
 
 def half_width(spread: float, pairs: int, confidence: float) -> float:
@@ -54,16 +61,35 @@ def confidence_at(metric: rule.Metric, pairs: int, family: int) -> float:
 
 
 def margin_needed(spread: float, pairs: int, confidence: float) -> float:
-    """The smallest relative margin whose bounds, at this spread and pairs, are at most half
-    of it wide: exp(2 * half-width) - 1."""
-    return math.exp(2 * half_width(spread, pairs, confidence)) - 1
+    """The smallest relative margin that is settled and powered at this spread and pairs (the
+    module's two goals; infinite when no margin is powered)."""
+    h = half_width(spread, pairs, confidence)
+    settled = math.exp(2 * h) - 1
+    special = extras.load("scipy.special")  # loadgate[stats]
+    reach = h + float(special.ndtri(POWER)) * spread * math.sqrt(2 / pairs)
+    if reach >= math.log(2):
+        return math.inf
+    powered = math.expm1(reach) / (2 - math.exp(reach))  # (1 + 2M) = e^reach (1 + M)
+    return max(settled, powered)
 
 
 def pairs_needed(spread: float, margin: float, confidence: float) -> int | None:
-    """The fewest pairs whose bounds are at most half of `margin` wide at this spread (None
-    past rule.MAX_REPEATS): the rule's own repeats needed, at half the margin."""
-    variance = spread * spread
-    return rule.repeats_needed(variance, variance, math.log1p(margin) / 2, 2, confidence)
+    """The fewest pairs (from 2) for which `margin` is settled and powered at this spread, at
+    this confidence (None past rule.MAX_REPEATS)."""
+
+    def enough(n: int) -> bool:
+        return margin_needed(spread, n, confidence) <= margin
+
+    lo, hi = 2, rule.MAX_REPEATS
+    if not enough(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def chosen_margin(spread: float, pairs: int, confidence: float) -> float:

@@ -1,0 +1,74 @@
+"""The machinery of benchmarks/compare_simulation.py (tests/support/compare_simulation.py), with
+few comparisons: seeded, driven pair by pair as the driver drives them (the budget stops the
+pairs, the last look spends what is left), the noise and the drift as stated. Not the rates:
+the benchmark measures those."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import pytest
+from support import compare_simulation as cs
+
+from loadgate.capacity.compare import margins_file, rule, values
+from loadgate.capacity.compare import sequential as seq
+
+METRICS = margins_file.apply(
+    values.parse_metrics(",".join(values.DEFAULT_METRICS)), margins_file.shipped()
+)
+SPREADS = {m.name: 0.03 for m in METRICS}
+PLAN = seq.Plan(seq.DEFAULT_MIN_PAIRS, seq.DEFAULT_MAX_PAIRS, budget_s=seq.DEFAULT_BUDGET_S)
+
+
+def test_a_seed_gives_the_same_comparisons() -> None:
+    row = cs.Row("aa", SPREADS)
+    first = cs.simulate(METRICS, PLAN, row, 20, seed=7)
+    assert first.comparisons == 20
+    assert cs.simulate(METRICS, PLAN, row, 20, seed=7).verdicts == first.verdicts
+    assert sum(first.by_metric[rule.SATURATION.name].values()) == 20
+
+
+def test_the_budget_ends_a_default_comparison_at_4_pairs_with_the_last_look() -> None:
+    r = random.Random(1)  # noqa: S311
+    wide = cs.Row("noisy", {m.name: 0.5 for m in METRICS})  # never settles
+    verdict, pairs, decisions = cs.compare_once(r, METRICS, PLAN, wide)
+    assert pairs == 4  # 3.5-3.7 minute pairs: a fifth would pass 15 minutes
+    assert verdict == rule.overall(decisions)
+    assert all("the last look" in d.reason for d in decisions if d.pairs == 4)
+    slow = cs.compare_once(r, METRICS, PLAN, wide, pair_s=(300.0, 300.0))[1]
+    assert slow == 3  # 900 s so far and a 300 s pair: no fourth
+
+
+def test_a_clear_worsening_is_found_and_identical_quiet_stacks_are_cleared() -> None:
+    quiet = {m.name: 0.005 for m in METRICS}
+    bad = cs.Row("bad", quiet, worse={rule.SATURATION.name: 1.0})
+    tally = cs.simulate(METRICS, PLAN, bad, 10, seed=1)
+    assert tally.share(rule.REGRESSION) == 1.0
+    assert tally.metric_share(rule.SATURATION.name, rule.REGRESSION) == 1.0
+    assert tally.metric_share(rule.PRESSURE_CPU.name, rule.REGRESSION, rule.WORSE) == 0.0
+    same = cs.simulate(METRICS, PLAN, cs.Row("same", quiet), 10, seed=1)
+    assert same.share(rule.NO_REGRESSION) == 1.0
+    assert min(same.pairs) >= seq.DEFAULT_MIN_PAIRS
+
+
+@pytest.mark.parametrize("shape", [cs.NORMAL, cs.T3])
+def test_the_noise_has_the_spread_it_is_given(shape: str) -> None:
+    r = random.Random(3)  # noqa: S311
+    draws = [cs._noise(r, 0.1, shape) for _ in range(20_000)]  # pyright: ignore[reportPrivateUsage]
+    assert statistics.pstdev(draws) == pytest.approx(0.1, rel=0.1)
+    heavy = sum(abs(x) > 0.4 for x in draws)  # beyond 4 standard deviations
+    assert (heavy > 20) == (shape == cs.T3)
+
+
+def test_a_drift_moves_both_sides_of_a_pair_alike_and_a_worsening_only_the_candidate() -> None:
+    metric = rule.SATURATION  # higher is better: worse is lower
+    row = cs.Row("drift", {metric.name: 0.0}, drift=1.0, worse={metric.name: 0.25})
+    drifted = cs.Row("drift", {metric.name: 1e-9}, drift=1e9)
+    r = random.Random(5)  # noqa: S311
+    a, b = cs._pair(r, [metric], row)  # pyright: ignore[reportPrivateUsage]
+    assert math.log(a[metric.name] / b[metric.name]) == pytest.approx(math.log(1.25))
+    a, b = cs._pair(r, [metric], drifted)  # pyright: ignore[reportPrivateUsage]
+    assert a[metric.name] != pytest.approx(100.0)
+    assert a[metric.name] == pytest.approx(b[metric.name], rel=1e-6)
