@@ -77,19 +77,7 @@ def pairs_needed(spread: float, margin: float, confidence: float) -> int | None:
     """The fewest pairs (from 2) for which `margin` is settled and powered at this spread, at
     this confidence (None past rule.MAX_REPEATS)."""
 
-    def enough(n: int) -> bool:
-        return margin_needed(spread, n, confidence) <= margin
-
-    lo, hi = 2, rule.MAX_REPEATS
-    if not enough(hi):
-        return None
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    return rule.fewest(2, lambda n: margin_needed(spread, n, confidence) <= margin)
 
 
 def chosen_margin(spread: float, pairs: int, confidence: float) -> float:

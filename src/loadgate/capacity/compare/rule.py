@@ -54,7 +54,7 @@ from __future__ import annotations
 import hashlib
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from types import ModuleType
@@ -305,12 +305,18 @@ def repeats_needed(
     def narrow_enough(n: int) -> bool:
         return interval_half_width(va, n, vb, n, confidence) <= half_width
 
-    lo, hi = max(2, start), MAX_REPEATS
-    if half_width <= 0 or not narrow_enough(hi):
+    return fewest(max(2, start), narrow_enough) if half_width > 0 else None
+
+
+def fewest(start: int, enough: Callable[[int], bool]) -> int | None:
+    """The smallest n from `start` to MAX_REPEATS for which `enough(n)`, which must hold for
+    every n after it once it holds (a bisection); None when not even at MAX_REPEATS."""
+    lo, hi = start, MAX_REPEATS
+    if not enough(hi):
         return None
     while lo < hi:
         mid = (lo + hi) // 2
-        if narrow_enough(mid):
+        if enough(mid):
             hi = mid
         else:
             lo = mid + 1
