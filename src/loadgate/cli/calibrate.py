@@ -153,8 +153,8 @@ def _pooled_line(records: list[CompareRecord], family: int) -> str:
     ids = ", ".join(r.compare_id + (" (A/A)" if r.aa else "") for r in records)
     return (
         f"calibrate: {len(records)} comparison(s) pooled within sides: {ids}; margins for a "
-        f"comparison of {family} metric(s), each with {rule.ALPHA / max(family, 1):.2%} of its "
-        "5 % error"
+        f"comparison of {family} metric(s), each metric with {rule.ALPHA / max(family, 1):.2%} of "
+        "its 5 % error"
     )
 
 
@@ -170,10 +170,10 @@ def _metric_lines(
         f"{key}: spread {_pct(spread.spread)} (90 % interval {_pct(low)} .. {_pct(high)}, "
         f"{spread.df} df)"
     )
-    pairs = "  margins N pairs can bound, at the spread's upper bound (at the estimate): pairs "
-    pairs += " ".join(str(r.pairs) for r in rows)
-    shown = "  " + "  ".join(f"{r.margin:.0%} ({r.at_estimate:.0%})" for r in rows)
-    return [head, pairs, shown]
+    title = "  the margin N pairs can bound, at the spread's upper bound (at the estimate):"
+    pairs = "  pairs   " + "".join(f"{r.pairs:>12}" for r in rows)
+    shown = "  margin  " + "".join(f"{f'{r.margin:.0%} ({r.at_estimate:.0%})':>12}" for r in rows)
+    return [head, title, pairs, shown]
 
 
 def _margins_file(
