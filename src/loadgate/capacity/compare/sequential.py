@@ -213,9 +213,11 @@ def decide_sequential(
         d = judge(metric, baseline[:n], candidate[:n], so_far if look else None, confidence)
         if d.settled or n == pairs:
             which = "the last look" if last and n == pairs else f"look {n - first + 1} of {looks}"
-            where = f"{'at' if d.settled else 'after'} {n} pairs ({which}, bounds at "
-            where += f"{confidence:.2%}{', narrowed by the earlier looks' if narrowed else ''})"
-            return replace(d, reason=f"{where}: {d.reason}", pairs=n, looks=looks)
+            where = f"{'at' if d.settled else 'after'} {n} pair{'' if n == 1 else 's'} ({which}"
+            if look is not None:
+                where += f", bounds at {confidence:.2%}"
+                where += ", narrowed by the earlier looks" if narrowed else ""
+            return replace(d, reason=f"{where}): {d.reason}", pairs=n, looks=looks)
     raise AssertionError("unreachable: pairs >= first gives at least one look")
 
 
