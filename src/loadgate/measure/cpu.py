@@ -1,13 +1,14 @@
 """CPU seconds from the kernel: each process's user + system time (/proc/<pid>/stat) and the
 machine's busy time (/proc/stat), read at chosen instants.
 
-A run reads them at the load window's edges and twice while it is idle just before, so its CPU
-figures are exact to the clock tick (10 ms) and its per-record cost is the marginal one: the
-window's CPU less what the same processes burn idle over as long a time. A marginal figure that
-cannot be had is unknown with its reason (`CpuFigures.unknown`), never 0: a process not read
-at both edges, or one that used less under load than its idle rate says it would have idling
-(the idle stretch caught other work). What no process of the run used, of the machine's busy
-time, says whether the machine was quiet.
+A run reads them at the load window's edges and twice while it is idle just before (from the
+end of its wait for a quiet collector, at least IDLE_S), so its CPU figures are exact to the
+clock tick (10 ms) and its per-record cost is the marginal one: the window's CPU less what the
+same processes burn idle over as long a time. A marginal figure that cannot be had is unknown
+with its reason (`CpuFigures.unknown`), never 0: a process not read at both edges, or one that
+used less under load than its idle rate says it would have idling (the idle stretch caught
+other work). What no process of the run used, of the machine's busy time, says whether the
+machine was quiet.
 
 The readers touch /proc; the arithmetic (`between`, `marginal`, `quietness`) is pure.
 """
@@ -24,6 +25,12 @@ from loadgate import procfs
 # development VM a quiet run read at most 0.02 and a lint run beside one 0.21-0.25 (which moved
 # its p99: docs/measurements.md, r160u), so 0.1 notes what touches the figures.
 BUSY_ELSEWHERE_CORES = 0.10
+# The idle stretch before the load, at least: each reading is exact to a clock tick (10 ms), so
+# an idle stretch of s seconds gives the idle rate within 0.01 / s cores, and a window of W
+# seconds its marginal CPU within 0.01 W / s s: 3 s bounds a 30 s window's within 0.1 s, under
+# 1 % of the collector's 15-30 s at the pressure rate, and spans a scrape of the local stack
+# (every 2 s), whose work the idle rate then includes.
+IDLE_S = 3.0
 # Why a process started for the load (k6) has no marginal figure: there is no idle rate of it.
 NOT_RUNNING_IDLE = "not running while idle (started for the load): no idle rate to take out"
 
