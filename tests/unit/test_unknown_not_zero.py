@@ -23,6 +23,7 @@ from loadgate.capacity.search import driver as searching
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger as ledger_mod
+from loadgate.judge.signal_ledger import exported_of_load
 from loadgate.measure import cpu
 from loadgate.measure import queries as q
 from loadgate.measure import saturation as sat
@@ -269,3 +270,18 @@ def test_every_missing_figure_is_unknown_in_the_report_the_matrix_and_compare() 
     assert set(cv.fixed_rate_values(result).values()) == {None}
     assert set(cv.pressure_values(result)[0].values()) == {None}
     assert cv.cpu_per_k6_cpu(result) is None
+
+
+# ---- the other scenarios' ledgers --------------------------------------------------------------
+
+
+def test_more_own_scrape_points_than_exported_leave_the_runs_export_unknown_not_zero() -> None:
+    pipe = replace(
+        PipelineFigures.unmeasured("-"), collector_accepted=3000, collector_exported=30,
+        collector_failed=0, collector_enqueue_failed=0, collector_refused=0,
+        collector_scraped=37, unknown={},
+    )  # fmt: skip
+    count, _ = exported_of_load(pipe, 0)
+    assert count.value is None  # 30 exported, 37 of them its own: the counts disagree
+    assert count.lower_bound == 0
+    assert "37 points of its own scrape > 30 exported" in (count.reason or "")
