@@ -28,6 +28,7 @@ from test_comparing_pairs import (
     saturation,
 )
 
+from loadgate.capacity.compare import driver as comparing
 from loadgate.capacity.compare import rule
 from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare import values as cv
@@ -42,8 +43,9 @@ from loadgate.contract.spec import RunSpec
 from loadgate.judge import ledger as ledger_mod
 from loadgate.judge.soundness import Unsound
 from loadgate.records.result import RunResult
-from loadgate.report import compare_tables, matrix_table, runs
+from loadgate.report import compare_tables, matrix_table, page, runs
 from loadgate.report.compare_tables import result_lines
+from loadgate.report.content import build, load
 
 SPEC = RunSpec(rate=140_000, duration="30s", run_id="r-sat")
 
@@ -256,3 +258,18 @@ def test_loadgate_run_says_a_saturation_of_a_run_that_lost_records_does_not_coun
     assert "the saturation does not count: it lost 40 acknowledged log records" in out
     cli_run.report_result(saturated_run(), tmp_path, saturate=True)
     assert "does not count" not in capsys.readouterr().out
+
+
+def test_the_report_page_names_the_lost_records_and_the_runs_that_did_not_count(
+    tmp_path: Path,
+) -> None:
+    lost = Unsound("cmp-c1-pr", 40, "it lost 40 acknowledged log records")
+    record = CompareRecord.build("cmp", A.side(), B.side(), _runs({(CANDIDATE, 1): lost}), METRICS)
+    comparing.write_record(record, tmp_path)
+    md = page.markdown(page.document(build(load(tmp_path)), {}))
+    assert "### cmp: " in md
+    assert (
+        "**lost records: the candidate lost 40 acknowledged log records in cmp-c1-pr: a "
+        "regression whatever the metrics say.** Runs whose figures did not count (their values "
+        "unknown): candidate run cmp-c1-pr: it lost 40 acknowledged log records."
+    ) in " ".join(md.split())
