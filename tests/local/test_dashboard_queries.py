@@ -189,11 +189,14 @@ def test_dropped_iterations_show_when_the_generator_runs_out_of_vus(
             cmd.argv, env={**os.environ, **cmd.env}, cwd=tmp_path, capture_output=True, timeout=120
         )
     assert proc.returncode != 0  # its thresholds fail
-    time.sleep(6)  # k6's last remote-write push
     expr = panel_query("Generator: VUs and dropped iterations/s", "C")
-    data = query_range(
-        stack.prometheus_url, grafana_to_promql(expr, STUCK_RUN_ID), start, time.time()
-    )
-    found = values(data)
+    deadline = time.time() + 20  # until k6's last remote-write push is in
+    found: list[float] = []
+    while not (found and max(found) > 0) and time.time() < deadline:
+        time.sleep(1)
+        data = query_range(
+            stack.prometheus_url, grafana_to_promql(expr, STUCK_RUN_ID), start, time.time()
+        )
+        found = values(data)
     assert found
     assert max(found) > 0
