@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from loadgate import cli, paths
+from loadgate import paths
 from loadgate.build import binaries
+from loadgate.cli import main as loadgate_main
 from loadgate.stack import choice, local, procs
 from loadgate.stack.charm_stack import PreparedCharms
 from loadgate.stack.ports import Ports
@@ -112,7 +113,7 @@ def short_run(stack: local.StackInfo, tmp_path_factory: pytest.TempPathFactory) 
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):
         mp.setenv("LOADGATE_STACK_DIR", str(stack.root))
         mp.setenv("LOADGATE_RESULTS_DIR", str(results))
-        code = cli.main(["run", "--duration", "15s", "--rate", "12000",
+        code = loadgate_main(["run", "--duration", "15s", "--rate", "12000",
                          "--labels", "revision=test", "--run-id", SHORT_RUN_ID])  # fmt: skip
     time.sleep(3)
     return ShortRun(results, code, printed.getvalue(), start, time.time())
