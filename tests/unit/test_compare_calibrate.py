@@ -214,3 +214,23 @@ def test_calibrate_runs_a_a_pairs_of_one_stack(
     data = yaml.safe_load(out_file.read_text())
     assert data["metrics"]["saturation"]["df"] == 4
     assert data["sources"] == ["cal"]
+
+
+def test_a_replay_applies_todays_soundness_to_the_recorded_runs(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A candidate run whose result.json shows acknowledged records lost: its values are unknown
+    and the replay is a regression whatever the metrics say, stopped at that pair."""
+    path = results / "compare-sat-c1-pr" / "result.json"
+    data = json.loads(path.read_text())
+    data["ledger"]["steps"][-1]["count"] -= 40  # stored: 40 fewer than were acknowledged
+    path.write_text(json.dumps(data))
+    assert cli.main(["compare", "--replay", "compare-sat", "--write"]) == 1
+    assert "lost records: the candidate lost 40" in words(capsys.readouterr().out)
+    record = CompareRecord.from_json((results / "compare-sat" / "compare-replay.json").read_text())
+    assert record.verdict == "regression"
+    assert record.stopped == "decided"
+    assert record.repeats == 1
+    first = next(r for r in record.runs if r.side == CANDIDATE)
+    assert first.values[P99] is None
+    assert [u.run_id for u in first.unsound] == ["compare-sat-c1-pr"]

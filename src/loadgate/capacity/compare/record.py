@@ -2,7 +2,10 @@
 with the values they measured, a decision per metric and the rule; the plan (a fixed number of
 repeats, or pairs added until settled) and why it stopped; the pressure rate and where it came
 from; whether it was an A/A comparison (the same stack on both sides); the least outcome that
-fails (`fail_on`).
+fails (`fail_on`); the runs whose figures did not count (each run's `unsound`: it lost
+acknowledged records, or its ledger cannot say), and the check they make (`lost_records`): a
+candidate run that lost acknowledged records makes the comparison a regression whatever the
+metrics say; the baseline's only makes its values unknown.
 
 `to_dict`/`from_dict` (and JSON text); `from_dict` checks every field and raises
 `fields.RecordError` naming the first bad one. The sides' descriptions are opaque objects the
@@ -27,6 +30,7 @@ from loadgate.capacity.compare.rule import (
     DEFAULT_FAIL_ON,
     FAIL_ON,
     ORDERS,
+    REGRESSION,
     RULE,
     Metric,
     MetricDecision,
@@ -34,6 +38,7 @@ from loadgate.capacity.compare.rule import (
     verdict_exit_code,
 )
 from loadgate.capacity.compare.sequential import LAST_LOOK_STOPS, Plan, decide_all
+from loadgate.judge.soundness import Unsound
 from loadgate.records import fields as f
 
 COMPARE_FORMAT = "loadgate-compare/2"
@@ -92,7 +97,7 @@ class Pressure:
 @dataclass(frozen=True)
 class RepeatRecord:
     """One run of the schedule: its side and repeat, the metric values it measured (None: not
-    measured), and the search or run behind it."""
+    measured), the search or run behind it, and its runs whose figures did not count."""
 
     position: int
     side: str = field(metadata=f.one_of((BASELINE, CANDIDATE), f"{BASELINE} or {CANDIDATE}"))
@@ -103,6 +108,8 @@ class RepeatRecord:
     # Metric name -> where its value came from, for a metric measured more than one way (the
     # collector's CPU: "kernel" or "prometheus").
     sources: dict[str, str] = field(default_factory=dict[str, str])
+    # The runs of this repeat that lost acknowledged records or whose ledger cannot say.
+    unsound: tuple[Unsound, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +120,7 @@ class RepeatRecord:
             "ref": self.ref,
             "refs": list(self.refs),
             "sources": dict(self.sources),
+            "unsound": [u.to_dict() for u in self.unsound],
         }
 
     @classmethod
@@ -155,8 +163,24 @@ class CompareRecord:
     recorded: Recorded | None = None
 
     @property
+    def candidate_lost(self) -> tuple[Unsound, ...]:
+        """The candidate's runs that lost acknowledged records."""
+        return tuple(u for r in self.runs if r.side == CANDIDATE for u in r.unsound if u.lost)
+
+    @property
+    def lost_records(self) -> str | None:
+        """The lost-records check: what the candidate lost, where (None: nothing it lost)."""
+        lost = self.candidate_lost
+        if not lost:
+            return None
+        where = "; ".join(f"{u.reason.removeprefix('it ')} in {u.run_id}" for u in lost)
+        return f"lost records: the candidate {where}: a regression whatever the metrics say"
+
+    @property
     def verdict(self) -> str:
-        return self.recorded.verdict if self.recorded else overall(self.decisions)
+        if self.recorded:
+            return self.recorded.verdict
+        return REGRESSION if self.candidate_lost else overall(self.decisions)
 
     @property
     def exit_code(self) -> int:
@@ -249,6 +273,7 @@ class CompareRecord:
             "order": self.order,
             "verdict": self.verdict,
             "exit_code": self.exit_code,
+            "lost_records": self.lost_records,
             "decisions": [d.to_dict() for d in self.decisions],
             "runs": [r.to_dict() for r in self.runs],
             "confidence": f.real(self.confidence),

@@ -3,15 +3,18 @@ margins, from its runs' own records. Reads files; writes only when asked (`write
 
 - **The values** are read again from each run's `result.json` (and a capacity search's
   `search.json`) as a live repeat reads them (`values`: the saturation run's throughput, the
-  pressure run's p99 and CPU, the fixed-rate run's, the search's knee), and taken as the driver
-  takes them (`driver.taken_values`: non-positive or of another source is unknown). A run whose
-  record is missing or unreadable keeps the value compare.json holds, said in a note; a value
-  that reads differently from the recorded one is noted with both.
+  pressure run's p99 and CPU, the fixed-rate run's, the search's knee; every value of a run
+  that lost acknowledged records or whose ledger cannot say unknown, the run listed as
+  unsound), and taken as the driver takes them (`driver.taken_values`: non-positive or of
+  another source is unknown). A run whose record is missing or unreadable keeps the value
+  compare.json holds, said in a note; a value that reads differently from the recorded one is
+  noted with both.
 - **The metrics** are today's table's (`rule.METRICS`) of the recorded names, with the recorded
   unit and resolution; their margins are the caller's (the shipped margins file, `--margins-file`,
   `--margins`).
 - **The pairs**: the recorded plan, looked at after every recorded pair as the driver looks.
-  Today's rule may settle every metric before the recorded pairs end (stopped: decided, the
+  Today's rule may settle every metric, or the candidate lose acknowledged records (a
+  regression whatever the metrics say), before the recorded pairs end (stopped: decided, the
   later pairs left out); else all the recorded pairs count, the last look spending what is left
   when the recording stopped for a reason that does not depend on the values (its budget or its
   most pairs), not when it stopped because its own rule decided: today's rule would have run
@@ -97,14 +100,16 @@ def replay(
         where += f", {run.ref})" if run.ref else ")"
         values, sources, more = taken_values(metrics, outcome, first_sources)
         notes += [f"{where}: {n}" for n in (*outcome.notes, *more)]
-        runs.append(replace(run, values=values, sources=sources))
+        runs.append(replace(run, values=values, sources=sources, unsound=outcome.unsound))
     plan = record.plan or seq.Plan.fixed(max(record.repeats, 1))
     pairs = _complete_pairs(runs)
     stop_at, stopped = pairs, record.stopped
     for k in range(1, pairs + 1):
-        decisions = _decisions(runs, k, metrics, plan, False)
-        if seq.stop_reason(plan, decisions, k, 0.0, 0.0) == seq.DECIDED:
-            stop_at, stopped = k, seq.DECIDED
+        decisions = _decisions(runs, k, metrics, plan)
+        lost = any(u.lost for r in runs if r.side == rule.CANDIDATE and r.repeat <= k
+                   for u in r.unsound)  # fmt: skip
+        if lost or seq.stop_reason(plan, decisions, k, 0.0, 0.0) == seq.DECIDED:
+            stop_at, stopped = k, seq.DECIDED  # the driver stops on a candidate's loss too
             break
     else:
         if record.stopped == seq.DECIDED:
@@ -148,12 +153,12 @@ def _complete_pairs(runs: list[RepeatRecord]) -> int:
 
 
 def _decisions(
-    runs: list[RepeatRecord], pairs: int, metrics: tuple[Metric, ...], plan: seq.Plan, last: bool
+    runs: list[RepeatRecord], pairs: int, metrics: tuple[Metric, ...], plan: seq.Plan
 ) -> tuple[rule.MetricDecision, ...]:
     kept = [r for r in runs if r.repeat <= pairs]
     a = {m.name: side_values(kept, rule.BASELINE, m.name) for m in metrics}
     b = {m.name: side_values(kept, rule.CANDIDATE, m.name) for m in metrics}
-    return seq.decide_all(metrics, a, b, plan, last)
+    return seq.decide_all(metrics, a, b, plan)
 
 
 def _reread(
@@ -166,23 +171,30 @@ def _reread(
     found: dict[str, float | None] = {}
     sources: dict[str, str] = {}
     notes: list[str] = []
+    unsound = {u.run_id: u for u in run.unsound}  # as recorded, for runs not read again
     for ref in run.refs or ((run.ref,) if run.ref else ()):
         try:
-            if ref == saturation_id_for(run_id):
-                value, _ = cv.saturation_value(_result(results_root, ref))
-                found[rule.SATURATION.name] = value
-            elif ref == pressure_id_for(run_id):
-                measured, more = cv.pressure_values(_result(results_root, ref))
-                found.update(measured)
-                sources.update(more)
-            elif (results_root / ref / SEARCH_FILE).is_file():  # the repeat's capacity search
+            if (results_root / ref / SEARCH_FILE).is_file():  # the repeat's capacity search
                 value, _ = cv.capacity_value(_search(results_root, ref))
                 found[rule.CAPACITY.name] = value
-            else:  # the repeat's run at the fixed rate
-                found.update(cv.fixed_rate_values(_result(results_root, ref)))
-                sources[rule.CPU_PER_1000.name] = cv.CPU_PROMETHEUS
+                continue
+            result = _result(results_root, ref)
         except ReplayError as exc:
             notes.append(f"{exc}: its recorded values are kept")
+            continue
+        bad = cv.unsound(result)  # a run whose figures do not count gives unknown values
+        unsound.pop(ref, None)
+        if bad is not None:
+            unsound[ref] = bad
+        if ref == saturation_id_for(run_id):
+            found[rule.SATURATION.name] = cv.saturation_value(result)[0]
+        elif ref == pressure_id_for(run_id):
+            measured, more = cv.pressure_values(result)
+            found.update(measured)
+            sources.update(more)
+        else:  # the repeat's run at the fixed rate
+            found.update(cv.fixed_rate_values(result))
+            sources[rule.CPU_PER_1000.name] = cv.CPU_PROMETHEUS
     values: dict[str, float | None] = {}
     for name in wanted:
         was = run.values.get(name)
@@ -199,7 +211,10 @@ def _reread(
                 f"{_figure(was)}: today's reading is used"
             )
     sources = {k: v for k, v in sources.items() if k in wanted}
-    return RepeatOutcome(values, run.ref, None, tuple(notes), run.refs, None, sources)
+    return RepeatOutcome(
+        values, ref=run.ref, notes=tuple(notes), refs=run.refs, sources=sources,
+        unsound=tuple(unsound.values()),
+    )  # fmt: skip
 
 
 def _figure(value: float | None) -> str:

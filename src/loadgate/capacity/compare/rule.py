@@ -34,8 +34,9 @@ per look) is `sequential`.
     bounds show neither. The repeats that would decide are the smallest n per side for which
     t*se, at the observed (floored) variances, would be at most m/2 (an estimate: with 3
     repeats the observed spread is itself uncertain).
-- Overall (`overall`): regression if any metric is; else worse if any; else too noisy if any;
-  else no regression. Exit codes (`exit_code`): 0 no regression, and worse unless
+- Overall (`overall`): regression if any metric is (and, in the record, when a candidate run
+  lost acknowledged records: record.CompareRecord.lost_records); else worse if any; else too
+  noisy if any; else no regression. Exit codes (`exit_code`): 0 no regression, and worse unless
   `--fail-on worse`; 1 regression, and worse with `--fail-on worse`; 3 too noisy (2 is the
   command line's bad input or broken stack).
 
@@ -99,9 +100,10 @@ RULE = (
     "regression if L <= 0 and U < m; too noisy if L <= 0 and U >= m (also with fewer than 2 "
     "values a side), with the repeats per side that would make t * se <= m/2 at the observed "
     "spread. A metric is settled (final) at its first look with a regression or U < m; pairs "
-    "are added until every metric is settled. Overall: any regression -> regression (exit 1); "
-    "else any worse -> worse (exit 0, or 1 with --fail-on worse); else any too noisy -> too "
-    "noisy (exit 3); else no regression (exit 0)."
+    "are added until every metric is settled. Overall: a candidate run that lost acknowledged "
+    "records, or any regression -> regression (exit 1); else any worse -> worse (exit 0, or 1 "
+    "with --fail-on worse); else any too noisy -> too noisy (exit 3); else no regression (exit "
+    "0)."
 )
 
 
