@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from runresults import run_result
+from support.runresults import run_result
 
 from loadgate.cli.stack import stack_notes
 from loadgate.contract.spec import RunSpec

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import run_result
 from stackinfos import DEAD, healthy, info_of
+from support.runresults import run_result
 
 from loadgate import cli
 from loadgate.cli.seams import Seams

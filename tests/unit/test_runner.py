@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.fakeprom import FakeProm
+from support.fakes.prometheus import FakeProm
 
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from rich.console import Console
-from support.fakeprom import FakeProm
+from support.fakes.prometheus import FakeProm
 from test_runner import Clock
 
 from loadgate.contract.spec import RunSpec

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import pipeline, run_result
+from support.runresults import pipeline, run_result
 
 from loadgate import cli
 from loadgate.capacity.search import driver as searching

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import pipeline, run_result
+from support.runresults import pipeline, run_result
 
 from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search.record import SearchRecord

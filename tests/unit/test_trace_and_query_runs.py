@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
-from support.fakeprom import FakeProm
+from support.fakes.prometheus import FakeProm
 from test_scenario_runs import LOKI, SCRAPED, FakeTarget, Stack, StackClock
 
 from loadgate.contract.spec import RunSpec
