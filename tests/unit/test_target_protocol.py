@@ -55,7 +55,12 @@ def test_a_target_without_an_ability_reads_as_the_runners_default() -> None:
 
 def test_the_fake_targets_abilities_read_as_absent_until_a_test_sets_them() -> None:
     bare = FakeTarget()
+    spec = RunSpec.from_params({"rate": 3000})
     assert runner_target.quiet_seconds(bare) == 0.0
+    assert runner_target.poll_interval(bare) == 1.0
+    assert runner_target.cpu_reading(bare) is None
+    assert runner_target.load_window(bare) is None
+    assert runner_target.generator_figures(bare, spec) == {"vus_limit": spec.max_vus}
     assert runner_target.collector_series(bare) == {}
     assert runner_target.standin_series(bare) is None
     assert runner_target.resource_figures(bare) is None

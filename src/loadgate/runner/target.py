@@ -115,8 +115,8 @@ class SeesProcesses(Protocol):
         edges (None: k6 sent nothing)."""
         ...
 
-    def cpu_reading(self) -> CpuReading:
-        """Every process's CPU now."""
+    def cpu_reading(self) -> CpuReading | None:
+        """Every process's CPU now (None: not read)."""
         ...
 
     def generator_figures(self) -> dict[str, Any]:

@@ -7,8 +7,9 @@ described and closed but never loaded (tests that fake the runs themselves), and
 Prometheus is `prom`.
 
 Of the abilities only some targets have (runner.target), it has those a test can set: the
-quiet wait (`quiet_s`), the collector's and the stand-in's series, resource figures; each
-unset reads as the ability's absence.
+quiet wait (`quiet_s`), the collector's and the stand-in's series, resource figures, and its
+processes' CPU (`processes`: every process's CPU at a time, as the kernel would read it; the
+load window is then the load's, read at its edges); each unset reads as the ability's absence.
 """
 
 from __future__ import annotations
@@ -21,14 +22,17 @@ import httpx
 
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
+from loadgate.measure.cpu import CpuReading
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.measure.resources import ResourceFigures
 from loadgate.runner.target import (
+    LoadWindow,
     NamesCollectorSeries,
     NamesStandinSeries,
     Progress,
     ReportsResources,
+    SeesProcesses,
     WaitsForQuiet,
 )
 
@@ -53,7 +57,9 @@ def every_unit_accepted(sent: int, spec: RunSpec) -> ClientFigures:
     )
 
 
-class FakeTarget(WaitsForQuiet, NamesCollectorSeries, NamesStandinSeries, ReportsResources):
+class FakeTarget(
+    WaitsForQuiet, NamesCollectorSeries, NamesStandinSeries, ReportsResources, SeesProcesses
+):
     def __init__(
         self,
         stack: SimulatedStack | None = None,
@@ -66,6 +72,7 @@ class FakeTarget(WaitsForQuiet, NamesCollectorSeries, NamesStandinSeries, Report
         collector: dict[str, str] | None = None,
         standin: tuple[dict[str, str], str] | None = None,
         resources: ResourceFigures | None = None,
+        processes: Callable[[float], CpuReading] | None = None,
         client: ClientOf = every_unit_accepted,
         on_close: Callable[[], None] | None = None,
     ):
@@ -77,6 +84,9 @@ class FakeTarget(WaitsForQuiet, NamesCollectorSeries, NamesStandinSeries, Report
         self.collector = dict(collector or {})
         self.standin = standin
         self.resources = resources
+        self.processes = processes
+        self.cpu_reads: list[float] = []  # when the runner read every process's CPU
+        self.load_edges: tuple[CpuReading, CpuReading] | None = None
         self.client = client
         self.on_close = on_close
         self.spec: RunSpec | None = None
@@ -105,7 +115,11 @@ class FakeTarget(WaitsForQuiet, NamesCollectorSeries, NamesStandinSeries, Report
 
     def start(self, spec: RunSpec, out_dir: Path) -> None:
         self.spec = spec
-        self._stack().start_load(spec.duration_s)
+        stack = self._stack()
+        stack.start_load(spec.duration_s)
+        if self.processes is not None:
+            now = stack.clock.now
+            self.load_edges = (self.processes(now), self.processes(now + spec.duration_s))
 
     def poll(self) -> Progress | None:
         stack = self._stack()
@@ -140,3 +154,22 @@ class FakeTarget(WaitsForQuiet, NamesCollectorSeries, NamesStandinSeries, Report
 
     def resource_figures(self) -> ResourceFigures | None:
         return self.resources
+
+    def poll_interval(self) -> float:
+        return 1.0
+
+    def cpu_reading(self) -> CpuReading | None:
+        if self.processes is None:
+            return None
+        now = self._stack().clock.now
+        self.cpu_reads.append(now)
+        return self.processes(now)
+
+    def load_window(self) -> LoadWindow | None:
+        if self.load_edges is None:
+            return None
+        first, last = self.load_edges
+        return LoadWindow(first.at, last.at, first.at, (first, last), "the fake's processes")
+
+    def generator_figures(self) -> dict[str, Any]:
+        return {}
