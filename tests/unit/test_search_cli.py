@@ -240,8 +240,14 @@ def test_exit_codes_by_status(
     if status == FOUND:
         capacity = record.result.capacity_per_min
         assert capacity is not None
-        assert f"capacity {capacity:,} records/min ±" in out
-        assert "(asked ±5 %; confirmed by a hold)" in out
+        interval = record.result.interval
+        assert interval is not None
+        low, high, _ = interval
+        precision = f"{(record.result.precision or 0) * 100:.1f}"
+        assert (
+            f"capacity {capacity:,} records/min, the knee between {low:,} and {high:,} records/min "
+            f"with 90 % confidence (holds ±{precision} %, asked ±5 %; confirmed by a hold)"
+        ) in out
         failing = record.result.lowest_failing_per_min
         assert f"bottleneck at {failing:,} records/min: collector" in out
         assert "queue_max = 1,000" in out
@@ -368,14 +374,17 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
         "load_s": found.result.load_s,
         "wall_s": 400.0,
         "steps": found.result.steps,
+        "knee_low_per_min": found.result.knee_low_per_min,
+        "knee_high_per_min": found.result.knee_high_per_min,
+        "confidence": 0.9,
     }
     assert data["figures"][1]["status"] == OUT_OF_BUDGET
     assert data["figures"][1]["capacity_per_min"] == short.result.capacity_per_min
     assert "3 searches" in out
-    precision = found.result.precision
-    assert precision is not None
+    interval = found.result.interval
+    assert interval is not None
     assert (
-        f"rep-r1 │ bisect │ found │ {capacity:,} ±{precision * 100:.1f} % │ - │ "
+        f"rep-r1 │ bisect │ found │ {capacity:,} ({interval[0]:,}-{interval[1]:,} at 90 %) │ - │ "
         f"{found.result.load_s} │ 400 │ {found.result.steps}" in out
     )
 

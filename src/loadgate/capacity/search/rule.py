@@ -59,6 +59,8 @@ from loadgate.capacity.search.state import (
     bisections_needed,
     bracket_precision,
     fold,
+    interval_text,
+    percent,
     rate_text,
     result_of,
     round_rate,
@@ -70,7 +72,8 @@ __all__ = [
     "AT_LEAST_MAX", "BELOW_MIN", "BISECT", "FOUND", "HOLD", "IN_PROGRESS", "METHODS",
     "OUT_OF_BUDGET", "OUT_OF_STEPS", "PHASES", "PROBE", "SATURATE", "SATURATION", "STATUSES",
     "PlanError", "Search", "SearchPlan", "SearchResult", "Step", "StepOutcome", "advance",
-    "bisections_needed", "bracket_precision", "noiseless_worst_case", "plan_from_settings",
+    "bisections_needed", "bracket_precision", "interval_text", "noiseless_worst_case", "percent",
+    "plan_from_settings",
     "plan_problems", "round_rate", "run_search", "step_above", "step_below", "validated",
     "with_older_defaults",
 ]  # fmt: skip
