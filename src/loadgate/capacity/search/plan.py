@@ -56,8 +56,9 @@ class SearchPlan:
     max_error_rate: float = 0.01
     # The knee is reported between two rates with this confidence (`confidence.knee_interval`),
     # allowing for a knee that moves this much from step to step (log-normal SD): a hold near
-    # it may pass above it or fail below it. 7 %: more than the 6 % the simulation benchmark's
-    # noisiest row has (covered 93 %), where the quiet machine's repeats showed a CV of 2 %.
+    # it may pass above it or fail below it. 7 %: more than the 6 % of the simulation
+    # benchmark's noisiest row (covered 94 %); the quiet machine's repeated searches spread by a
+    # CV of 2 %.
     confidence: float = 0.9
     step_noise: float = 0.07
 

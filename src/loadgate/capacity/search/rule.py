@@ -14,7 +14,8 @@ Two methods (`SearchPlan.method`):
   300 s. Kept for pipelines whose knee is not a full queue and targets without saturation
   figures; the saturate method falls back to it when its saturation step measures nothing.
 
-Both end `found` (the knee bracketed within the precision by a passing and a failing hold),
+Both end `found` (the knee bracketed within the precision by a passing and a failing hold, and
+reported between two rates with the plan's confidence: `confidence`),
 `at-least-max` (a hold at `max_rate` passed with nothing failed), `below-min` (`min_rate`
 failed for good), or, when the next step would pass `max_steps` or the load budget
 (`budget_s`, seconds of load), `out-of-steps` / `out-of-budget` with the bracket so far.
