@@ -105,6 +105,8 @@ def search_seams(session: Callable[..., Any], run_search: Callable[..., Any]) ->
         (["--p99-ms", "-1"], "--p99-ms: must be a number greater than 0"),
         (["--labels", "run_id=x"], "--labels: label name 'run_id' is reserved"),
         (["--search-id", "a b"], "--search-id: must be 1-60 characters"),
+        (["--confidence", "1"], "--confidence: must be a number above 0.5 and at most 0.99"),
+        (["--step-noise", "0.3"], "--step-noise: must be a number from 0 to 0.25; got 0.3"),
     ],
 )
 def test_bad_flags_are_refused_naming_the_flag_and_what_is_allowed(
@@ -142,11 +144,15 @@ def test_method_and_saturation_flags_set_the_plan_and_the_error_gate_comes_from_
          "--min-hold", "25", "--hold", "50", "--max-error-rate", "0.02"]
     )  # fmt: skip
     plan, base = search_cli.plan_and_base(args)
+    assert (plan.confidence, plan.step_noise) == (0.9, 0.07)
     assert (plan.method, plan.saturate_rate, plan.saturate_s) == (BISECT, 200_000, 20)
     assert (plan.hold_min_s, plan.hold_s, plan.max_error_rate) == (25, 50, 0.02)
     assert base.max_error_rate == 0.02
     default, _ = search_cli.plan_and_base(cli.build_parser().parse_args(["search"]))
     assert default == SearchPlan()
+    stated = ["search", "--confidence", "0.95", "--step-noise", "0.03"]
+    plan, _ = search_cli.plan_and_base(cli.build_parser().parse_args(stated))
+    assert (plan.confidence, plan.step_noise) == (0.95, 0.03)
 
 
 def test_the_defaults_are_sound_and_within_five_minutes_of_load() -> None:
