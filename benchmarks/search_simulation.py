@@ -11,7 +11,9 @@ does (what `±5 %` claimed before); the share found within the budget; the media
 percentile of load seconds a search; the median wall time estimated from the measured cost of
 a step (load + 22 s a step); the interval's median half-width. The quiet rows are the default
 collector on its own CPU of a quiet 2-core machine (knee 100,000-120,000/min): the load the
-plan implies there. Goals: coverage >= 90 % on every row, median load <= 120 s.
+plan implies there. The juju rows are the Juju plan's (steps of minutes, holds judged by their
+gates alone, as long as the queue takes to fill: the true knee is the knee plus what such a hold
+absorbs), whose load has no goal. Goals: coverage >= 90 % on every row, median load <= 120 s.
 
 The simulation is tests/unit/search_coverage.py (test_search_simulation runs it briefly).
 """
@@ -36,8 +38,10 @@ from search_coverage import (  # noqa: E402  # pyright: ignore[reportMissingImpo
 )
 
 from loadgate.capacity.search.rule import SearchPlan  # noqa: E402
+from loadgate.cli.search_juju import JUJU_PLAN  # noqa: E402
 
 ROWS = ((NOISY, 0.0), (NOISY, 0.03), (NOISY, 0.06), (NOISY, 0.07), (QUIET, 0.0), (QUIET, 0.03))
+JUJU_ROWS = ((NOISY, 0.0), (NOISY, 0.03), (NOISY, 0.06))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     for machine, noise in ROWS:
         rows.append(simulate(plan, machine, noise, args.searches, args.seed))
+    juju = SearchPlan(**JUJU_PLAN)
+    for machine, noise in JUJU_ROWS:
+        rows.append(simulate(juju, machine, noise, args.searches, args.seed, "juju", None, None))
     for line in table(rows):
         print(line)
     print(f"({time.monotonic() - started:.0f} s)")

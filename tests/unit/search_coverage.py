@@ -5,10 +5,11 @@ alone does, and the seconds of load each search cost.
 benchmarks/search_simulation.py prints these rows with many searches; test_search_simulation
 runs a few to check the machinery. The pipelines are the saturate method's tests'
 (`test_capacity_saturate.QueuePipeline`): a knee moved per step by log-normal `noise`, a
-saturation step that reads it low (more under heavy overload), holds that fail when the pipeline
-falls behind (sends on less than 1 - p/2 of what it takes in). Such a hold at r passes when the
-step's knee is at least (1 - p/2) r, so the true knee, where a hold passes half the time, is
-knee / (1 - p/2).
+saturation step that reads it low (more under heavy overload), a sending queue that fills at
+the excess over the step's knee. The true knee is where a hold passes half the time: for holds
+that must keep up (fail when the pipeline sends on less than 1 - p/2 of what it takes in: the
+default plan) knee / (1 - p/2); for holds judged by their gates alone (the Juju plan) the knee
+plus the excess a hold of that length absorbs before refusing past the 1 % error gate.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from test_capacity_saturate import QueuePipeline, log_uniform, rng
+from test_capacity_saturate import QUEUE, QueuePipeline, log_uniform, rng, seen_excess
 
-from loadgate.capacity.search.rule import FOUND, SearchPlan, SearchResult, run_search
+from loadgate.capacity.search.rule import FOUND, HOLD, SearchPlan, SearchResult, run_search
 
 # The benchmark's goals: the reported interval holds the true knee in at least this share of
 # searches, on every row; a search's median load at most this (the quiet machine's budget).
@@ -53,17 +54,20 @@ NOISY = Machine("noisy", 60_000, 280_000, (0.85, 1.0), (0.0, 0.2), 0.03)
 QUIET = Machine("quiet", 100_000, 120_000, (0.95, 1.05), (0.1, 0.1), 0.0)
 
 
-def true_knee(plan: SearchPlan, knee: float) -> float:
-    """The rate a hold that must keep up passes half the time, on a pipeline of this knee."""
-    if not plan.keep_up_s:
-        raise ValueError("the true knee is simulated for holds that must keep up only")
-    return knee / (1 - plan.precision / 2)
+def true_knee(plan: SearchPlan, knee: float, hold_s: int) -> float:
+    """The rate a hold of `hold_s` passes half the time, on a pipeline of this knee (behind the
+    default queue)."""
+    if plan.keep_up_s:
+        return knee / (1 - plan.precision / 2)
+    return knee + seen_excess(knee, hold_s, QUEUE)
 
 
 def one_search(
     plan: SearchPlan, machine: Machine, noise: float, seed: int
 ) -> tuple[float, SearchResult]:
-    """(true knee, result) of a search on a pipeline drawn for `seed`."""
+    """(true knee, result) of a search on a pipeline drawn for `seed`; the true knee for the
+    search's longest hold (a search's holds all last as long but where its saturation reading
+    changes between them)."""
     r = rng(seed)
     knee = log_uniform(r, machine.knee_lo, machine.knee_hi)
     pipeline = QueuePipeline(
@@ -72,10 +76,12 @@ def one_search(
         overload_cost=r.uniform(*machine.overload_cost),
         sat_noise=machine.sat_noise,
         noise=noise,
-        keep_up=1 - plan.precision / 2,
+        keep_up=1 - plan.precision / 2 if plan.keep_up_s else None,
         seed=seed,
     )
-    return true_knee(plan, knee), run_search(plan, pipeline).result()
+    result = run_search(plan, pipeline).result()
+    hold = max((s.duration_s for s in pipeline.offered if s.phase == HOLD), default=plan.hold_s)
+    return true_knee(plan, knee, hold), result
 
 
 def reported_covers(result: SearchResult, knee: float) -> bool:
@@ -98,8 +104,9 @@ def percentile(values: list[int], share: float) -> float:
 
 @dataclass(frozen=True)
 class Row:
-    """What `searches` seeded searches on a machine at a step noise gave."""
+    """What `searches` seeded searches of a plan on a machine at a step noise gave."""
 
+    plan: str
     machine: str
     noise: float
     searches: int
@@ -108,12 +115,23 @@ class Row:
     found: float  # share that found a knee within the budget
     load_median: float
     load_p95: float
-    wall_median: float  # estimated: load + STEP_OVERHEAD_S a step
+    wall_median: float | None  # estimated: load + the overhead a step (the local stack's)
     half_width: float  # median of the interval's (Y - X) / (Y + X)
+    load_goal: float | None = GOAL_LOAD_S  # the median load's goal, if any
 
 
-def simulate(plan: SearchPlan, machine: Machine, noise: float, searches: int, seed: int = 0) -> Row:
-    """`searches` searches with seeds seed, seed + 1, ..., scored."""
+def simulate(
+    plan: SearchPlan,
+    machine: Machine,
+    noise: float,
+    searches: int,
+    seed: int = 0,
+    name: str = "default",
+    load_goal: float | None = GOAL_LOAD_S,
+    overhead_s: float | None = STEP_OVERHEAD_S,
+) -> Row:
+    """`searches` searches of `plan` (called `name`) with seeds seed, seed + 1, ..., scored;
+    the wall time estimated with `overhead_s` a step (None: not estimated)."""
     covered = bracket = found = 0
     loads: list[int] = []
     walls: list[int] = []
@@ -124,11 +142,12 @@ def simulate(plan: SearchPlan, machine: Machine, noise: float, searches: int, se
         bracket += bracket_covers(result, knee)
         found += result.status == FOUND
         loads.append(result.load_s)
-        walls.append(result.load_s + STEP_OVERHEAD_S * result.steps)
+        walls.append(result.load_s + (overhead_s or 0) * result.steps)
         low, high = result.knee_low_per_min, result.knee_high_per_min
         if low is not None and high is not None:
             widths.append((high - low) / (high + low))
     return Row(
+        name,
         machine.name,
         noise,
         searches,
@@ -137,8 +156,9 @@ def simulate(plan: SearchPlan, machine: Machine, noise: float, searches: int, se
         found / searches,
         statistics.median(loads),
         percentile(loads, 0.95),
-        statistics.median(walls),
+        statistics.median(walls) if overhead_s is not None else None,
         statistics.median(widths) if widths else math.nan,
+        load_goal,
     )
 
 
@@ -147,21 +167,25 @@ def verdict(ok: bool) -> str:
 
 
 HEADER = (
-    "pipelines", "noise", f"covered (goal >= {GOAL_COVERAGE:.0%})", "[C, F] covered", "found",
-    f"load s median/p95 (goal median <= {GOAL_LOAD_S})", "wall s est.", "interval +-",
+    "plan", "pipelines", "noise", f"covered (goal >= {GOAL_COVERAGE:.0%})", "[C, F] covered",
+    "found", f"load s median/p95 (goal median <= {GOAL_LOAD_S})", "wall s est.", "interval +-",
 )  # fmt: skip
 
 
 def cells(row: Row) -> tuple[str, ...]:
     """A row of the benchmark's table, with each goal's PASS or MISS."""
+    load = f"{row.load_median:.0f}/{row.load_p95:.0f}"
+    if row.load_goal is not None:
+        load += f" {verdict(row.load_median <= row.load_goal)}"
     return (
+        row.plan,
         row.machine,
         f"{row.noise:.0%}",
         f"{row.covered:.1%} {verdict(row.covered >= GOAL_COVERAGE)}",
         f"{row.bracket_covered:.1%}",
         f"{row.found:.1%}",
-        f"{row.load_median:.0f}/{row.load_p95:.0f} {verdict(row.load_median <= GOAL_LOAD_S)}",
-        f"{row.wall_median:.0f}",
+        load,
+        "-" if row.wall_median is None else f"{row.wall_median:.0f}",
         f"{row.half_width:.1%}",
     )
 

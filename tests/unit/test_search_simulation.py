@@ -3,6 +3,8 @@ few searches: the true knee, the scoring, the rows and their goals."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from search_coverage import (
     GOAL_COVERAGE,
@@ -20,16 +22,22 @@ from search_coverage import (
     table,
     true_knee,
 )
+from test_capacity_saturate import seen_excess
 
 from loadgate.capacity.search.rule import OUT_OF_BUDGET, SearchPlan, SearchResult
+from loadgate.cli.search_juju import JUJU_PLAN
 
 PLAN = SearchPlan()
+JUJU = SearchPlan(**JUJU_PLAN)
 
 
-def test_the_true_knee_is_where_a_hold_that_must_keep_up_passes_half_the_time() -> None:
-    assert true_knee(PLAN, 97_500) == pytest.approx(100_000)
-    with pytest.raises(ValueError, match="keep up"):
-        true_knee(SearchPlan(keep_up_s=0), 97_500)
+def test_the_true_knee_is_where_a_hold_passes_half_the_time() -> None:
+    # a hold that must keep up: where the knee is 1 - p/2 of the rate
+    assert true_knee(PLAN, 97_500, 30) == pytest.approx(100_000)
+    # a hold judged by its gates: the knee and the excess the queue absorbs in the hold
+    gates = SearchPlan(keep_up_s=0)
+    assert true_knee(gates, 100_000, 60) == pytest.approx(100_000 + seen_excess(100_000, 60))
+    assert true_knee(gates, 100_000, 300) < true_knee(gates, 100_000, 60)
 
 
 def test_a_search_is_seeded() -> None:
@@ -69,15 +77,23 @@ def test_percentile_is_the_nearest_rank() -> None:
 
 
 def test_each_row_says_whether_it_meets_its_goals() -> None:
-    good = Row("noisy", 0.03, 100, 0.95, 0.76, 1.0, 120, 180, 208, 0.118)
-    bad = Row("noisy", 0.06, 100, GOAL_COVERAGE - 0.001, 0.57, 0.98, 150, 240, 260, 0.118)
+    good = Row("default", "noisy", 0.03, 100, 0.95, 0.76, 1.0, 120, 180, 208, 0.118)
+    bad = Row("default", "noisy", 0.06, 100, GOAL_COVERAGE - 0.001, 0.57, 0.98, 150, 240, 260, 0.1)
     assert cells(good) == (
-        "noisy", "3%", "95.0% PASS", "76.0%", "100.0%", "120/180 PASS", "208", "11.8%",
+        "default", "noisy", "3%", "95.0% PASS", "76.0%", "100.0%", "120/180 PASS", "208", "11.8%",
     )  # fmt: skip
-    assert cells(bad)[2] == "89.9% MISS"
-    assert cells(bad)[5] == "150/240 MISS"
+    assert cells(bad)[3] == "89.9% MISS"
+    assert cells(bad)[6] == "150/240 MISS"
+    assert cells(replace(bad, load_goal=None))[6] == "150/240"  # no goal: no verdict
     lines = table([good, bad])
     assert len(lines) == 3
     assert lines[0].split("  ")[0] == HEADER[0]
     assert "PASS" in lines[1]
     assert "MISS" in lines[2]
+
+
+def test_the_juju_plans_gate_judged_holds_are_scored_too() -> None:
+    row = simulate(JUJU, NOISY, 0.0, 20, name="juju", load_goal=None, overhead_s=None)
+    assert (row.plan, row.covered, row.bracket_covered, row.found) == ("juju", 1.0, 1.0, 1.0)
+    assert row.load_median > 600  # steps of minutes
+    assert cells(row)[6:8] == (f"{row.load_median:.0f}/{row.load_p95:.0f}", "-")
