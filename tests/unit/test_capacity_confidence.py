@@ -131,7 +131,8 @@ def test_log_phi_is_the_normal_cdf_and_finite_in_the_far_tail() -> None:
 
 def test_the_posterior_is_normalised_and_peaks_between_the_pass_and_the_failure() -> None:
     lo, hi = math.log(80_000), math.log(140_000)
-    ks, weights = posterior([Trials(C, 1, 0), Trials(F, 0, 1)], 0.07, lo, hi)
+    ks, weights = posterior([Trials(C, 1, 0), Trials(F, 0, 1)], 0.07, lo, hi, 400)
+    assert len(ks) == len(weights) == 401
     assert sum(weights) == pytest.approx(1.0)
     peak = ks[max(range(len(ks)), key=lambda i: weights[i])]
     assert math.log(C) < peak < math.log(F)

@@ -41,8 +41,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-GRID = 400  # points of the posterior over ln K
-SPAN = 8.0  # the posterior's window: this many sigma beyond the bracket's ends
+SPAN = 8.0  # the posterior's window: this many sigma beyond the lowest and highest rate tried
+STEP = 0.1  # its grid: this many sigma apart
+MAX_POINTS = 4000
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def log_phi(x: float) -> float:
 
 
 def posterior(
-    trials: Sequence[Trials], sigma: float, lo: float, hi: float, points: int = GRID
+    trials: Sequence[Trials], sigma: float, lo: float, hi: float, points: int
 ) -> tuple[list[float], list[float]]:
     """The posterior of ln K on `points` + 1 points from `lo` to `hi` (natural logs of rates),
     normalised to sum to 1: (ln K values, weights)."""
@@ -120,9 +121,11 @@ def knee_interval(
     rounded outwards to three significant figures, and never narrower than [C, F]."""
     if step_noise <= 0 or not trials:
         return capacity, failing
-    lo = math.log(capacity) - SPAN * step_noise
-    hi = math.log(failing) + SPAN * step_noise
-    ks, weights = posterior(trials, step_noise, lo, hi)
+    rates = [capacity, failing, *(t.rate for t in trials)]
+    lo = math.log(min(rates)) - SPAN * step_noise
+    hi = math.log(max(rates)) + SPAN * step_noise
+    points = min(MAX_POINTS, math.ceil((hi - lo) / (STEP * step_noise)))
+    ks, weights = posterior(trials, step_noise, lo, hi, points)
     tail = (1 - confidence) / 2
     low = math.exp(_quantile(ks, weights, tail))
     high = math.exp(_quantile(ks, weights, 1 - tail))
