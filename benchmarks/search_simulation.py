@@ -37,7 +37,7 @@ from search_coverage import (  # noqa: E402  # pyright: ignore[reportMissingImpo
     table,
 )
 
-from loadgate.capacity.search.rule import SearchPlan  # noqa: E402
+from loadgate.capacity.search.rule import SearchPlan, plan_from_settings  # noqa: E402
 from loadgate.cli.search_juju import JUJU_PLAN  # noqa: E402
 
 ROWS = ((NOISY, 0.0), (NOISY, 0.03), (NOISY, 0.06), (NOISY, 0.07), (QUIET, 0.0), (QUIET, 0.03))
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     for machine, noise in ROWS:
         rows.append(simulate(plan, machine, noise, args.searches, args.seed))
-    juju = SearchPlan(**JUJU_PLAN)
+    juju = plan_from_settings(JUJU_PLAN)
     for machine, noise in JUJU_ROWS:
         rows.append(simulate(juju, machine, noise, args.searches, args.seed, "juju", None, None))
     for line in table(rows):

@@ -134,7 +134,7 @@ def simulate(
     the wall time estimated with `overhead_s` a step (None: not estimated)."""
     covered = bracket = found = 0
     loads: list[int] = []
-    walls: list[int] = []
+    walls: list[float] = []
     widths: list[float] = []
     for i in range(searches):
         knee, result = one_search(plan, machine, noise, seed + i)

@@ -24,11 +24,16 @@ from search_coverage import (
 )
 from test_capacity_saturate import seen_excess
 
-from loadgate.capacity.search.rule import OUT_OF_BUDGET, SearchPlan, SearchResult
+from loadgate.capacity.search.rule import (
+    OUT_OF_BUDGET,
+    SearchPlan,
+    SearchResult,
+    plan_from_settings,
+)
 from loadgate.cli.search_juju import JUJU_PLAN
 
 PLAN = SearchPlan()
-JUJU = SearchPlan(**JUJU_PLAN)
+JUJU = plan_from_settings(JUJU_PLAN)
 
 
 def test_the_true_knee_is_where_a_hold_passes_half_the_time() -> None:
