@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -151,3 +152,39 @@ def test_an_installed_check_bundle_reads_package_data(
     done = _run(python, *cli, cwd=tmp_path)
     assert done.returncode == 0, done.stdout
     assert "FAIL" not in done.stdout
+
+
+def test_the_sdist_builds_the_same_wheel(installed: tuple[Path, Path], tmp_path: Path) -> None:
+    """The sdist holds what the links point at (no links), and a wheel built from it holds
+    exactly the files of the wheel built from the checkout: the k6 charm's source, the bundle,
+    the gate's settings and COS Lite's reference among them."""
+    wheel, _ = installed
+    tree = source_copy(tmp_path / "src-tree")
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(dist), str(tree)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    sdist = next(dist.glob("loadgate-*.tar.gz"))
+    with tarfile.open(sdist) as tar:
+        members = tar.getmembers()
+    assert not [m.name for m in members if m.issym()], "the sdist holds links"
+    names = {m.name.split("/", 1)[1] for m in members if "/" in m.name}
+    assert {
+        "src/loadgate/data/k6-charm/charmcraft.yaml",
+        "src/loadgate/data/k6-charm/uv.lock",
+        "src/loadgate/data/k6-charm/src/charm.py",
+        "src/loadgate/data/cos-lite.yaml",
+        "src/loadgate/data/bundles/overlays/loki-unthrottled.yaml",
+    } <= names
+    again = tmp_path / "again"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(again), str(sdist)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    from_sdist = next(again.glob("loadgate-*.whl"))
+    with zipfile.ZipFile(wheel) as a, zipfile.ZipFile(from_sdist) as b:
+        assert sorted(n for n in a.namelist() if ".dist-info/" not in n) == sorted(
+            n for n in b.namelist() if ".dist-info/" not in n
+        )

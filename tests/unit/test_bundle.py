@@ -484,3 +484,36 @@ def test_merge_like_juju() -> None:
 )
 def test_track_of(channel: str, track: str) -> None:
     assert bc.track_of(channel) == track
+
+
+# ---- config options, where the charm's are recorded ------------------------------------------
+
+
+def test_every_overlays_options_are_the_charms_of_their_type(
+    catalog: charm_catalog.Catalog,
+) -> None:
+    for overlay in OVERLAYS.glob("*.yaml"):
+        doc, _ = bc.load(BUNDLE, [overlay])
+        problems = [str(p) for p in bc.check(doc, catalog) if "option" in str(p)]
+        assert problems == [], overlay.name
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"ingestion-rate-mb": 8.5},
+            "option ingestion-rate-mb of loki-k8s must be a whole number (int): 8.5",
+        ),
+        ({"ingestion-rate-mb": True}, "must be a whole number (int): True"),
+        ({"ingestion_rate_mb": 32}, "loki-k8s has no option 'ingestion_rate_mb'"),
+        ({"reporting-enabled": "no"}, "option reporting-enabled of loki-k8s must be true or false"),
+    ],
+)
+def test_a_wrong_option_is_refused_before_juju_sees_it(
+    catalog: charm_catalog.Catalog, options: dict[str, object], message: str
+) -> None:
+    doc, _ = bc.load(BUNDLE)
+    doc["applications"]["loki"]["options"] = options
+    problems = [str(p) for p in bc.check(doc, catalog)]
+    assert [p for p in problems if message in p], problems

@@ -39,6 +39,8 @@ class CharmInfo:
     resources: tuple[str, ...] = ()
     requires_trust: bool = False
     source: str = ""  # where the facts were read, e.g. "repo@commit (branch)"
+    # Config options and their types (string, int, float, boolean, secret); None: not recorded.
+    options: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -75,6 +77,20 @@ def _endpoint(name: str, raw: Any, where: str) -> Endpoint:
     return Endpoint(name, role, interface, int(limit) if isinstance(limit, int) else None)
 
 
+OPTION_TYPES = ("string", "int", "float", "boolean", "secret")
+
+
+def _options(raw: Any, where: str) -> dict[str, str] | None:
+    """A track's recorded config options (name -> type), None when the file records none."""
+    if raw is None:
+        return None
+    out = {str(k): str(v) for k, v in _mapping(raw, f"{where}: options").items()}
+    for name, kind in out.items():
+        if kind not in OPTION_TYPES:
+            raise CatalogError(f"{where}: option {name}: type must be one of {OPTION_TYPES}")
+    return out
+
+
 def load_upstream(path: Path) -> dict[str, dict[str, CharmInfo]]:
     """Charm name -> track -> CharmInfo, from the upstream data file."""
     try:
@@ -103,6 +119,7 @@ def load_upstream(path: Path) -> dict[str, dict[str, CharmInfo]]:
                 storage=tuple(str(s) for s in t.get("storage") or ()),
                 requires_trust=trust,
                 source=f"{src.get('repo')}@{src.get('commit')} ({src.get('branch')})",
+                options=_options(t.get("options"), where),
             )
         out[str(charm)] = tracks
     return out

@@ -227,6 +227,43 @@ def resolve_charm(
     return tracks[track], problems
 
 
+_OPTION_CHECK: dict[str, tuple[str, Any]] = {
+    "string": ("a string", lambda v: isinstance(v, str)),
+    "secret": ("a secret URI (a string)", lambda v: isinstance(v, str)),
+    "int": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "float": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool)),
+    "boolean": ("true or false", lambda v: isinstance(v, bool)),
+}
+
+
+def check_options(app: str, options: Mapping[str, Any], info: CharmInfo) -> list[Problem]:
+    """Each option the charm has, of its type, where the charm's options are recorded (Juju
+    refuses the deployment otherwise, after it has started)."""
+    if info.options is None:
+        return []
+    problems: list[Problem] = []
+    for key, value in options.items():
+        kind = info.options.get(key)
+        if kind is None:
+            allowed = ", ".join(sorted(info.options))
+            problems.append(
+                Problem(
+                    app,
+                    None,
+                    f"{info.name} has no option {key!r} ({info.source}); it has: {allowed}",
+                )
+            )
+            continue
+        what, ok = _OPTION_CHECK[kind]
+        if not ok(value):
+            problems.append(
+                Problem(
+                    app, None, f"option {key} of {info.name} must be {what} ({kind}): {value!r}"
+                )
+            )
+    return problems
+
+
 def check_app(app: str, spec: Any, info: CharmInfo | None) -> list[Problem]:
     if not isinstance(spec, dict):
         return [Problem(app, None, "must be a mapping with `charm`, `channel`, `scale`, ...")]
@@ -247,6 +284,7 @@ def check_app(app: str, spec: Any, info: CharmInfo | None) -> list[Problem]:
             )
     if info is None:
         return problems
+    problems += check_options(app, options, info)
     if info.requires_trust and spec.get("trust") is not True:  # pyright: ignore[reportUnknownMemberType]
         problems.append(Problem(app, None, f"charm {info.name} needs `trust: true`"))
     storage: Mapping[str, Any] = spec.get("storage") or {}  # pyright: ignore[reportUnknownMemberType]
