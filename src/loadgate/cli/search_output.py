@@ -19,7 +19,7 @@ from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search import spread
 from loadgate.capacity.search.record import SearchRecord, SearchStepRecord
 from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan
-from loadgate.capacity.search.state import interval_text, percent
+from loadgate.capacity.search.state import interval_text, span_text
 from loadgate.contract import scenarios as contract_scenarios
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COMPONENTS
@@ -94,7 +94,7 @@ def figures_table(figures: list[spread.SearchFigures]) -> Table:
         capacity = _num(one.capacity_per_min)
         low, high, confidence = one.knee_low_per_min, one.knee_high_per_min, one.confidence
         if low is not None and high is not None and confidence is not None:
-            capacity += f" ({low:,}-{high:,} at {percent(confidence)})"
+            capacity += f" ({span_text(low, high, confidence)})"
         elif one.capacity_per_min is not None and one.precision is not None:
             capacity += f" ±{one.precision * 100:.1f} %"
         table.add_row(

@@ -57,8 +57,7 @@ class Capacity:
             return f"{UNKNOWN} ({self.status})"
         text = f"{c:,}"
         if self.interval is not None:
-            low, high, confidence = self.interval
-            text += f" ({low:,}-{high:,} at {srch.percent(confidence)})"
+            text += f" ({srch.span_text(*self.interval)})"
         elif self.precision is not None:
             text += f" ±{self.precision * 100:.1f}%"
         if self.status != srch.FOUND:

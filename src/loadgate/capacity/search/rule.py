@@ -65,6 +65,7 @@ from loadgate.capacity.search.state import (
     rate_text,
     result_of,
     round_rate,
+    span_text,
     step_above,
     step_below,
 )
@@ -74,9 +75,8 @@ __all__ = [
     "OUT_OF_BUDGET", "OUT_OF_STEPS", "PHASES", "PROBE", "SATURATE", "SATURATION", "STATUSES",
     "PlanError", "Search", "SearchPlan", "SearchResult", "Step", "StepOutcome", "advance",
     "bisections_needed", "bracket_precision", "interval_text", "noiseless_worst_case", "percent",
-    "plan_from_settings",
-    "plan_problems", "round_rate", "run_search", "step_above", "step_below", "validated",
-    "with_older_defaults",
+    "plan_from_settings", "plan_problems", "round_rate", "run_search", "span_text", "step_above",
+    "step_below", "validated", "with_older_defaults",
 ]  # fmt: skip
 
 

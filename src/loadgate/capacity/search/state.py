@@ -219,19 +219,9 @@ class SearchResult:
         return low, high, confidence
 
     @property
-    def interval_text(self) -> str | None:
-        """The interval as "between X and Y with Z % confidence" (no unit), when found."""
-        if self.interval is None:
-            return None
-        return interval_text(*self.interval)
-
-    @property
     def span_text(self) -> str | None:
         """The interval as "X-Y at Z %", for a table's cell, when found."""
-        if self.interval is None:
-            return None
-        low, high, confidence = self.interval
-        return f"{rate_text(low)}-{rate_text(high)} at {percent(confidence)}"
+        return span_text(*self.interval) if self.interval is not None else None
 
     @classmethod
     def from_dict(cls, data: object, where: str = "result") -> SearchResult:
@@ -409,6 +399,11 @@ def interval_text(low: int, high: int, confidence: float, unit: str = "") -> str
     """The knee's interval in words: between X and Y[ unit] with Z % confidence."""
     between = f"between {rate_text(low)} and {rate_text(high)}{unit and ' ' + unit}"
     return f"{between} with {percent(confidence)} confidence"
+
+
+def span_text(low: int, high: int, confidence: float) -> str:
+    """The knee's interval for a table's cell: X-Y at Z %."""
+    return f"{rate_text(low)}-{rate_text(high)} at {percent(confidence)}"
 
 
 def judged_trials(state: State) -> list[Trials]:
