@@ -158,7 +158,7 @@ def run_result(
         client=client,
         pipeline=figures,
         delivered=None,
-        ledger=ledger.build(client, figures, None),
+        ledger=ledger.build(client, figures, accepted),  # stored: every record (a sound run)
         gates=[],
         verdict=verdict,
     )

@@ -42,11 +42,11 @@ def test_a_process_that_restarted_or_was_not_read_is_unknown_not_zero() -> None:
     assert cpu.between(a, b) == {"otelcol": None, "k6": None}
 
 
-def test_marginal_cost_is_the_window_less_idling_never_negative() -> None:
-    assert cpu.marginal(15.5, 0.02, 30.0) == pytest.approx(14.9)
-    assert cpu.marginal(0.1, 0.02, 30.0) == 0.0
-    assert cpu.marginal(None, 0.02, 30.0) is None
-    assert cpu.marginal(15.5, None, 30.0) is None
+def test_marginal_cost_is_the_window_less_idling_unknown_when_negative() -> None:
+    assert cpu.marginal(15.5, 0.02, 30.0)[0] == pytest.approx(14.9)
+    assert cpu.marginal(0.1, 0.02, 30.0)[0] is None  # not a cost of 0 (issue 33)
+    assert cpu.marginal(None, 0.02, 30.0)[0] is None
+    assert cpu.marginal(15.5, None, 30.0)[0] is None
 
 
 def test_figures_per_1000_records_and_a_quiet_machine() -> None:

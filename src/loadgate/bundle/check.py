@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,12 +227,29 @@ def resolve_charm(
     return tracks[track], problems
 
 
-_OPTION_CHECK: dict[str, tuple[str, Any]] = {
-    "string": ("a string", lambda v: isinstance(v, str)),
-    "secret": ("a secret URI (a string)", lambda v: isinstance(v, str)),
-    "int": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
-    "float": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool)),
-    "boolean": ("true or false", lambda v: isinstance(v, bool)),
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool)
+
+
+# Each config option type: what a value must be, and the check.
+_OPTION_CHECK: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "string": ("a string", _is_str),
+    "secret": ("a secret URI (a string)", _is_str),
+    "int": ("a whole number", _is_int),
+    "float": ("a number", _is_number),
+    "boolean": ("true or false", _is_bool),
 }
 
 

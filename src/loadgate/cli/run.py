@@ -18,6 +18,7 @@ from loadgate.charms import signals as signal_relations
 from loadgate.contract.gates import PASS
 from loadgate.contract.params import PARAMS
 from loadgate.contract.spec import RunSpec, SpecError
+from loadgate.judge import soundness
 from loadgate.judge.attribution import COMPONENTS, Attribution, Claim
 from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.pipeline import Scope
@@ -147,6 +148,9 @@ def report_result(result: RunResult, results_root: Path, *, saturate: bool = Fal
     sat = result.saturation
     if sat is not None and (saturate or sat.reading.state == SATURATED):
         stdout.print(tables.saturation_table(sat))
+        bad = soundness.unsound(result.run_id, result.ledger)
+        if bad is not None:
+            stdout.print(f"[red]the saturation does not count:[/red] {escape(bad.reason)}")
     stdout.print(tables.ledger_table(result.ledger))
     stdout.print(tables.verdict_table(result))
     stdout.print(bottleneck_text(result.bottleneck))

@@ -37,7 +37,8 @@ def _stored(
 def exported_of_load(pipeline: PipelineFigures, stored: int | None) -> tuple[Count, str]:
     """The exporter's count less what the collector's own scrape took in (metrics), and the
     note that says so. Exact when every scraped point left too (nothing failed, dropped or
-    queued); otherwise unknown with the stored count as its lower bound."""
+    queued); otherwise, or when the scrape counted more than the exporter sent, unknown with
+    the stored count as its lower bound."""
     exported = pipeline.count("collector_exported")
     if pipeline.collector_scraped is None and SCRAPED not in pipeline.unknown:
         return exported, ""  # no scrape of its own in this pipeline
@@ -52,7 +53,10 @@ def exported_of_load(pipeline: PipelineFigures, stored: int | None) -> tuple[Cou
     if failed.value or dropped.value or failed.value is None or dropped.value is None:
         why = f"{failed.text()} failed and {dropped.text()} dropped: the run's share is unknown"
         return Count(None, stored, why), note
-    return Count(max(0, exported.value - scraped.value)), note
+    if scraped.value > exported.value:  # the counts disagree: unknown, not 0
+        why = f"{scraped.value:,} points of its own scrape > {exported.value:,} exported"
+        return Count(None, stored, why), note
+    return Count(exported.value - scraped.value), note
 
 
 def build_collector(

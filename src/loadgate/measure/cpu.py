@@ -1,10 +1,14 @@
 """CPU seconds from the kernel: each process's user + system time (/proc/<pid>/stat) and the
 machine's busy time (/proc/stat), read at chosen instants.
 
-A run reads them at the load window's edges and twice while it is idle just before, so its CPU
-figures are exact to the clock tick (10 ms) and its per-record cost is the marginal one: the
-window's CPU less what the same processes burn idle over as long a time. What no process of the
-run used, of the machine's busy time, says whether the machine was quiet.
+A run reads them at the load window's edges and twice while it is idle just before (from the
+end of its wait for a quiet collector, at least IDLE_S), so its CPU figures are exact to the
+clock tick (10 ms) and its per-record cost is the marginal one: the window's CPU less what the
+same processes burn idle over as long a time. A marginal figure that cannot be had is unknown
+with its reason (`CpuFigures.unknown`), never 0: a process not read at both edges, or one that
+used less under load than its idle rate says it would have idling (the idle stretch caught
+other work). What no process of the run used, of the machine's busy time, says whether the
+machine was quiet.
 
 The readers touch /proc; the arithmetic (`between`, `marginal`, `quietness`) is pure.
 """
@@ -21,6 +25,16 @@ from loadgate import procfs
 # development VM a quiet run read at most 0.02 and a lint run beside one 0.21-0.25 (which moved
 # its p99: docs/measurements.md, r160u), so 0.1 notes what touches the figures.
 BUSY_ELSEWHERE_CORES = 0.10
+# The idle stretch before the load, at least: each reading is exact to a clock tick (10 ms), so
+# an idle stretch of s seconds gives the idle rate within 0.01 / s cores, and a window of W
+# seconds its marginal CPU within 0.01 W / s s. 3 s bounds a 30 s window's within 0.1 s: 1-2 %
+# of the collector's 5-8 s at the pressure rate (about 0.1 s per 1,000 records), which adds
+# about 0.2 points in quadrature to the 3.3 % its CPU spreads from run to run; and it spans a
+# scrape of the local stack (every 2 s), whose work the idle rate then includes. Measured on
+# the local stack: idle stretches of 3.003-3.005 s, the idle collector at 0 or 1 tick in them.
+IDLE_S = 3.0
+# Why a process started for the load (k6) has no marginal figure: there is no idle rate of it.
+NOT_RUNNING_IDLE = "not running while idle (started for the load): no idle rate to take out"
 
 
 @dataclass(frozen=True)
@@ -96,12 +110,23 @@ def rate(a: CpuReading, b: CpuReading) -> dict[str, float | None]:
     }
 
 
-def marginal(used_s: float | None, idle_cores: float | None, window_s: float) -> float | None:
-    """CPU seconds a window of load cost above idling: what it used less the idle rate times
-    its length (None when either is unknown; never below 0)."""
-    if used_s is None or idle_cores is None:
-        return None
-    return max(0.0, used_s - idle_cores * window_s)
+def marginal(
+    used_s: float | None, idle_cores: float | None, window_s: float
+) -> tuple[float | None, str]:
+    """(CPU seconds a window of load cost above idling: what it used less the idle rate times
+    its length, ""), or (None, why): either figure unknown, or the difference negative (the
+    idle stretch was busier than the load: it caught other work; the cost is not 0)."""
+    if used_s is None:
+        return None, "not read at both edges of the window"
+    if idle_cores is None:
+        return None, "its idle rate is unknown (not read at both ends of the idle stretch)"
+    value = used_s - idle_cores * window_s
+    if value < 0:
+        return None, (
+            f"negative ({value:.2f} s): the idle baseline was busier than the run "
+            f"({idle_cores:.3f} cores idle x {window_s:g} s > {used_s:g} s used)"
+        )
+    return value, ""
 
 
 def busy_elsewhere(a: CpuReading, b: CpuReading) -> float | None:
@@ -132,6 +157,9 @@ class CpuFigures:
     per_1000_records: dict[str, float | None]
     busy_elsewhere_cores: float | None  # machine busy time no process of the run used
     quiet: bool | None  # busy_elsewhere_cores below BUSY_ELSEWHERE_CORES (None: unknown)
+    # Process -> why its marginal (and per-1,000) figure is unknown (records before issue 33:
+    # none).
+    unknown: dict[str, str] = field(default_factory=dict[str, str])
     source: str = (
         "kernel: /proc/<pid>/stat user+system at the load window's edges and over an idle "
         "stretch just before it; /proc/stat for the machine"
@@ -147,7 +175,16 @@ def figures(
     window = load[1].at - load[0].at
     idle_cores = rate(*idle)
     used = between(*load)
-    margin = {name: marginal(used.get(name), idle_cores.get(name), window) for name in used}
+    margin: dict[str, float | None] = {}
+    unknown: dict[str, str] = {}
+    for name in used:
+        margin[name], why = marginal(used.get(name), idle_cores.get(name), window)
+        if all(r.processes.get(name) is None for r in idle):
+            why = NOT_RUNNING_IDLE if margin[name] is None else why
+        if why:
+            unknown[name] = why
+        elif records <= 0:
+            unknown[name] = "no units accepted"
     per_1000 = {
         name: None if m is None or records <= 0 else round(m / records * 1000, 6)
         for name, m in margin.items()
@@ -163,4 +200,5 @@ def figures(
         per_1000_records=per_1000,
         busy_elsewhere_cores=None if elsewhere is None else round(elsewhere, 3),
         quiet=None if elsewhere is None else elsewhere < BUSY_ELSEWHERE_CORES,
+        unknown=dict(sorted(unknown.items())),
     )

@@ -272,21 +272,30 @@ def _counts(
     hi: int,
 ) -> dict[str, int | None]:
     """The run's records over the window at each step: the collector's counters less its own
-    records (those its loop breaker dropped, and those Loki holds) and other traffic."""
+    records (those its loop breaker dropped, and those Loki holds) and other traffic. A count
+    that cannot be read (a counter reset in the window, or without a sample at an edge) leaves
+    the steps it enters unknown, never 0; a LogQL count that matched no line answers nothing,
+    which is 0 lines (a failed query raises QueryError)."""
     sel = scope.selectors()
 
     def counter(name: str) -> int | None:
         return increase(prom.samples(sel[name], lo, hi), window.start, window.end)
 
+    def lines(query: str) -> int:
+        return int(loki.instant(query, window.end) or 0)  # no answer: no line matched
+
     window_ms = max(1, round(window.seconds * 1000))
-    own_stored = int(loki.instant(q.logql_job_count(q.OWN_LOGS_JOB, window_ms), window.end) or 0)
-    other = int(loki.instant(q.logql_other_count(run_id, window_ms), window.end) or 0)
-    filtered = counter("collector_own_filtered") or 0
-    stored = loki.instant(q.logql_run_count_ms(run_id, window_ms), window.end)
+    own_stored = lines(q.logql_job_count(q.OWN_LOGS_JOB, window_ms))
+    other = lines(q.logql_other_count(run_id, window_ms))
+    filtered = counter("collector_own_filtered")  # no series at all: none dropped, 0
     accepted, exported = counter("collector_accepted"), counter("collector_exported")
     return {
-        "accepted": None if accepted is None else accepted - own_stored - filtered - other,
+        "accepted": (
+            None
+            if accepted is None or filtered is None
+            else accepted - own_stored - filtered - other
+        ),
         "exported": None if exported is None else exported - own_stored - other,
-        "stored": int(stored or 0),
+        "stored": lines(q.logql_run_count_ms(run_id, window_ms)),
         "refused": counter("collector_refused"),
     }

@@ -146,9 +146,20 @@ def pressure_line(pressure: Pressure) -> Text:
     return Text(pressure.summary)
 
 
+def unsound_lines(record: CompareRecord) -> list[str]:
+    """Each run whose figures did not count, by side: what it lost, or why its ledger cannot
+    say."""
+    return [
+        f"{r.side} run {u.run_id}: {u.reason}; its values there are unknown"
+        for r in record.runs
+        for u in r.unsound
+    ]
+
+
 def result_lines(record: CompareRecord) -> list[RenderableType]:
     """What a finished comparison prints: sides, A/A, pressure rate, the table, each decision's
-    reason, notes, the rule and the verdict."""
+    reason, the lost-records check and the runs that did not count, notes, the rule and the
+    verdict."""
     lines: list[RenderableType] = [
         Text(f"baseline:  {record.baseline.name}"),
         Text(f"candidate: {record.candidate.name}"),
@@ -159,6 +170,9 @@ def result_lines(record: CompareRecord) -> list[RenderableType]:
         lines.append(pressure_line(record.pressure))
     lines.append(decisions_table(record))
     lines += [Text(f"{d.metric.name}: {d.reason}") for d in record.decisions]
+    if record.lost_records is not None:
+        lines.append(Text(record.lost_records, style="bold red"))
+    lines += [Text(line, style="yellow") for line in unsound_lines(record)]
     lines += [Text(f"note: {note}", style="yellow") for note in record.notes]
     lines.append(Text(f"rule: {record.rule}", style="dim"))
     style = DECISION_STYLE[record.verdict]

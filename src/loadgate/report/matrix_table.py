@@ -19,6 +19,8 @@ How each figure is made (None: not measured, shown `unknown`, never 0):
 - **verdict**: the run's gates; with another exporter than Loki the `lost_records` gate (which
   counts Loki) is replaced by `lost` above.
 - **machine**: quiet, or the cores the machine was busy with outside the run.
+- **saturation/min**: the run's saturation reading; unknown (and why) when the run lost records
+  k6 saw acknowledged or `lost` is unknown: a figure of a run that lost records does not count.
 """
 
 from __future__ import annotations
@@ -210,7 +212,7 @@ def run_row(base: MatrixRow, result: RunResult) -> MatrixRow:
         lost=lost,
         verdict=verdict,
         machine=_machine(result),
-        saturation=_saturation(result),
+        saturation=_saturation(result, lost),
         gc_per_min=go.gc_per_minute if go else None,
         gc_count=go.gc_count if go else None,
         heap_max_mib=go.heap_alloc_max_mib if go else None,
@@ -222,8 +224,9 @@ def run_row(base: MatrixRow, result: RunResult) -> MatrixRow:
 def _cores(result: RunResult) -> tuple[float | None, list[str]]:
     """The collector's mean cores over the load: the kernel's, else Prometheus's (said)."""
     cpu = result.cpu
-    if cpu is not None and cpu.window_s > 0 and cpu.used_s.get("otelcol") is not None:
-        return (cpu.used_s["otelcol"] or 0.0) / cpu.window_s, []
+    used = cpu.used_s.get("otelcol") if cpu is not None else None
+    if cpu is not None and cpu.window_s > 0 and used is not None:
+        return used / cpu.window_s, []
     mean = result.pipeline.collector_cpu_mean if result.pipeline else None
     if mean is None:
         return None, []
@@ -241,10 +244,16 @@ def _machine(result: RunResult) -> str:
     return f"NOT quiet ({cpu.busy_elsewhere_cores:.2f} cores elsewhere)"
 
 
-def _saturation(result: RunResult) -> str:
+def _saturation(result: RunResult, lost: int | None) -> str:
+    """The saturation reading; unknown when the run lost acknowledged records or `lost` is
+    unknown (the exporter's own count where it is not Loki: lost_and_verdict)."""
     reading = result.saturation.reading if result.saturation is not None else None
     if reading is None or reading.per_min is None:
         return ""
+    if lost is None:
+        return f"{UNKNOWN} (lost unknown: the run's loss cannot be checked)"
+    if lost:
+        return f"{UNKNOWN} (it lost {lost:,} acknowledged records)"
     if reading.state == SATURATED:
         return f"{reading.per_min:,.0f}"
     if reading.state == GROWING:
@@ -255,7 +264,9 @@ def _saturation(result: RunResult) -> str:
 def _faults(fault: BackendFaultCounts) -> str:
     if fault.requests is None:
         return f"{fault.spec}: {UNKNOWN}"
-    return f"{fault.requests:,} pushes: {fault.failed:,} failed, {fault.passed:,} passed"
+    failed = UNKNOWN if fault.failed is None else f"{fault.failed:,}"
+    passed = UNKNOWN if fault.passed is None else f"{fault.passed:,}"
+    return f"{fault.requests:,} pushes: {failed} failed, {passed} passed"
 
 
 def _num(value: float | None, fmt: str) -> str:

@@ -165,7 +165,8 @@ def decision_cells(d: MetricDecision) -> tuple[str, ...]:
 
 
 def _comparison_para(c: CompareRecord) -> Para:
-    """A comparison's verdict, plan, sides, pressure rate, and whether it was A/A."""
+    """A comparison's verdict, plan, sides, pressure rate, whether it was A/A, the candidate's
+    lost records and the runs whose figures did not count."""
     text = (
         f"Overall **{c.verdict}** (exit {c.exit_code}); {c.plan_summary}, "
         f"{_when(c.started_at)}. Baseline: {_describe(c.baseline.description)}. "
@@ -176,6 +177,11 @@ def _comparison_para(c: CompareRecord) -> Para:
         text += f" The pressure runs: {c.pressure.summary}."
     if c.aa:
         text += " **A/A**: both sides ran the same stack (a calibration of the noise)."
+    if c.lost_records is not None:
+        text += f" **{c.lost_records}.**"
+    unsound = [f"{r.side} run {u.run_id}: {u.reason}" for r in c.runs for u in r.unsound]
+    if unsound:
+        text += f" Runs whose figures did not count (their values unknown): {'; '.join(unsound)}."
     return Para(text)
 
 

@@ -10,7 +10,8 @@ from its RunResult (None: not measured, never 0).
   1,000): memory per unit of throughput.
 - **saturation per minute**: the collector's accepted records per minute over the steady window
   of a run whose queue filled (`saturation` of result.json, measure.saturation): the pipeline's
-  throughput at its limit; None when the run did not saturate it or did not measure it.
+  throughput at its limit; None when the run did not saturate it or did not measure it, or
+  when it lost records k6 saw acknowledged or its ledger cannot say (judge.soundness).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 from loadgate.capacity.compare.rule import cpu_per_1000
 from loadgate.contract.spec import ARRIVAL_EXECUTORS
+from loadgate.judge import soundness
 from loadgate.records.result import RunResult
 from loadgate.report import naming
 
@@ -89,6 +91,9 @@ def run_of(result: RunResult, presets: naming.Presets | None = None) -> Run:
 
 
 def saturation_of(result: RunResult) -> float | None:
-    """A saturated run's throughput over its steady window (None: not saturated, unknown)."""
+    """A saturated run's throughput over its steady window (None: not saturated, unknown, or
+    the run is unsound)."""
     sat = result.saturation
-    return None if sat is None else sat.reading.limit
+    if sat is None or soundness.unsound(result.run_id, result.ledger) is not None:
+        return None
+    return sat.reading.limit

@@ -14,7 +14,7 @@ from rich.text import Text
 from loadgate.contract.gates import PASS, Gate, format_value
 from loadgate.judge.ledger import Ledger
 from loadgate.measure import scenarios as scenario_measures
-from loadgate.measure.cpu import CpuFigures
+from loadgate.measure.cpu import NOT_RUNNING_IDLE, CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
 from loadgate.measure.resources import (
     BackendFaultCounts,
@@ -189,12 +189,13 @@ def figures_table(result: RunResult) -> Table:
             )
         if d.other is not None and (d.other.records or d.other.records is None):
             row("other traffic through the collector", _other_text(d.other), d.other.source)
-        if result.cpu is not None:
-            chain = (["otelcol"] if measures.through_collector else []) + [measures.store.name]
-            _cpu_rows(result.cpu, row, measures.scenario.short, (*chain, "k6"))
-        if measures.through_collector:
-            drained = "drained" if d.drained else "NOT drained"
-            row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
+    if result.cpu is not None:  # the kernel's figures, whether or not the read-back succeeded
+        chain = (["otelcol"] if measures.through_collector else []) + [measures.store.name]
+        _cpu_rows(result.cpu, row, measures.scenario.short, (*chain, "k6"))
+    if result.delivered is not None and measures.through_collector:
+        d = result.delivered
+        drained = "drained" if d.drained else "NOT drained"
+        row("queue drain wait", f"{d.drain_seconds:.1f} s ({drained})", "Prometheus")
     return table
 
 
@@ -242,12 +243,20 @@ def _cpu_rows(
     fig: CpuFigures, row: Callable[[str, str, str], None], unit: str, names: tuple[str, ...]
 ) -> None:
     """The kernel's CPU figures of the processes on the load's path (`names`): marginal cost
-    per 1,000 units (records, points, lines), and a machine busy elsewhere."""
+    per 1,000 units (records, points, lines), unknown with the reason where the kernel's
+    figures give none (never 0; not for a process started for the load, k6, which has none by
+    construction), and a machine busy elsewhere."""
     source = "kernel (/proc), less the idle rate"
     for name in names:
         per_1000 = fig.per_1000_records.get(name)
+        why = fig.unknown.get(name)
         if per_1000 is not None:
-            row(f"{name} CPU s per 1,000 {unit} (marginal)", f"{per_1000:.4f}", source)
+            shown = f"{per_1000:.4f}"
+        elif why and why != NOT_RUNNING_IDLE:
+            shown = f"unknown: {why}"
+        else:
+            continue
+        row(f"{name} CPU s per 1,000 {unit} (marginal)", shown, source)
     if fig.busy_elsewhere_cores is not None:
         state = "quiet" if fig.quiet else "NOT quiet"
         row(
@@ -261,6 +270,14 @@ def _known(value: float | None, shown: str) -> str:
     return "unknown" if value is None else shown
 
 
+def _seconds(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1f}"
+
+
+def _int(value: int | None) -> str:
+    return "unknown" if value is None else f"{value:,}"
+
+
 def limits_text(used: ServiceResources) -> str:
     """`memory 200 MiB: peak 200 MiB, 1 OOM kill; cpu 250m: throttled 40/120 periods (3.1 s);
     1 restart (exit 137)`, with NOT enforced where a limit could not be written."""
@@ -269,7 +286,7 @@ def limits_text(used: ServiceResources) -> str:
         peak = used.memory_peak_bytes
         parts.append(
             f"memory {used.memory_limit_bytes / 2**20:,.0f} MiB: peak "
-            + _known(peak, f"{(peak or 0) / 2**20:,.0f} MiB")
+            + ("unknown" if peak is None else f"{peak / 2**20:,.0f} MiB")
             + ", "
             + _known(used.oom_kills, f"{used.oom_kills} OOM kill(s)")
         )
@@ -277,7 +294,7 @@ def limits_text(used: ServiceResources) -> str:
         thr, periods, secs = used.cpu_throttled_periods, used.cpu_periods, used.cpu_throttled_s
         parts.append(
             f"cpu {used.cpu_limit_millis}m: throttled "
-            + _known(thr, f"{thr}/{periods} periods ({secs or 0:.1f} s)")
+            + _known(thr, f"{thr}/{_int(periods)} periods ({_seconds(secs)} s)")
         )
     parts += [f"{resource} NOT enforced" for resource in used.not_enforced]
     codes = ", ".join(str(e.code) for e in used.exits)
@@ -290,9 +307,9 @@ def fault_text(fault: BackendFaultCounts) -> str:
     if fault.requests is None:
         return "unknown (the proxy did not answer)"
     return (
-        f"{fault.requests:,} requests: {fault.passed:,} passed, {fault.failed:,} failed "
-        f"({fault.outage:,} in the outage), {fault.delayed:,} delayed, "
-        f"{fault.upstream_errors:,} Loki unreachable"
+        f"{fault.requests:,} requests: {_int(fault.passed)} passed, {_int(fault.failed)} failed "
+        f"({_int(fault.outage)} in the outage), {_int(fault.delayed)} delayed, "
+        f"{_int(fault.upstream_errors)} Loki unreachable"
     )
 
 
@@ -306,7 +323,8 @@ def go_runtime_text(go: GoRuntime) -> str:
     if go.gc_count is None:
         gc = "GC count unknown (no gc-trace)"
     else:
-        gc = f"GC {go.gc_count:,} ({go.gc_per_minute or 0:,.1f}/min, {go.gc_forced} forced)"
+        rate = "unknown" if go.gc_per_minute is None else f"{go.gc_per_minute:,.1f}"
+        gc = f"GC {go.gc_count:,} ({rate}/min, {_int(go.gc_forced)} forced)"
         if go.gc_cpu_percent is not None:
             gc += f", GC CPU {go.gc_cpu_percent} %"
     heap = f"heap max {_mib(go.heap_alloc_max_mib)} (mean {_mib(go.heap_alloc_mean_mib)})"
@@ -320,5 +338,5 @@ def go_runtime_text(go: GoRuntime) -> str:
 def standin_text(standin: StandinCounts) -> str:
     if standin.received is None:
         return "unknown (the stand-in did not answer)"
-    own = standin.own_dropped or 0
-    return f"{standin.received:,} of the run's records (and {own:,} of the collector's own)"
+    own = _int(standin.own_dropped)
+    return f"{standin.received:,} of the run's records (and {own} of the collector's own)"

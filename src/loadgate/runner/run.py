@@ -145,9 +145,10 @@ class RunSteps:
         return found.horizon
 
     def baseline(self) -> None:
-        """The counters' starting point, in a fresh scrape of the collector and Loki."""
+        """The counters' starting point, in a fresh scrape of the collector and Loki; then the
+        idle CPU window, from the end of that wait (the previous run's leftover work is not
+        idling) for at least cpu.IDLE_S."""
         o = self.options
-        idle_from = cpu_reading(self.target)
         if self.quiet_s > 0:
             self.phase(f"baseline: waiting until the collector has been idle for {self.quiet_s:g}s")
             horizon = self._wait_quiet("before the run", 0)
@@ -158,13 +159,17 @@ class RunSteps:
             horizon = wait_fresh_scrape(
                 self.prom, o.clock.time(), o.scrape_timeout, self.scope, clock=o.clock
             )
+        idle_from, idle_began = cpu_reading(self.target), o.clock.monotonic()
         try:
             self.tracker.baseline(horizon)
         except QueryError as exc:
             raise RunError(f"cannot read the baseline from Prometheus: {exc}") from None
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        if idle_from is None:
+            return
+        o.clock.sleep(max(0.0, cpu.IDLE_S - (o.clock.monotonic() - idle_began)))
         idle_to = cpu_reading(self.target)
-        if idle_from is not None and idle_to is not None:
+        if idle_to is not None:
             self.idle_cpu = (idle_from, idle_to)
 
     def load(self) -> None:

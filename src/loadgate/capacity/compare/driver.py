@@ -12,7 +12,10 @@ added until the plan says stop (`sequential`).
 
 A metric a run could not measure is None in the record, never 0; so is a value measured another
 way than the comparison's earlier runs measured it (the collector's CPU from the kernel, then
-from Prometheus: two quantities, not one).
+from Prometheus: two quantities, not one), and every value of a run that lost acknowledged
+records or whose ledger cannot say (the record lists those runs). A candidate that lost
+acknowledged records is a regression whatever the metrics say: the comparison stops after
+that pair (`decided`).
 """
 
 from __future__ import annotations
@@ -156,7 +159,14 @@ class Drive:
             )
         self.runs.append(
             RepeatRecord(
-                run.position, run.side, run.repeat, values, outcome.ref, outcome.refs, sources
+                run.position,
+                run.side,
+                run.repeat,
+                values,
+                outcome.ref,
+                outcome.refs,
+                sources,
+                outcome.unsound,
             )
         )
         self.outcomes.append(outcome)
@@ -208,6 +218,8 @@ def drive(
             longest = max(longest, now - pair_began)
             record = state.record()
             stop = seq.stop_reason(plan, record.decisions, pairs, now - began, longest)
+            if stop is None and record.candidate_lost:
+                stop = seq.DECIDED  # a regression whatever more pairs would say
             if on_pair:
                 on_pair(pairs, record)
             if stop is not None:

@@ -1,7 +1,11 @@
 """The comparison record, `results/<compare_id>/compare.json`: both sides, the schedule's runs
 with the values they measured, a decision per metric and the rule; the plan (a fixed number of
 repeats, or pairs added until decided) and why it stopped; the pressure rate and where it came
-from; whether it was an A/A comparison (the same stack on both sides).
+from; whether it was an A/A comparison (the same stack on both sides); the runs whose figures
+did not count (each run's `unsound`: it lost acknowledged records, or its ledger cannot say),
+and the check they make (`lost_records`): a candidate run that lost acknowledged records makes
+the comparison a regression whatever the metrics say; the baseline's only makes its values
+unknown.
 
 `to_dict`/`from_dict` (and JSON text); `from_dict` checks every field and raises
 `fields.RecordError` naming the first bad one. The sides' descriptions are opaque objects the
@@ -19,7 +23,9 @@ from loadgate.capacity.compare.rule import (
     BASELINE,
     CANDIDATE,
     CONFIDENCE,
+    EXIT_CODES,
     ORDERS,
+    REGRESSION,
     RULE,
     Metric,
     MetricDecision,
@@ -28,6 +34,7 @@ from loadgate.capacity.compare.rule import (
     overall,
 )
 from loadgate.capacity.compare.sequential import LAST_LOOK_STOPS, Plan, decide_sequential
+from loadgate.judge.soundness import Unsound
 from loadgate.records import fields as f
 
 COMPARE_FORMAT = "loadgate-compare/1"
@@ -85,7 +92,7 @@ class Pressure:
 @dataclass(frozen=True)
 class RepeatRecord:
     """One run of the schedule: its side and repeat, the metric values it measured (None: not
-    measured), and the search or run behind it."""
+    measured), the search or run behind it, and its runs whose figures did not count."""
 
     position: int
     side: str = field(metadata=f.one_of((BASELINE, CANDIDATE), f"{BASELINE} or {CANDIDATE}"))
@@ -96,6 +103,8 @@ class RepeatRecord:
     # Metric name -> where its value came from, for a metric measured more than one way (the
     # collector's CPU: "kernel" or "prometheus").
     sources: dict[str, str] = field(default_factory=dict[str, str])
+    # The runs of this repeat that lost acknowledged records or whose ledger cannot say.
+    unsound: tuple[Unsound, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +115,7 @@ class RepeatRecord:
             "ref": self.ref,
             "refs": list(self.refs),
             "sources": dict(self.sources),
+            "unsound": [u.to_dict() for u in self.unsound],
         }
 
     @classmethod
@@ -144,12 +154,26 @@ class CompareRecord:
     aa: bool = False  # both sides run the same stack (a calibration of the noise)
 
     @property
+    def candidate_lost(self) -> tuple[Unsound, ...]:
+        """The candidate's runs that lost acknowledged records."""
+        return tuple(u for r in self.runs if r.side == CANDIDATE for u in r.unsound if u.lost)
+
+    @property
+    def lost_records(self) -> str | None:
+        """The lost-records check: what the candidate lost, where (None: nothing it lost)."""
+        lost = self.candidate_lost
+        if not lost:
+            return None
+        where = "; ".join(f"{u.reason.removeprefix('it ')} in {u.run_id}" for u in lost)
+        return f"lost records: the candidate {where}: a regression whatever the metrics say"
+
+    @property
     def verdict(self) -> str:
-        return overall(self.decisions)
+        return REGRESSION if self.candidate_lost else overall(self.decisions)
 
     @property
     def exit_code(self) -> int:
-        return exit_code(self.decisions)
+        return EXIT_CODES[REGRESSION] if self.candidate_lost else exit_code(self.decisions)
 
     @property
     def plan_summary(self) -> str:
@@ -225,6 +249,7 @@ class CompareRecord:
             "order": self.order,
             "verdict": self.verdict,
             "exit_code": self.exit_code,
+            "lost_records": self.lost_records,
             "decisions": [d.to_dict() for d in self.decisions],
             "runs": [r.to_dict() for r in self.runs],
             "confidence": f.real(self.confidence),

@@ -11,8 +11,10 @@ the runs its metrics need, in this order, and the stack stopped (always, also on
 3. a run at the fixed `--rate`, for `p99` and `cpu`;
 4. a capacity search, for `capacity`.
 
-A run that fails contributes None for its metrics, with a note; a stack that does not start
-aborts the comparison (AbortedError: the same side would fail again).
+A run that fails contributes None for its metrics, with a note; so does a run that lost records
+k6 saw acknowledged, or whose ledger cannot be checked (unsound: values.unsound), which the
+outcome lists (`unsound`) and which sets no pressure rate. A stack that does not start aborts
+the comparison (AbortedError: the same side would fail again).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import SearchPlan
 from loadgate.contract.spec import RunSpec
+from loadgate.judge.soundness import Unsound
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
 from loadgate.measure.saturation import SATURATE_PARAMS
@@ -51,7 +54,8 @@ DEFAULT_PRESSURE_FRACTION = 0.7  # of the baseline's saturation throughput
 class RepeatOutcome:
     """What one repeat measured: values by metric name (None: not measured), the runs and
     search behind it, their verdicts (PASS/FAIL, None if none finished), notes, where a value
-    came from (`sources`) and the pressure rate in force."""
+    came from (`sources`), the pressure rate in force, and the runs whose figures did not count
+    (`unsound`: they lost acknowledged records, or their ledger cannot say)."""
 
     values: dict[str, float | None]
     ref: str | None = None
@@ -61,6 +65,7 @@ class RepeatOutcome:
     bottleneck: str | None = None  # the first run's attribution, in a line
     sources: dict[str, str] = field(default_factory=dict[str, str])
     pressure: Pressure | None = None
+    unsound: tuple[Unsound, ...] = ()
 
 
 class RunOne(Protocol):
@@ -131,22 +136,38 @@ class _Tally:
     refs: list[str] = field(default_factory=list[str])
     verdicts: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     bottleneck: str | None = None
+    unsound: list[Unsound] = field(default_factory=list[Unsound])
 
-    def ran(self, kind: str, result: results.RunResult) -> None:
+    def ran(self, kind: str, result: results.RunResult) -> bool:
+        """Take a run's verdict and notes; whether its figures count (False: it is unsound,
+        recorded with a note, and none of its values is taken)."""
         self.verdicts.append((kind, result.verdict))
         if self.bottleneck is None:
             self.bottleneck = cv.bottleneck_summary(result.bottleneck)
         self.notes.extend(f"incomplete: {p}" for p in result.problems)
         self.notes.extend(cv.machine_note(result))
+        bad = cv.unsound(result)
+        if bad is None:
+            return True
+        self.unsound.append(bad)
+        self.notes.append(f"the {kind} run {result.run_id}: {bad.reason}; its figures are unknown")
+        return False
 
     def take(
-        self, metrics: tuple[Metric, ...], measured: dict[str, float | None], run_id: str
+        self,
+        metrics: tuple[Metric, ...],
+        measured: dict[str, float | None],
+        run_id: str,
+        why: dict[str, str] | None = None,
     ) -> None:
+        """The metrics' values a run measured; a None one noted, with `why` where known."""
         for m in metrics:
             if m.name in measured:
                 self.values[m.name] = measured[m.name]
                 if measured[m.name] is None:
-                    self.notes.append(f"{m.name} not measured by {run_id}")
+                    reason = (why or {}).get(m.name)
+                    tail = f": {reason}" if reason else ""
+                    self.notes.append(f"{m.name} not measured by {run_id}{tail}")
 
     def outcome(self, pressure: Pressure | None) -> RepeatOutcome:
         if len(self.verdicts) == 1:
@@ -155,7 +176,7 @@ class _Tally:
             verdict = ", ".join(f"{k} {v}" for k, v in self.verdicts) or None
         return RepeatOutcome(
             self.values, self.refs[0] if self.refs else None, verdict, tuple(self.notes),
-            tuple(self.refs), self.bottleneck, dict(self.sources), pressure,
+            tuple(self.refs), self.bottleneck, dict(self.sources), pressure, tuple(self.unsound),
         )  # fmt: skip
 
 
@@ -303,9 +324,8 @@ class LocalRepeats:
     ) -> None:
         base = self.saturate_spec or saturating(self.spec)
         result = self._execute(self.spec_for(run, run_id, base), target, "saturation", tally)
-        if result is None:
+        if result is None or not tally.ran("saturation", result):
             return
-        tally.ran("saturation", result)
         value, notes = cv.saturation_value(result)
         tally.notes.extend(notes)
         if self._wants(rule.SATURATION.name):
@@ -329,18 +349,16 @@ class LocalRepeats:
         vus = (self.saturate_spec or saturating(self.spec)).vus
         base = replace(self.spec, rate=self.pressure.rate_per_min, vus=vus)
         result = self._execute(self.spec_for(run, run_id, base), target, "pressure", tally)
-        if result is None:
+        if result is None or not tally.ran("pressure", result):
             return
-        tally.ran("pressure", result)
         measured, sources = cv.pressure_values(result)
-        tally.take(self.metrics, measured, run_id)
+        tally.take(self.metrics, measured, run_id, cv.unknown_reasons(result))
         tally.sources.update({k: v for k, v in sources.items() if self._wants(k)})
 
     def _fixed(self, run: ScheduledRun, run_id: str, target: LocalTarget, tally: _Tally) -> None:
         result = self._execute(self.spec_for(run, run_id), target, "fixed-rate", tally)
-        if result is None:
+        if result is None or not tally.ran("fixed-rate", result):
             return
-        tally.ran("fixed-rate", result)
         tally.take(self.metrics, cv.fixed_rate_values(result), run_id)
         if self._wants(rule.CPU_PER_1000.name):
             tally.sources[rule.CPU_PER_1000.name] = cv.CPU_PROMETHEUS

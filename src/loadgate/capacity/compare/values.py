@@ -15,6 +15,9 @@ read from a run's result (None: not measured, never 0; with a note saying why).
   cancel. Unknown where the target cannot see the processes (Juju).
 - `p99`, `cpu`: the same two of a run at the fixed `--rate` (CPU from Prometheus), the first
   comparison's metrics; `capacity`: a capacity search's knee.
+
+A value counts only if its run is sound (judge.soundness): a run that lost records k6 saw
+acknowledged, or whose ledger cannot say, gives None for every metric, with the reason.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from loadgate.capacity.compare.rule import Metric
 from loadgate.capacity.compare.sides import SideError
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import FOUND
+from loadgate.judge import soundness
 from loadgate.judge.attribution import Attribution
+from loadgate.judge.soundness import Unsound
 from loadgate.measure.saturation import GROWING, TOOK_ALL, UNKNOWN
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
@@ -164,9 +169,21 @@ def prometheus_cpu_per_1000(result: results.RunResult) -> float | None:
     )
 
 
+def unsound(result: results.RunResult) -> Unsound | None:
+    """Why a run's figures do not count (None: they do): it lost acknowledged records, or its
+    ledger cannot be checked."""
+    return soundness.unsound(result.run_id, result.ledger)
+
+
+def _unknown(names: Sequence[str]) -> dict[str, float | None]:
+    return {name: None for name in names}
+
+
 def fixed_rate_values(result: results.RunResult) -> dict[str, float | None]:
     """p99 (k6's) and collector CPU-seconds per 1,000 accepted records over the load window,
-    from a fixed-rate run; None where the run did not measure it."""
+    from a fixed-rate run; None where the run did not measure it or is unsound."""
+    if unsound(result) is not None:
+        return _unknown(FIXED_RATE_METRICS)
     return {
         rule.P99_AT_RATE.name: result.client.p99_ms,
         rule.CPU_PER_1000.name: prometheus_cpu_per_1000(result),
@@ -198,11 +215,22 @@ def cpu_per_k6_cpu(result: results.RunResult) -> float | None:
     return collector / k6
 
 
+def unknown_reasons(result: results.RunResult) -> dict[str, str]:
+    """Why a pressure run's kernel CPU figures are unknown, by metric, where the kernel says
+    (a negative marginal CPU, a process not read at both edges); empty otherwise."""
+    why = result.cpu.unknown.get("otelcol") if result.cpu is not None else None
+    if not why or unsound(result) is not None:
+        return {}
+    return {rule.PRESSURE_CPU.name: why, rule.PRESSURE_CPU_K6.name: why}
+
+
 def pressure_values(
     result: results.RunResult,
 ) -> tuple[dict[str, float | None], dict[str, str]]:
     """p99, CPU per 1,000 records and CPU per k6 CPU of a pressure run, and the sources of the
-    CPU figures."""
+    CPU figures; all None (and no source) when the run is unsound."""
+    if unsound(result) is not None:
+        return _unknown(PRESSURE_METRICS), {}
     cpu, source = collector_cpu_per_1000(result)
     ratio = cpu_per_k6_cpu(result)
     values = {
@@ -219,8 +247,10 @@ def pressure_values(
 def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]]:
     """A saturation run's throughput (the collector's accepted records per minute over the
     steady window; what its exporter sent on, when the queue grew without filling), or None
-    and why."""
+    and why (also when the run is unsound: its figures do not count)."""
     sat, run_id = result.saturation, result.run_id
+    if (bad := unsound(result)) is not None:
+        return None, [f"saturation unknown in {run_id}: {bad.reason}"]
     if sat is None:
         return None, [f"saturation not measured by {run_id}"]
     reading = sat.reading
@@ -229,7 +259,7 @@ def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]
     if reading.state == GROWING and reading.per_min is not None:
         return reading.per_min, [
             f"{run_id}: the queue never filled but grew (the exporter sent on "
-            f"{reading.per_min:,.0f}/min of the {sat.accepted_per_min or 0:,.0f}/min taken): "
+            f"{reading.per_min:,.0f}/min of the {_per_min(sat.accepted_per_min)} taken): "
             "saturated at what it sent on"
         ]
     if reading.state == TOOK_ALL:
@@ -244,6 +274,10 @@ def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]
     if reading.per_min is None:
         return None, [f"saturation throughput unknown in {run_id}: the accepted count was unread"]
     return reading.per_min, []
+
+
+def _per_min(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.0f}/min"
 
 
 def machine_note(result: results.RunResult) -> list[str]:

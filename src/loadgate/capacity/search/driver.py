@@ -12,7 +12,10 @@ A saturation step runs with the gates of `loadgate run --saturate` (refusals exp
 gives the rule the run's saturation figures: whether its queue filled, the throughput over the
 steady window and the queue's capacity in records. Without a steady window (e.g. the queue
 filled too late) the throughput is k6's accepted rate over the whole load, saturated when that
-fell short of 95 % of the offered rate, and a note says so.
+fell short of 95 % of the offered rate, and a note says so. A step whose run lost records k6
+saw acknowledged, or whose ledger cannot say (judge.soundness), has no saturation figures: a
+saturation step's reading is unknown (measured once more, as any unknown reading), and a hold
+is judged by its gates, its lost gate among them.
 
 Files: `<results_root>/<search_id>/search.json`, and each step's run under it:
 `<results_root>/<search_id>/runs/<search_id>-NN/result.json` (NN the step index).
@@ -41,7 +44,7 @@ from loadgate.capacity.search.rule import (
 from loadgate.contract.gates import PASS
 from loadgate.contract.params import ACCEPTED_SHARE
 from loadgate.contract.spec import RunSpec, SpecError, is_run_id
-from loadgate.judge import run_figures
+from loadgate.judge import run_figures, soundness
 from loadgate.judge.attribution import Attribution, BottleneckFigures
 from loadgate.measure import pipeline as pipe
 from loadgate.measure.queries import PrometheusAPI
@@ -125,20 +128,22 @@ def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float |
     """(saturated, throughput per minute, queue capacity in records, a note) from a run.
 
     Over a steady window: what the exporter sent on per minute (the collector's accepted, then
-    Loki's stored, when unknown); saturated when the queue filled, or when the exporter sent
-    on less than GROWING_SHARE of what the receiver took (the queue was growing: it would
-    have filled in a longer run): the figures' reading at its limit. Without one: k6's accepted
-    rate over the whole load less what the queue held at its fullest (accepted, not sent on
-    during the load), with a note saying why; saturated when the queue filled (its high-water
-    mark at FULL_SHARE of its capacity) or k6 got less than ACCEPTED_SHARE of the offered rate
-    in. None where unknown."""
+    Loki's stored, when unknown: a measured 0 is taken); saturated when the queue filled, or
+    when the exporter sent on less than GROWING_SHARE of what the receiver took (the queue was
+    growing: it would have filled in a longer run): the figures' reading at its limit. Without
+    one: k6's accepted rate over the whole load less what the queue held at its fullest
+    (accepted, not sent on during the load), with a note saying why (unknown when that
+    high-water mark is, or when it exceeds what k6 had accepted); saturated when the queue
+    filled (its high-water mark at FULL_SHARE of its capacity) or k6 got less than
+    ACCEPTED_SHARE of the offered rate in. None where unknown."""
     sat, spec, pipeline = result.saturation, result.spec, result.pipeline
     capacity = sat.queue_capacity if sat is not None else None
     if capacity is None and pipeline is not None:
         capacity = pipeline.queue_capacity
-    queue_records = capacity * spec.logs_per_request if capacity else None
+    queue_records = capacity * spec.logs_per_request if capacity is not None else None
     if sat is not None and sat.reading.state != UNKNOWN:
-        throughput = sat.exported_per_min or sat.accepted_per_min or sat.stored_per_min
+        measured = (sat.exported_per_min, sat.accepted_per_min, sat.stored_per_min)
+        throughput = next((v for v in measured if v is not None), None)
         if throughput is not None:
             return sat.reading.at_limit, throughput, queue_records, ""
     offered = spec.offered_logs_per_minute
@@ -148,16 +153,24 @@ def saturation_of(result: RunResult) -> tuple[bool | None, float | None, float |
     high = pipeline.queue_size_max if pipeline is not None else None
     filled = bool(capacity and high is not None and high >= FULL_SHARE * capacity)
     saturated = filled or accepted < ACCEPTED_SHARE * offered
-    seconds = result.client.duration_s
-    if high and seconds > 0:
-        queued = high * spec.logs_per_request * 60 / seconds
-        accepted = max(0.0, accepted - queued)
     why = sat.reason if sat is not None and sat.reason else "not measured"
+    seconds = result.client.duration_s
+    if high is None or seconds <= 0:
+        what = "the queue's high-water mark is unknown" if high is None else "no load seconds"
+        note = f"no steady window ({why}) and {what}: the throughput is unknown"
+        return saturated, None, queue_records, note
+    queued = high * spec.logs_per_request * 60 / seconds
+    if queued > accepted:
+        note = (
+            f"no steady window ({why}), and the queue held more than k6 had accepted "
+            f"({queued:,.0f} > {accepted:,.0f}/min): the throughput is unknown"
+        )
+        return saturated, None, queue_records, note
     note = (
         f"no steady window ({why}): the throughput is k6's accepted rate over the whole load "
         "less what the queue held at its fullest"
     )
-    return saturated, accepted, queue_records, note
+    return saturated, accepted - queued, queue_records, note
 
 
 def _taken_and_sent(
@@ -167,7 +180,7 @@ def _taken_and_sent(
     one (a queue that reached FULL_SHARE only at the end leaves none), k6's accepted rate and
     saturation_of's reading of it (that less what the queue held at its fullest)."""
     sat = result.saturation
-    if sat is not None and sat.accepted_per_min and sat.exported_per_min is not None:
+    if sat is not None and sat.accepted_per_min is not None and sat.exported_per_min is not None:
         return sat.accepted_per_min, sat.exported_per_min
     return (result.client.records_per_minute if result.complete else None), throughput
 
@@ -178,11 +191,13 @@ def outcome_of(
     """A step's outcome from its run: passed when every gate passed and, for a hold of a plan
     whose holds must keep up, the pipeline kept up (saturate.fell_behind: a hold that
     fell behind counts as saturated, its queue growing); a saturation step when the pipeline
-    took everything offered."""
+    took everything offered. A run that lost acknowledged records, or whose ledger cannot say,
+    gives no throughput, and a saturation step of it no reading (unknown)."""
     figures = result.pipeline
     failed = [g.name for g in result.gates if not g.passed]
     passed = result.verdict == PASS
     saturated, throughput, queue_records, _ = saturation_of(result)
+    bad = soundness.unsound(result.run_id, result.ledger)
     if plan is not None and plan.method == SATURATE and step.phase == HOLD:
         took, sent = _taken_and_sent(result, throughput)
         if saturate.fell_behind(plan, took, sent):
@@ -190,10 +205,14 @@ def outcome_of(
             failed.append(f"fell behind (sent on {sent:,.0f} of {took:,.0f}/min: < {share:.1%})")
             passed, saturated = False, True
     verdict = PASS if passed else "FAIL: " + ", ".join(failed)
+    if bad is not None:
+        throughput = None
     if step.phase == SATURATION:
+        if bad is not None:
+            saturated = None
         passed = saturated is False
         verdict = (
-            "unknown"
+            ("unknown" if bad is None else f"unknown: {bad.reason}")
             if throughput is None
             else f"{'SATURATED' if saturated else 'TOOK ALL'} at {throughput:,.0f}/min"
         )
@@ -366,7 +385,8 @@ class _SearchLog:
             )
         plan = self.search.plan
         outcome = outcome_of(step, result, time.monotonic() - step_started, plan)
-        note = saturation_of(result)[3]
+        bad = soundness.unsound(result.run_id, result.ledger)
+        note = saturation_of(result)[3] if bad is None else f"saturation unknown: {bad.reason}"
         if step.phase == SATURATION and note:
             self.notes.append(f"step {step.index} ({result.run_id}): {note}")
         figures, attribution = run_figures.assess(result)
