@@ -18,9 +18,16 @@ import math
 import statistics
 from dataclasses import dataclass
 
+# The saturate tests' simulated pipeline (one import to follow when it moves to tests/support).
 from test_capacity_saturate import QUEUE, QueuePipeline, log_uniform, rng, seen_excess
 
 from loadgate.capacity.search.rule import FOUND, HOLD, SearchPlan, SearchResult, run_search
+
+__all__ = [
+    "GOAL_COVERAGE", "GOAL_LOAD_S", "HEADER", "NOISY", "QUIET", "STEP_OVERHEAD_S", "Machine",
+    "QueuePipeline", "Row", "bracket_covers", "cells", "one_search", "percentile",
+    "reported_covers", "seen_excess", "simulate", "table", "true_knee", "verdict",
+]  # fmt: skip
 
 # The benchmark's goals: the reported interval holds the true knee in at least this share of
 # searches, on every row; a search's median load at most this (the quiet machine's budget).

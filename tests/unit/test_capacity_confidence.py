@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from search_coverage import NOISY, one_search, simulate
-from test_capacity_saturate import QueuePipeline
+from search_coverage import NOISY, QueuePipeline, one_search, simulate
 
 from loadgate.capacity.search.confidence import (
     Trials,

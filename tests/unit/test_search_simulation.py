@@ -18,11 +18,11 @@ from search_coverage import (
     one_search,
     percentile,
     reported_covers,
+    seen_excess,
     simulate,
     table,
     true_knee,
 )
-from test_capacity_saturate import seen_excess
 
 from loadgate.capacity.search.rule import (
     OUT_OF_BUDGET,
