@@ -9,14 +9,13 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import yaml
-from conftest import StartStack
+from conftest import TO_FILL_BASE_PORT
 
 from loadgate import cli
 from loadgate.charms import render
@@ -29,26 +28,14 @@ pytestmark = pytest.mark.local
 BASE_PORT = 24800
 
 
-@pytest.fixture(scope="module")
-def charm_stack(
-    start_stack: StartStack, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[local.StackInfo]:
-    root = tmp_path_factory.mktemp("charm-stack")
-    info = start_stack(root, BASE_PORT)
-    try:
-        yield info
-    finally:
-        local.down(root)
-
-
 def result_of(results: Path) -> dict[str, Any]:
     files = list(results.glob("*/result.json"))
     assert len(files) == 1, files
     return json.loads(files[0].read_text())
 
 
-def test_the_stack_runs_what_the_charms_rendered(charm_stack: local.StackInfo) -> None:
-    charms = charm_stack.charms
+def test_the_stack_runs_what_the_charms_rendered(stack: local.StackInfo) -> None:
+    charms = stack.charms
     assert charms is not None
     otelcol, loki = charms["otelcol"], charms["loki"]
     assert otelcol["source"]["commit"].startswith("2a77867")
@@ -58,29 +45,27 @@ def test_the_stack_runs_what_the_charms_rendered(charm_stack: local.StackInfo) -
     assert loki["source"]["revisions"] == [244]
     assert loki["workload"] == {"part": "loki", "version": "v3.7.8"}
     assert charms["missing_components"] == []  # the build has every rendered component
-    assert charm_stack.loki_server_name == render.fqdn("loki")
+    assert stack.loki_server_name == render.fqdn("loki")
 
-    config = yaml.safe_load(charm_stack.layout.collector_config.read_text())
+    config = yaml.safe_load(stack.layout.collector_config.read_text())
     assert "filter/internal-telemetry-loop-breaker/otelcol/0" in config["processors"]
     assert config["service"]["telemetry"]["resource"]["service.name"] == "otelcol-internal"
     exporter = config["exporters"]["loki/send-loki-logs/0"]
-    assert (
-        exporter["endpoint"] == f"https://127.0.0.1:{charm_stack.ports.loki_http}/loki/api/v1/push"
-    )
+    assert exporter["endpoint"] == f"https://127.0.0.1:{stack.ports.loki_http}/loki/api/v1/push"
     assert exporter["tls"]["server_name_override"] == render.fqdn("loki")
     assert exporter["tls"]["insecure_skip_verify"] is False
-    assert local.status(charm_stack.root).healthy
+    assert local.status(stack.root).healthy
 
 
 def test_queries_find_the_names_the_charms_telemetry_config_exposes(
-    charm_stack: local.StackInfo,
+    stack: local.StackInfo,
 ) -> None:
     """The charm keeps the collector's default metrics reader: counters without `_total`."""
-    text = httpx.get(f"http://127.0.0.1:{charm_stack.ports.otelcol_metrics}/metrics").text
+    text = httpx.get(f"http://127.0.0.1:{stack.ports.otelcol_metrics}/metrics").text
     names = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line[:1] != "#"}
     assert "otelcol_process_cpu_seconds" in names
     assert "otelcol_process_cpu_seconds_total" not in names
-    prom = PrometheusAPI(charm_stack.prometheus_url, httpx.Client(timeout=10))
+    prom = PrometheusAPI(stack.prometheus_url, httpx.Client(timeout=10))
     found: dict[str, float | None] = {}
     deadline = time.monotonic() + 30  # the first scrapes of a fresh stack
     metrics = (q.COLLECTOR_CPU, q.COLLECTOR_UPTIME, q.COLLECTOR_RSS, q.COLLECTOR_ACCEPTED)
@@ -122,17 +107,17 @@ def pause_loki(
 
 
 def test_the_runs_records_balance_with_the_collectors_own_logs_in_the_pipeline(
-    charm_stack: local.StackInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    stack_to_fill: local.StackInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Loki paused mid-run until the collector's sending queue is full: the exporter logs every
     request it cannot queue, and the loop breaker drops those lines (the drain must count them,
     or it would never end). The run's own steps still balance to the record."""
-    monkeypatch.setenv("LOADGATE_STACK_DIR", str(charm_stack.root))
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(stack_to_fill.root))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path))
     # 120 requests/s of 5 records fill the charm's 1,000-batch queue in about 8 s.
-    thread = pause_loki(charm_stack, tmp_path, after=3, seconds=13)
+    thread = pause_loki(stack_to_fill, tmp_path, after=3, seconds=13)
     code = cli.main(
-        ["run", "--duration", "20s", "--rate", "36000", "--base-port", str(BASE_PORT),
+        ["run", "--duration", "20s", "--rate", "36000", "--base-port", str(TO_FILL_BASE_PORT),
          "--drain-timeout", "120"]
     )  # fmt: skip
     thread.join()

@@ -1,8 +1,8 @@
 """The k6 charm's workload module against a real Pebble daemon running the real k6 binary.
 
 The charm's container is played by a temp dir (its paths hold spaces, so the argv Pebble
-shlex-splits must survive quoting) served by `pebble run`; k6 loads the local stack's collector,
-which this module starts on its own ports and stack dir and stops afterwards.
+shlex-splits must survive quoting) served by `pebble run`; k6 loads the collector of the suite's
+shared local stack (conftest.py).
 
 Measured with k6 v1.8.1 and these tests: k6 ends on SIGTERM (Pebble's stop) with exit 105 and
 still runs handleSummary, so a stopped run keeps partial figures; Pebble shows that exit as
@@ -12,7 +12,6 @@ still runs handleSummary, so a stopped run keeps partial figures; Pebble shows t
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -23,7 +22,6 @@ from pathlib import Path
 
 import ops.pebble
 import pytest
-from conftest import StartStack
 
 from loadgate.stack import local as stack_local
 from loadgate.stack import pebble_daemon
@@ -37,9 +35,6 @@ from workload import CHECK, K6Workload, Paths  # noqa: E402
 
 pytestmark = pytest.mark.local
 
-# Its own ports, so that it runs beside the other suites' stacks (and a developer's own).
-BASE_PORT = int(os.environ.get("LOADGATE_TEST_CHARM_BASE_PORT", "24540"))
-
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -48,16 +43,9 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def collector_url(
-    start_stack: StartStack, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """The local stack on this module's own ports; yields the collector's OTLP/HTTP base URL."""
-    root = tmp_path_factory.mktemp("charm-stack")
-    info = start_stack(root, BASE_PORT)
-    try:
-        yield info.otlp_http_url
-    finally:
-        stack_local.down(root)
+def collector_url(stack: stack_local.StackInfo) -> str:
+    """The collector's OTLP/HTTP base URL on the suite's shared stack."""
+    return stack.otlp_http_url
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import SHORT_RUN_ID, ShortRun
 
 from loadgate import cli
 from loadgate.contract.spec import RunSpec
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.local
 DASHBOARD_FILE = (
     Path(__file__).resolve().parents[2] / "charms/k6-k8s/src/grafana_dashboards/loadgate-k6.json"
 )
-RUN_ID = "dash-probe.1"
+RUN_ID = SHORT_RUN_ID
 STUCK_RUN_ID = "dash-stuck.1"
 RATE_WINDOW = "20s"
 # Queries a clean run leaves empty: their series appear only with a failure of their kind.
@@ -98,21 +99,11 @@ def values(data: dict[str, Any]) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def run_window(
-    stack: local.StackInfo, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[float, float]:
-    """A short passing run of the default scenario; the span to query."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LOADGATE_STACK_DIR", str(stack.root))
-    mp.setenv("LOADGATE_RESULTS_DIR", str(tmp_path_factory.mktemp("results")))
-    start = time.time()
-    try:
-        code = cli.main(["run", "--duration", "15s", "--rate", "12000", "--run-id", RUN_ID])
-    finally:
-        mp.undo()
-    assert code == cli.EXIT_OK
-    time.sleep(3)  # the last scrape of the collector and Loki after the drain
-    return start, time.time()
+def run_window(short_run: ShortRun) -> tuple[float, float]:
+    """A short passing run of the default scenario (the suite's: conftest.py); the span to
+    query."""
+    assert short_run.code == cli.EXIT_OK
+    return short_run.start, short_run.end
 
 
 @pytest.mark.parametrize(
@@ -198,11 +189,14 @@ def test_dropped_iterations_show_when_the_generator_runs_out_of_vus(
             cmd.argv, env={**os.environ, **cmd.env}, cwd=tmp_path, capture_output=True, timeout=120
         )
     assert proc.returncode != 0  # its thresholds fail
-    time.sleep(6)  # k6's last remote-write push
     expr = panel_query("Generator: VUs and dropped iterations/s", "C")
-    data = query_range(
-        stack.prometheus_url, grafana_to_promql(expr, STUCK_RUN_ID), start, time.time()
-    )
-    found = values(data)
+    deadline = time.time() + 20  # until k6's last remote-write push is in
+    found: list[float] = []
+    while not (found and max(found) > 0) and time.time() < deadline:
+        time.sleep(1)
+        data = query_range(
+            stack.prometheus_url, grafana_to_promql(expr, STUCK_RUN_ID), start, time.time()
+        )
+        found = values(data)
     assert found
     assert max(found) > 0

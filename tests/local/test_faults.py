@@ -288,13 +288,11 @@ def test_after_sigkill_of_loadgate_the_next_run_finds_what_it_left(
 
 def test_stack_down_after_pebble_died_stops_only_what_the_stack_started(
     own_stack: Callable[[int], local.StackInfo],
-    start_stack: StartStack,
-    tmp_path: Path,
+    stack: local.StackInfo,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     info = own_stack(24760)
-    other_root = tmp_path / "other-stack"
-    other = start_stack(other_root, 24770)
+    other, other_root = stack, stack.root  # another stack: the suite's shared one
     tail = subprocess.Popen(
         ["tail", "-f", str(info.root / "logs" / "pebble.log")], stdout=subprocess.DEVNULL
     )
@@ -331,7 +329,6 @@ def test_stack_down_after_pebble_died_stops_only_what_the_stack_started(
     finally:
         tail.kill()
         tail.wait()
-        local.down(other_root)
 
 
 def test_a_broken_running_stack_is_refused_before_the_load(

@@ -1,5 +1,5 @@
 """`loadgate matrix` through the real stack: a 2-cell matrix (the charm's defaults against the
-collector sending to a Loki stand-in with its GC traced; 15 s at 30,000 records/min), each
+collector sending to a Loki stand-in with its GC traced; 10 s at 30,000 records/min), each
 experiment on a fresh stack, its comparison written; then a resume after an interrupted cell:
 the done cell is skipped (and said so), the interrupted one runs again under its next
 attempt's run id, and nothing is left running. The base port is
@@ -30,7 +30,7 @@ experiments:
     hand: {exporter: standin, gc_trace: on}
 scenarios:
   - name: s
-    duration: 15s
+    duration: 10s
     vus: 20
 rates: [30000]
 drain_timeout: 60

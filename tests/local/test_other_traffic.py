@@ -23,6 +23,8 @@ pytestmark = pytest.mark.local
 # 100 records a second, as two requests of 50 (each stamped when sent).
 BURST = 50
 EVERY_S = 0.5
+# The run's load, in seconds: the other client sends at least this many seconds' worth.
+LOAD_S = 15
 
 
 class OtherClient:
@@ -81,10 +83,12 @@ def test_the_ledger_balances_for_the_runs_records_beside_other_traffic(
 ) -> None:
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(stack.root))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
-    code = cli.main(["run", "--duration", "30s", "--rate", "30000", "--run-id", "beside-other"])
+    code = cli.main(
+        ["run", "--duration", f"{LOAD_S}s", "--rate", "30000", "--run-id", "beside-other"]
+    )
     out = capsys.readouterr().out
     assert other_client.failed == 0
-    assert other_client.sent > 30 * 100
+    assert other_client.sent > LOAD_S * 100
     assert code == cli.EXIT_OK, out
     result = json.loads((tmp_path / "results" / "beside-other" / "result.json").read_text())
     assert result["verdict"] == "PASS"
@@ -95,7 +99,7 @@ def test_the_ledger_balances_for_the_runs_records_beside_other_traffic(
     other = result["delivered"]["other_traffic"]
     assert other["records"] == ledger["other_traffic"]
     assert other["per_minute"] == pytest.approx(6000, rel=0.15)
-    assert other["records"] >= 30 * 100
+    assert other["records"] >= LOAD_S * 100
     assert other["before_per_minute"] > 0  # the baseline saw it and did not wait it out
     assert any("carried other traffic before the run" in note for note in result["notes"])
     steps = {s["name"]: s for s in ledger["steps"]}

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import processes_mentioning
+from conftest import ShortRun, processes_mentioning
 
 from loadgate import cli
 from loadgate.stack import local
@@ -33,12 +33,13 @@ def use_stack(stack: local.StackInfo, tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_short_run_balances_the_ledger_and_passes(
-    use_stack: Path, capsys: pytest.CaptureFixture[str]
+    short_run: ShortRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code = cli.main(["run", "--duration", "15s", "--rate", "12000", "--labels", "revision=test"])
-    out = capsys.readouterr().out
-    assert code == cli.EXIT_OK, out
-    result = result_of(use_stack)
+    """The suite's short run (conftest.py: 15 s at 12,000 records/min, labelled revision=test),
+    which the dashboard's queries read too."""
+    out, results = short_run.out, short_run.results
+    assert short_run.code == cli.EXIT_OK, out
+    result = result_of(results)
     assert result["verdict"] == "PASS"
     assert all(g["passed"] for g in result["gates"])
     assert {g["name"] for g in result["gates"]} == {
@@ -64,7 +65,7 @@ def test_short_run_balances_the_ledger_and_passes(
                 "collector_rss_max_mib", "loki_discarded"):  # fmt: skip
         assert key in pipeline
     assert pipeline["collector_rss_max_mib"] > 1
-    run_dir = next(use_stack.iterdir())
+    run_dir = results / result["run_id"]
     assert (run_dir / "k6-summary.json").is_file()
     assert "verdict PASS" in out
     assert "loss ledger (balanced)" in out
@@ -89,8 +90,9 @@ def test_short_run_balances_the_ledger_and_passes(
     assert max(v for _, v in series["series"]["collector_cpu_cores"]["samples"]) > 0
     assert max(v for _, v in series["series"]["collector_rss_mib"]["samples"]) > 1
     # ... and the report: page, HTML and PNGs (the run's series among them).
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
     assert cli.main(["report"]) == cli.EXIT_OK
-    page = use_stack / "report"
+    page = results / "report"
     split = result["environment"]["cpu_split"]  # a split stack's runs get rows of their own
     name = "test"
     if split:

@@ -16,12 +16,12 @@ pytestmark = pytest.mark.local
 
 
 def test_a_saturation_run_measures_its_steady_window_and_its_ledger_is_exact(
-    stack: local.StackInfo,
+    stack_to_fill: local.StackInfo,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("LOADGATE_STACK_DIR", str(stack.root))
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(stack_to_fill.root))
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
     code = cli.main(["run", "--saturate", "--duration", "30s", "--run-id", "saturated"])
     out = capsys.readouterr().out
@@ -53,7 +53,7 @@ def test_a_saturation_run_measures_its_steady_window_and_its_ledger_is_exact(
     assert cpu["per_1000_records"]["otelcol"] > 0
     assert cpu["busy_elsewhere_cores"] is not None
     # The stack's CPU split, recorded with the figures it shaped.
-    split = stack.cpu_split
+    split = stack_to_fill.cpu_split
     assert result["environment"]["cpu_split"] == (split.to_dict() if split else None)
     if split is not None:  # the pipeline alone on its CPUs: what they can give, nearly all
         pipeline_cores = (cpu["used_s"]["otelcol"] + cpu["used_s"]["loki"]) / cpu["window_s"]

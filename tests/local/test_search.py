@@ -1,37 +1,19 @@
 """`loadgate search` through the real stack: a tiny search (a narrow range below what the
 pipeline takes: a 20 s saturation step that takes everything, a 15 s hold that keeps up) whose
-search.json is complete and agrees with the runs of its steps."""
+search.json is complete and agrees with the runs of its steps; on the suite's shared stack."""
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import StartStack
 
 from loadgate import cli
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.stack import local
 
 pytestmark = pytest.mark.local
-
-BASE_PORT = int(os.environ.get("LOADGATE_TEST_SEARCH_BASE_PORT", "24600"))
-
-
-@pytest.fixture(scope="module")
-def stack(
-    start_stack: StartStack, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[local.StackInfo]:
-    """The module's stack, on LOADGATE_TEST_SEARCH_BASE_PORT (default the suite's 24600)."""
-    root = tmp_path_factory.mktemp("stack")
-    info = start_stack(root, BASE_PORT)
-    try:
-        yield info
-    finally:
-        local.down(root)
 
 
 def test_a_tiny_search_records_every_step_consistently_with_its_runs(

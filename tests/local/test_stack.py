@@ -66,19 +66,24 @@ def wait_for(what: str, probe: object, expected: int, timeout: float = 40.0) -> 
     pytest.fail(f"{what}: expected {expected}, last saw {value}")
 
 
-def settled(probe: Callable[[], float | None], timeout: float = 60.0) -> float:
-    """The probe's value once it stopped changing for 4 s (Prometheus scrapes every 2 s): the
-    charm's collector ships its own start-up logs through its pipeline first."""
+def settled(
+    probes: dict[str, Callable[[], float | None]], timeout: float = 60.0
+) -> dict[str, float]:
+    """Each probe's value once every one stopped changing for 4 s (Prometheus scrapes every
+    2 s): the charm's collector ships its own start-up logs through its pipeline first."""
     deadline = time.monotonic() + timeout
-    last, since = probe(), time.monotonic()
+    now = time.monotonic()
+    last = {what: (probe(), now) for what, probe in probes.items()}
     while time.monotonic() < deadline:
         time.sleep(1.0)
-        value = probe()
-        if value != last:
-            last, since = value, time.monotonic()
-        elif value is not None and time.monotonic() - since >= 4.0:
-            return float(value)
-    pytest.fail(f"no settled value within {timeout:.0f}s (last {last})")
+        now = time.monotonic()
+        for what, probe in probes.items():
+            value = probe()
+            if value != last[what][0]:
+                last[what] = (value, now)
+        if all(v is not None and now - since >= 4.0 for v, since in last.values()):
+            return {what: float(v) for what, (v, _) in last.items() if v is not None}
+    pytest.fail(f"no settled values within {timeout:.0f}s (last {last})")
 
 
 def test_exactly_n_records_are_accepted_exported_received_and_stored(
@@ -92,7 +97,7 @@ def test_exactly_n_records_are_accepted_exported_received_and_stored(
     }
     with httpx.Client(timeout=10) as client:
         prom = PrometheusAPI(stack.prometheus_url, client)
-        before = {what: settled(lambda e=expr: prom.instant(e)) for what, expr in figures.items()}
+        before = settled({w: lambda e=expr: prom.instant(e) for w, expr in figures.items()})
     sent = 0
     with httpx.Client(timeout=10) as client:
         for size in (50, 50, 30, 7):  # 137 records in four requests
