@@ -4,11 +4,11 @@ gives way: a known knee, a saturation step that may read it low, noise and flake
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import pytest
+from support.fakes.pipeline import QUEUE, SimulatedPipeline, log_uniform, refused_share, rng
 
 from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
@@ -40,90 +40,9 @@ from loadgate.measure.saturation import SATURATE_PARAMS
 # length the queue's fill sets; the default plan's holds that must keep up are at the end.
 PLAN = SearchPlan(keep_up_s=0)
 KEEP_UP = SearchPlan()
-QUEUE = 5_000.0  # the default collector's sending queue: 1,000 requests of 5 records
 
 
-def rng(seed: int) -> random.Random:
-    return random.Random(seed)  # noqa: S311 (a simulation, not cryptography)
-
-
-def log_uniform(r: random.Random, lo: float, hi: float) -> float:
-    return math.exp(r.uniform(math.log(lo), math.log(hi)))
-
-
-def refused_share(rate: float, knee: float, seconds: float, queue: float) -> float:
-    """The share of a step's records refused when `rate` is offered for `seconds` to a pipeline
-    that sustains `knee` behind a queue of `queue` records: none until the queue is full, then
-    the excess."""
-    if rate <= knee:
-        return 0.0
-    excess = rate - knee
-    fill_s = 60 * queue / excess
-    return max(0.0, seconds - fill_s) / seconds * excess / rate
-
-
-@dataclass
-class QueuePipeline:
-    """A pipeline that sustains `knee` records/min behind a sending queue of `queue` records.
-    A judged step fails when its refused share passes the error-rate gate (1 %) or leaves less
-    than 95 % accepted. The saturation step reads `knee * low` (overload costs the pipeline
-    CPU), times (offered / knee) ** -`overload_cost` (the heavier the overload, the lower),
-    with `sat_noise` (relative SD). `noise` moves the knee per step (log-normal);
-    `flake` fails any judged step with that probability; `once` fails a first attempt below
-    the knee with that probability; `unmeasured` saturation steps measure nothing. With
-    `keep_up` (a share), a hold also fails when the pipeline sent on less than that share of
-    what it took in (it fell behind: the driver's judgement, search.driver.outcome_of)."""
-
-    knee: float
-    queue: float | None = QUEUE
-    low: float = 1.0
-    overload_cost: float = 0.0
-    sat_noise: float = 0.0
-    noise: float = 0.0
-    flake: float = 0.0
-    once: float = 0.0
-    unmeasured: int = 0
-    keep_up: float | None = None
-    seed: int = 0
-    offered: list[Step] = field(default_factory=list[Step])
-
-    def __post_init__(self) -> None:
-        self._rng = rng(self.seed)
-
-    def _knee(self) -> float:
-        return self.knee * math.exp(self._rng.gauss(0, self.noise)) if self.noise else self.knee
-
-    def __call__(self, step: Step) -> StepOutcome:
-        self.offered.append(step)
-        knee = self._knee()
-        if step.phase == SATURATION:
-            if self.unmeasured > 0:
-                self.unmeasured -= 1
-                return StepOutcome(step.rate, False, verdict="unknown")
-            saturated = step.rate > knee
-            seen = knee * self.low * math.exp(self._rng.gauss(0, self.sat_noise))
-            seen *= max(1.0, step.rate / knee) ** -self.overload_cost
-            return StepOutcome(
-                step.rate,
-                not saturated,
-                saturated=saturated,
-                throughput_per_min=min(step.rate, seen) if saturated else step.rate,
-                queue_records=self.queue,
-            )
-        refused = refused_share(step.rate, knee, step.duration_s, self.queue or math.inf)
-        passed = refused <= 0.01
-        behind = self.keep_up is not None and knee < self.keep_up * step.rate
-        passed = passed and not behind
-        if self.flake and self._rng.random() < self.flake:
-            passed = False
-        if passed and step.attempt == 1 and self.once and self._rng.random() < self.once:
-            passed = False
-        verdict = "PASS" if passed else "FAIL"
-        saturated = refused > 0 or behind
-        return StepOutcome(step.rate, passed, verdict=verdict, wall_s=30.0, saturated=saturated)
-
-
-def search(pipeline: QueuePipeline, plan: SearchPlan = PLAN) -> SearchResult:
+def search(pipeline: SimulatedPipeline, plan: SearchPlan = PLAN) -> SearchResult:
     return run_search(plan, pipeline).result()
 
 
@@ -138,12 +57,12 @@ def seen_excess(knee: float, seconds: float, queue: float = QUEUE) -> float:
 
 def noisy(
     seed: int, lo: float, hi: float, keep_up: float | None = None
-) -> tuple[float, QueuePipeline]:
+) -> tuple[float, SimulatedPipeline]:
     """A knee drawn log-uniformly from [lo, hi] and its pipeline with 2 % noise per step, 3 % on
     the saturation reading, which reads up to 15 % low and more under heavy overload."""
     r = rng(seed)
     knee = log_uniform(r, lo, hi)
-    pipeline = QueuePipeline(
+    pipeline = SimulatedPipeline(
         knee,
         low=r.uniform(0.85, 1.0),
         overload_cost=r.uniform(0, 0.2),
@@ -156,7 +75,7 @@ def noisy(
 
 
 def within(
-    result: SearchResult, knee: float, pipeline: QueuePipeline, plan: SearchPlan = PLAN
+    result: SearchResult, knee: float, pipeline: SimulatedPipeline, plan: SearchPlan = PLAN
 ) -> bool:
     """A knee found within the precision around the pipeline's: the bracket within the
     precision, failing above the knee and passing no further above it than the precision's
@@ -209,7 +128,7 @@ def test_the_holds_straddle_the_saturation_throughput() -> None:
     assert derived_end(PLAN, Saturation(300_000, 1, True, 10_500, QUEUE)) == 15_700
     assert step_below(221_000, 0.05) == 200_000
     assert step_above(200_000, 0.05) == 221_000
-    pipeline = QueuePipeline(210_000)
+    pipeline = SimulatedPipeline(210_000)
     result = search(pipeline)
     assert [(s.phase, s.rate, s.duration_s, s.attempt) for s in pipeline.offered] == [
         (SATURATION, 300_000, 30, 1),
@@ -235,7 +154,7 @@ def test_the_holds_straddle_the_saturation_throughput() -> None:
 
 @pytest.mark.parametrize("knee", [round(10_500 * 1.29**i) for i in range(18)])
 def test_noiseless_knees_are_found_within_the_precision(knee: int) -> None:
-    pipeline = QueuePipeline(knee)
+    pipeline = SimulatedPipeline(knee)
     result = search(pipeline)
     assert within(result, knee, pipeline), result
     assert result.confirmed
@@ -246,7 +165,7 @@ def test_near_this_machines_knee_a_search_costs_at_most_two_minutes_of_load() ->
     """The default collector on a quiet 2-core machine takes about 210,000 records/min."""
     for seed in range(200):
         knee = log_uniform(rng(seed), 185_000, 290_000)
-        pipeline = QueuePipeline(knee, seed=seed)
+        pipeline = SimulatedPipeline(knee, seed=seed)
         result = search(pipeline)
         assert within(result, knee, pipeline), (knee, result)
         assert result.load_s <= 120, (knee, result)
@@ -259,7 +178,7 @@ def test_a_saturation_step_that_reads_low_is_corrected_by_holds_going_up() -> No
     for seed in range(200):
         r = rng(seed)
         knee = log_uniform(r, 150_000, 290_000)
-        pipeline = QueuePipeline(knee, low=r.uniform(0.85, 0.95), seed=seed)
+        pipeline = SimulatedPipeline(knee, low=r.uniform(0.85, 0.95), seed=seed)
         result = search(pipeline)
         assert within(result, knee, pipeline), (knee, result)
         assert result.load_s <= PLAN.budget_s
@@ -271,7 +190,7 @@ def test_a_heavily_overloaded_saturation_step_is_measured_again_at_a_milder_over
     300,000 where 60 s holds passed at 87,500; the milder steps a median 13 % above the
     capacity found). Offered 300,000, a pipeline that holds 85,000 reads 64,000; offered 1.5
     times that, 96,000: the holds start from their geometric mean, 78,000, not from either."""
-    pipeline = QueuePipeline(85_000, low=1.18, overload_cost=0.36)
+    pipeline = SimulatedPipeline(85_000, low=1.18, overload_cost=0.36)
     result = search(pipeline)
     assert [(s.phase, s.rate, s.duration_s) for s in pipeline.offered] == [
         (SATURATION, 300_000, 30),  # reads 64,000: overloaded 3.5 times
@@ -283,18 +202,18 @@ def test_a_heavily_overloaded_saturation_step_is_measured_again_at_a_milder_over
     assert result.saturation_per_min == pytest.approx(78_000, rel=0.01)
 
     # measured once more only: read heavy again (the machine got busier), the holds go on
-    class Busier(QueuePipeline):
-        def __call__(self, step: Step) -> StepOutcome:
-            outcome = super().__call__(step)
-            if step.phase == SATURATION and step.rate < 300_000:
-                return replace(outcome, throughput_per_min=40_000.0)
-            return outcome
+    busy = SimulatedPipeline(85_000, overload_cost=0.19)
 
-    busier = Busier(85_000, overload_cost=0.19)
-    search(busier)
-    assert [s.phase for s in busier.offered][:3] == [SATURATION, SATURATION, HOLD]
+    def busier(step: Step) -> StepOutcome:
+        outcome = busy(step)
+        if step.phase == SATURATION and step.rate < 300_000:
+            return replace(outcome, throughput_per_min=40_000.0)
+        return outcome
+
+    run_search(PLAN, busier)
+    assert [s.phase for s in busy.offered][:3] == [SATURATION, SATURATION, HOLD]
     # a quiet machine's overload (300,000 for 210,000) is mild: one saturation step
-    quiet = QueuePipeline(210_000, overload_cost=0.19)
+    quiet = SimulatedPipeline(210_000, overload_cost=0.19)
     assert within(search(quiet), 210_000, quiet)
     assert [s.phase for s in quiet.offered].count(SATURATION) == 1
 
@@ -305,7 +224,7 @@ def test_on_the_quiet_vm_the_two_readings_bracket_the_knee_and_two_holds_decide(
     from 152,000-166,000). Either reading alone put the first holds 5-10 % off, three holds;
     their geometric mean puts D just above the knee and the hold below it passes."""
     for knee in (140_000, 150_000):
-        pipeline = QueuePipeline(knee, low=1.28, overload_cost=0.39)
+        pipeline = SimulatedPipeline(knee, low=1.28, overload_cost=0.39)
         result = search(pipeline)
         phases = [s.phase for s in pipeline.offered]
         assert phases == [SATURATION, SATURATION, HOLD, HOLD], pipeline.offered
@@ -317,7 +236,7 @@ def test_a_milder_step_that_takes_everything_overrules_the_heavy_reading() -> No
     """Read at 300,000 as 100,000, the pipeline then takes 150,000 whole: the holds start at
     150,000 and go up a precision width at a time; the failure counts at once, its own queue
     full (no reading says the same)."""
-    pipeline = QueuePipeline(180_000, overload_cost=1.15)
+    pipeline = SimulatedPipeline(180_000, overload_cost=1.15)
     result = search(pipeline)
     assert [(s.phase, s.rate, s.attempt) for s in pipeline.offered] == [
         (SATURATION, 300_000, 1),
@@ -335,7 +254,7 @@ def test_a_saturation_step_that_reads_far_too_low_walks_up_a_precision_width_a_h
     """Read 25 % low at any overload (a busy machine), a small pipeline's 60 s holds walk up
     from the reading: the default budget just holds them."""
     knee = 80_000.0
-    pipeline = QueuePipeline(knee, low=0.75)
+    pipeline = SimulatedPipeline(knee, low=0.75)
     result = search(pipeline)
     assert within(result, knee, pipeline), result
     rates = [s.rate for s in pipeline.offered if s.phase == HOLD]
@@ -364,33 +283,19 @@ def test_noisy_knees_are_found_within_the_precision_and_the_budget() -> None:
     assert outcomes[FOUND] >= 390, outcomes
 
 
-@dataclass
-class EarlyGate(QueuePipeline):
-    """Another gate (p99, say) gives way at `gate_at`, below what the pipeline takes."""
-
-    gate_at: float = 0.0
-
-    def __call__(self, step: Step) -> StepOutcome:
-        outcome = super().__call__(step)
-        if step.phase == HOLD and step.rate > self.gate_at:
-            full = bool(outcome.saturated)
-            return StepOutcome(step.rate, False, verdict="FAIL: p99_ms", saturated=full)
-        return outcome
-
-
 def test_a_knee_far_below_the_saturation_throughput_is_found_by_bisecting_holds() -> None:
     """Another gate gives way at half what the pipeline takes: D fails as expected, the holds
     one and two precision widths below it fail too, then the rate halves and holds bisect.
     Each failure below the saturation throughput is offered twice before it counts, so this
     costs more than the default budget, which says where it stands."""
     plan = replace(PLAN, budget_s=400)
-    pipeline = EarlyGate(210_000, gate_at=105_000)
+    pipeline = SimulatedPipeline(210_000, gate_at=105_000)  # another gate (p99) gives way
     result = search(pipeline, plan)
     assert within(result, 105_000, pipeline, plan), result
     rates = [s.rate for s in pipeline.offered if s.phase == HOLD]
     assert rates[:4] == [221_000, 200_000, 181_000, 90_500]
     assert any(s.attempt == 2 for s in pipeline.offered)  # the lowest failure, retried
-    short = search(EarlyGate(210_000, gate_at=105_000))
+    short = search(SimulatedPipeline(210_000, gate_at=105_000))
     assert short.status == OUT_OF_BUDGET
     assert short.capacity_per_min == 90_500
     assert "load budget" in short.summary
@@ -400,7 +305,7 @@ def test_holds_whose_queue_filled_step_down_a_width_at_a_time() -> None:
     """A reading 20 % high: D and the hold below it fail with their queue full, which explains
     them (the knee is near, and the failure is no glitch: it counts at once), so the holds go
     on down a precision width, not halving."""
-    pipeline = QueuePipeline(150_000, low=1.2)
+    pipeline = SimulatedPipeline(150_000, low=1.2)
     result = search(pipeline)
     assert [(s.rate, s.attempt) for s in pipeline.offered if s.phase == HOLD] == [
         (189_000, 1),  # D: above S, final
@@ -409,7 +314,7 @@ def test_holds_whose_queue_filled_step_down_a_width_at_a_time() -> None:
     ]
     assert within(result, 150_000, pipeline), result
     # the bisect method offers every failure again, a full queue or not
-    bisected = QueuePipeline(150_000)
+    bisected = SimulatedPipeline(150_000)
     search(bisected, SearchPlan(method=BISECT))
     failed = [s.rate for s in bisected.offered if s.attempt == 2]
     assert failed
@@ -425,7 +330,7 @@ def test_no_short_step_decides() -> None:
     for seed in range(200):
         r = rng(seed)
         knee = log_uniform(r, 30_000, 600_000)
-        pipeline = QueuePipeline(knee, low=r.uniform(0.9, 1.0), seed=seed)
+        pipeline = SimulatedPipeline(knee, low=r.uniform(0.9, 1.0), seed=seed)
         result = search(pipeline, replace(PLAN, budget_s=600))
         assert PROBE not in {s.phase for s in pipeline.offered}
         assert within(result, knee, pipeline), (knee, result)
@@ -436,11 +341,11 @@ def test_the_bisect_method_is_fooled_by_short_probes_where_holds_are_not() -> No
     method's probes pass far above the knee and its hold has to walk down; the saturate
     method holds where the saturation step says."""
     knee = 200_000.0
-    bisect = QueuePipeline(knee, queue=20_000)
+    bisect = SimulatedPipeline(knee, queue=20_000)
     bisected = search(bisect, SearchPlan(method=BISECT))
     probes = [s.rate for s in bisect.offered if s.phase == PROBE]
     assert max(r for r in probes if refused_share(r, knee, 15, 20_000) <= 0.01) > knee * 1.2
-    saturate = QueuePipeline(knee, queue=20_000)
+    saturate = SimulatedPipeline(knee, queue=20_000)
     saturated = search(saturate)
     assert within(saturated, knee, saturate), saturated
     assert saturated.load_s < bisected.load_s
@@ -450,7 +355,7 @@ def test_the_bisect_method_is_fooled_by_short_probes_where_holds_are_not() -> No
 
 
 def test_a_pipeline_that_never_saturates_is_at_least_max() -> None:
-    pipeline = QueuePipeline(math.inf)
+    pipeline = SimulatedPipeline(math.inf)
     result = search(pipeline)
     assert result.status == AT_LEAST_MAX
     assert result.capacity_per_min == PLAN.max_rate
@@ -468,7 +373,7 @@ def test_with_max_rate_below_the_saturation_rate_a_pipeline_that_takes_it_is_at_
     None
 ):
     plan = replace(PLAN, min_rate=10_000, max_rate=14_000, hold_s=10)
-    pipeline = QueuePipeline(200_000)
+    pipeline = SimulatedPipeline(200_000)
     result = search(pipeline, plan)
     assert [(s.phase, s.rate, s.duration_s) for s in pipeline.offered] == [
         (SATURATION, 14_000, 30),
@@ -481,7 +386,7 @@ def test_with_max_rate_below_the_saturation_rate_a_pipeline_that_takes_it_is_at_
 def test_flakes_without_a_knee_still_give_at_least_max() -> None:
     outcomes: Counter[str] = Counter()
     for seed in range(300):
-        outcomes[search(QueuePipeline(math.inf, flake=0.05, seed=seed)).status] += 1
+        outcomes[search(SimulatedPipeline(math.inf, flake=0.05, seed=seed)).status] += 1
     assert FOUND not in outcomes
     assert outcomes[AT_LEAST_MAX] >= 295, outcomes
 
@@ -492,7 +397,7 @@ def test_single_failures_below_the_knee_are_absorbed() -> None:
     outcomes: Counter[str] = Counter()
     for seed in range(300):
         knee = log_uniform(rng(seed), 100_000, 280_000)
-        pipeline = QueuePipeline(knee, once=0.1, seed=seed)
+        pipeline = SimulatedPipeline(knee, once=0.1, seed=seed)
         result = search(pipeline)
         outcomes[result.status] += 1
         assert result.load_s <= PLAN.budget_s
@@ -502,18 +407,11 @@ def test_single_failures_below_the_knee_are_absorbed() -> None:
 
 
 def test_a_failure_above_the_saturation_throughput_counts_at_once_one_below_is_retried() -> None:
-    first = QueuePipeline(210_000)
+    first = SimulatedPipeline(210_000)
     search(first)
     assert all(s.attempt == 1 for s in first.offered)  # 221,000 > 210,000 failed: final
 
-    class SecondHoldFailsOnce(QueuePipeline):
-        def __call__(self, step: Step) -> StepOutcome:
-            outcome = super().__call__(step)
-            if (step.rate, step.attempt) == (200_000, 1):
-                return StepOutcome(step.rate, False, verdict="FAIL (spurious)")
-            return outcome
-
-    flaky = SecondHoldFailsOnce(210_000)
+    flaky = SimulatedPipeline(210_000, flaky_once={200_000})  # the second hold fails once
     result = search(flaky)
     assert [(s.rate, s.attempt) for s in flaky.offered if s.phase == HOLD] == [
         (221_000, 1),  # fails above 210,000: final
@@ -527,7 +425,7 @@ def test_a_failure_above_the_saturation_throughput_counts_at_once_one_below_is_r
 
 
 def test_a_pipeline_that_takes_nothing_is_below_min() -> None:
-    pipeline = QueuePipeline(1_000)
+    pipeline = SimulatedPipeline(1_000)
     result = search(pipeline)
     assert result.status == BELOW_MIN
     assert result.capacity_per_min is None
@@ -567,7 +465,7 @@ def test_min_rate_failing_with_its_queue_full_is_below_min() -> None:
 
 
 def test_an_unmeasured_saturation_step_is_run_again() -> None:
-    pipeline = QueuePipeline(210_000, unmeasured=1)
+    pipeline = SimulatedPipeline(210_000, unmeasured=1)
     result = search(pipeline)
     assert [(s.phase, s.attempt) for s in pipeline.offered[:2]] == [
         (SATURATION, 1),
@@ -578,7 +476,7 @@ def test_an_unmeasured_saturation_step_is_run_again() -> None:
 
 def test_twice_unmeasured_the_search_goes_on_by_bisection() -> None:
     """With its probes, and the budget the bisect method needs."""
-    pipeline = QueuePipeline(210_000, unmeasured=2)
+    pipeline = SimulatedPipeline(210_000, unmeasured=2)
     result = search(pipeline, replace(PLAN, budget_s=420))
     phases = [s.phase for s in pipeline.offered]
     assert phases[:3] == [SATURATION, SATURATION, PROBE]
@@ -590,7 +488,7 @@ def test_twice_unmeasured_the_search_goes_on_by_bisection() -> None:
 
 def test_the_budget_stops_a_search_and_says_so() -> None:
     plan = replace(PLAN, budget_s=210)
-    pipeline = QueuePipeline(210_000, flake=1.0)  # every hold fails
+    pipeline = SimulatedPipeline(210_000, flake=1.0)  # every hold fails
     result = search(pipeline, plan)
     assert result.status in (OUT_OF_BUDGET, BELOW_MIN)
     assert result.load_s <= 210
@@ -598,7 +496,7 @@ def test_the_budget_stops_a_search_and_says_so() -> None:
 
 
 def test_advance_is_a_pure_function_of_the_history() -> None:
-    finished = run_search(PLAN, QueuePipeline(180_000, once=0.5, seed=3))
+    finished = run_search(PLAN, SimulatedPipeline(180_000, once=0.5, seed=3))
     history = finished.history
     for i in range(len(history)):
         assert advance(PLAN, history[:i]) == history[i][0]
@@ -616,8 +514,8 @@ def test_a_plan_written_before_the_saturate_method_reads_as_bisect() -> None:
 # ---- holds that must keep up (the default plan) ----------------------------------------------
 
 
-def keeping_up(knee: float, **over: object) -> QueuePipeline:
-    return QueuePipeline(knee, keep_up=1 - KEEP_UP.precision / 2, **over)  # type: ignore[arg-type]
+def keeping_up(knee: float, **over: object) -> SimulatedPipeline:
+    return SimulatedPipeline(knee, keep_up=1 - KEEP_UP.precision / 2, **over)  # type: ignore[arg-type]
 
 
 def test_holds_that_must_keep_up_are_short_and_start_one_gate_width_above_the_reading() -> None:

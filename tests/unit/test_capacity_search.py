@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
+from support.fakes.pipeline import SimulatedPipeline, log_uniform, rng
 
 from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
@@ -41,46 +41,17 @@ from loadgate.capacity.search.rule import (
 PLAN = SearchPlan(method=BISECT)  # the bisect method; the saturate one: test_capacity_saturate
 
 
-def rng(seed: int) -> random.Random:
-    return random.Random(seed)  # noqa: S311 (a simulation, not cryptography)
-
-
-@dataclass
-class Pipeline:
-    """A simulated pipeline: a probe passes up to `knee`, a hold up to `hold_knee` (default the
-    knee); `noise` moves the knee per step (log-normal, relative SD); `flake` fails any step
-    with that probability; `flaky_once` fails the first attempt at each of those rates."""
-
-    knee: float
-    hold_knee: float | None = None
-    noise: float = 0.0
-    flake: float = 0.0
-    flaky_once: set[int] = field(default_factory=set[int])
-    seed: int = 0
-    offered: list[Step] = field(default_factory=list[Step])
-
-    def __post_init__(self) -> None:
-        self._rng = rng(self.seed)
-
-    def __call__(self, step: Step) -> StepOutcome:
-        self.offered.append(step)
-        knee = self.hold_knee if step.phase == HOLD and self.hold_knee else self.knee
-        if self.noise:
-            knee *= math.exp(self._rng.gauss(0, self.noise))
-        passed = step.rate <= knee
-        if self.flake and self._rng.random() < self.flake:
-            passed = False
-        if step.rate in self.flaky_once and step.attempt == 1:
-            passed = False
-        return StepOutcome(step.rate, passed, verdict="PASS" if passed else "FAIL", wall_s=20.0)
+def pipeline_at(knee: float, **over: Any) -> SimulatedPipeline:
+    """A pipeline whose steps pass up to its knee, however short (no queue absorbs the excess):
+    a probe passes up to `knee`, a hold up to `hold_knee` (default the knee); `noise` moves the
+    knee per step (log-normal, relative SD); `flake` fails any step with that probability;
+    `flaky_once` fails the first attempt at each of those rates; `once`, a first attempt that
+    passed with that probability."""
+    return SimulatedPipeline.without_queue(knee, wall_s=20.0, **over)
 
 
 def search(pipeline: Callable[[Step], StepOutcome], plan: SearchPlan = PLAN) -> SearchResult:
     return run_search(plan, pipeline).result()
-
-
-def log_uniform(r: random.Random, lo: float, hi: float) -> float:
-    return math.exp(r.uniform(math.log(lo), math.log(hi)))
 
 
 # ---- helpers --------------------------------------------------------------------------------
@@ -111,7 +82,7 @@ def test_bisections_and_step_below_respect_the_precision() -> None:
 
 @pytest.mark.parametrize("knee", [round(10_500 * 1.29**i) for i in range(18)])
 def test_noiseless_knee_is_bracketed_within_the_precision(knee: int) -> None:
-    result = search(Pipeline(knee))
+    result = search(pipeline_at(knee))
     assert result.status == FOUND
     assert result.confirmed
     assert result.capacity_per_min is not None
@@ -130,7 +101,7 @@ def test_default_plan_fits_the_five_minute_target_with_room_for_a_failed_hold() 
 
 
 def test_the_steps_of_a_typical_search_near_this_machines_knee() -> None:
-    pipeline = Pipeline(knee=190_000)
+    pipeline = pipeline_at(knee=190_000)
     result = search(pipeline)
     assert [(s.rate, s.phase, s.attempt) for s in pipeline.offered] == [
         (100_000, PROBE, 1),  # pass
@@ -154,7 +125,7 @@ def test_noisy_knees_are_found_within_precision_and_budget() -> None:
     outcomes: Counter[str] = Counter()
     for seed in range(400):
         knee = log_uniform(rng(seed), 30_000, 600_000)
-        result = search(Pipeline(knee, noise=0.01, seed=seed))
+        result = search(pipeline_at(knee, noise=0.01, seed=seed))
         outcomes[result.status] += 1
         assert result.load_s <= PLAN.budget_s
         assert result.steps <= PLAN.max_steps
@@ -170,7 +141,7 @@ def test_noisy_knees_are_found_within_precision_and_budget() -> None:
 def test_a_hold_that_fails_where_probes_passed_descends_with_holds() -> None:
     """Short probes are optimistic (the queue absorbs the excess for a while): probes pass
     up to 200,000 but 60 s holds only up to 185,000."""
-    pipeline = Pipeline(knee=200_000, hold_knee=185_000)
+    pipeline = pipeline_at(knee=200_000, hold_knee=185_000)
     result = search(pipeline)
     holds = [(s.rate, s.attempt) for s in pipeline.offered if s.phase == HOLD]
     assert holds == [(200_000, 1), (181_000, 1), (200_000, 2)]
@@ -184,7 +155,7 @@ def test_a_hold_that_fails_where_probes_passed_descends_with_holds() -> None:
 def test_holds_up_to_8_percent_below_the_probes_stay_within_budget() -> None:
     for seed in range(200):
         knee = log_uniform(rng(seed), 30_000, 600_000)
-        result = search(Pipeline(knee, hold_knee=knee / 1.08, seed=seed))
+        result = search(pipeline_at(knee, hold_knee=knee / 1.08, seed=seed))
         assert result.status == FOUND, (knee, result)
         assert result.capacity_per_min is not None
         assert result.capacity_per_min <= knee / 1.08 < (result.lowest_failing_per_min or 0)
@@ -194,7 +165,7 @@ def test_holds_up_to_8_percent_below_the_probes_stay_within_budget() -> None:
 
 
 def test_a_pipeline_that_always_passes_is_at_least_max() -> None:
-    result = search(Pipeline(knee=math.inf))
+    result = search(pipeline_at(knee=math.inf))
     assert result.status == AT_LEAST_MAX
     assert result.capacity_per_min == PLAN.max_rate
     assert result.lowest_failing_per_min is None
@@ -204,7 +175,7 @@ def test_a_pipeline_that_always_passes_is_at_least_max() -> None:
 
 
 def test_a_pipeline_that_fails_everywhere_is_below_min() -> None:
-    pipeline = Pipeline(knee=0)
+    pipeline = pipeline_at(knee=0)
     result = search(pipeline)
     assert result.status == BELOW_MIN
     assert result.capacity_per_min is None
@@ -214,25 +185,12 @@ def test_a_pipeline_that_fails_everywhere_is_below_min() -> None:
     assert [(s.rate, s.attempt) for s in pipeline.offered][-2:] == [(10_000, 1), (10_000, 2)]
 
 
-@dataclass
-class OnceFlaky(Pipeline):
-    """Below the knee, a first attempt fails with probability `once`; a retry never does."""
-
-    once: float = 0.0
-
-    def __call__(self, step: Step) -> StepOutcome:
-        outcome = super().__call__(step)
-        if outcome.passed and step.attempt == 1 and self._rng.random() < self.once:
-            return StepOutcome(step.rate, False, verdict="FAIL (spurious)")
-        return outcome
-
-
 @pytest.mark.parametrize("knee", [45_000, 190_000, 700_000])
 def test_single_failures_below_the_knee_are_absorbed_by_the_retry(knee: float) -> None:
     """10 % of the passing steps fail once: no search reports a knee they made."""
     outcomes: Counter[str] = Counter()
     for seed in range(100):
-        flaky = OnceFlaky(knee, once=0.1, seed=seed)
+        flaky = pipeline_at(knee, once=0.1, seed=seed)
         result = search(flaky)
         outcomes[result.status] += 1
         assert result.load_s <= PLAN.budget_s
@@ -249,25 +207,25 @@ def test_single_failures_below_the_knee_are_absorbed_by_the_retry(knee: float) -
 def test_single_failures_without_a_knee_still_give_at_least_max() -> None:
     outcomes: Counter[str] = Counter()
     for seed in range(100):
-        outcomes[search(OnceFlaky(math.inf, once=0.1, seed=seed)).status] += 1
+        outcomes[search(pipeline_at(math.inf, once=0.1, seed=seed)).status] += 1
     assert FOUND not in outcomes
     assert outcomes[AT_LEAST_MAX] >= 90, outcomes
 
 
 def test_a_single_failure_is_offered_again_and_reopens_the_bracket() -> None:
-    pipeline = Pipeline(400_000, flaky_once={200_000})
+    pipeline = pipeline_at(400_000, flaky_once={200_000})
     result = search(pipeline)
     offered = [(s.rate, s.attempt) for s in pipeline.offered]
     assert (200_000, 2) in offered
     assert (400_000, 1) in offered  # probing went on above the absorbed failure
     assert result.status == FOUND
-    assert result.capacity_per_min == search(Pipeline(400_000)).capacity_per_min
+    assert result.capacity_per_min == search(pipeline_at(400_000)).capacity_per_min
 
 
 def test_a_single_failure_of_the_hold_is_absorbed_too() -> None:
-    clean = search(Pipeline(190_000))
+    clean = search(pipeline_at(190_000))
     assert clean.capacity_per_min is not None
-    flaky = Pipeline(190_000, flaky_once={clean.capacity_per_min})  # its hold fails once
+    flaky = pipeline_at(190_000, flaky_once={clean.capacity_per_min})  # its hold fails once
     result = search(flaky)
     assert result.status == FOUND
     assert result.capacity_per_min == clean.capacity_per_min
@@ -279,7 +237,7 @@ def test_independent_flakes_rarely_make_a_knee_where_there_is_none() -> None:
     one rate, about (rates tried) x 0.25 %."""
     outcomes: Counter[str] = Counter()
     for seed in range(1000):
-        outcomes[search(Pipeline(math.inf, flake=0.05, seed=seed)).status] += 1
+        outcomes[search(pipeline_at(math.inf, flake=0.05, seed=seed)).status] += 1
     assert outcomes[AT_LEAST_MAX] >= 950, outcomes
     assert outcomes[FOUND] <= 30, outcomes
 
@@ -288,7 +246,7 @@ def test_flakes_near_a_knee_do_not_move_it() -> None:
     off = 0
     for seed in range(300):
         knee = log_uniform(rng(seed), 30_000, 600_000)
-        result = search(Pipeline(knee, flake=0.05, seed=seed))
+        result = search(pipeline_at(knee, flake=0.05, seed=seed))
         if result.status == FOUND and (result.capacity_per_min or 0) < knee * 0.9:
             off += 1  # reported a knee more than 10 % below the real one
     assert off <= 6
@@ -299,7 +257,7 @@ def test_flakes_near_a_knee_do_not_move_it() -> None:
 
 def test_the_budget_stops_a_search_and_says_so() -> None:
     plan = SearchPlan(method=BISECT, budget_s=180)
-    pipeline = Pipeline(knee=200_000, hold_knee=120_000)
+    pipeline = pipeline_at(knee=200_000, hold_knee=120_000)
     result = search(pipeline, plan)
     assert result.status == OUT_OF_BUDGET
     assert result.load_s <= 180
@@ -311,7 +269,7 @@ def test_the_budget_stops_a_search_and_says_so() -> None:
 
 def test_max_steps_stops_a_search_and_says_so() -> None:
     plan = SearchPlan(method=BISECT, max_steps=9, budget_s=3600)
-    result = search(Pipeline(knee=200_000, hold_knee=120_000), plan)
+    result = search(pipeline_at(knee=200_000, hold_knee=120_000), plan)
     assert result.status == OUT_OF_STEPS
     assert result.steps == 9
     assert "max_steps 9" in result.summary
@@ -328,7 +286,7 @@ def test_wall_time_is_unknown_when_a_step_did_not_report_it() -> None:
 
 
 def test_advance_is_a_pure_function_of_the_history() -> None:
-    pipeline = Pipeline(knee=250_000)
+    pipeline = pipeline_at(knee=250_000)
     finished = run_search(PLAN, pipeline)
     history = finished.history
     for i in range(len(history)):
@@ -352,7 +310,7 @@ def test_record_refuses_an_outcome_of_another_step() -> None:
 
 
 def test_record_refuses_after_the_end() -> None:
-    s = run_search(PLAN, Pipeline(knee=0))
+    s = run_search(PLAN, pipeline_at(knee=0))
     assert s.done
     with pytest.raises(ValueError, match="the search is over"):
         s.record(Step(10, 10_000, 15, PROBE), StepOutcome(10_000, False))

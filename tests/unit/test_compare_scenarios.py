@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fakes.target import FakeTarget
 from test_comparing import NOP, NOP_5000, A, FakeSearch, FakeStack
 
 from loadgate import cli
@@ -75,9 +76,9 @@ class ScopedStack(FakeStack):
     scopes: list[Scope] = field(default_factory=list[Scope])
     asked: list[tuple[str, ...]] = field(default_factory=list[tuple[str, ...]])
 
-    def open_target(self, info: Any) -> Any:
+    def open_target(self, info: Any) -> FakeTarget:
         target = super().open_target(info)
-        target.collector_series = lambda: {"job": "otelcol"}
+        target.collector = {"job": "otelcol"}
         return target
 
     def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fakes.target import FakeTarget
 
 from loadgate import cli
 from loadgate.capacity.compare import driver as comparing
@@ -354,15 +355,9 @@ class FakeStack:
         self.events.append("down")
         return []
 
-    def open_target(self, info: Any) -> Any:
+    def open_target(self, info: Any) -> FakeTarget:
         assert info == "info"
-        events = self.events
-
-        class Target:
-            def close(self) -> None:
-                events.append("close")
-
-        return Target()
+        return FakeTarget(on_close=lambda: self.events.append("close"))
 
     def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
         self.events.append(f"run {spec.run_id} {spec.rate} {sorted(spec.labels.items())}")

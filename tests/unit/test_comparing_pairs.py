@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import run_result
+from support.fakes.target import FakeTarget
+from support.runresults import run_result
 
 from loadgate import cli
 from loadgate.capacity.compare import driver as comparing
@@ -255,12 +256,8 @@ class SatStack:
         self.events.append("down")
         return []
 
-    def open_target(self, info: Any) -> Any:
-        class Target:
-            def close(self) -> None:
-                pass
-
-        return Target()
+    def open_target(self, info: Any) -> FakeTarget:
+        return FakeTarget()
 
     def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
         self.events.append(f"run {spec.run_id} {spec.rate} vus={spec.vus}")

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support.fakes.target import FakeTarget
 
 from loadgate import paths
 from loadgate.gate import plan, saturation_settings
@@ -197,23 +198,18 @@ def test_the_overlay_adds_the_application_the_target_follows() -> None:
 # ---- where the spans are counted ------------------------------------------------------------
 
 
-class _Local:
-    name = "local"
-
-
-class _Model:
-    name = "juju"
-
-    def standin_series(self) -> tuple[dict[str, str], str]:
-        return {"juju_application": "traces-standin"}, "application traces-standin"
+LOCAL = FakeTarget(name="local")
+ON_MODEL = FakeTarget(
+    name="juju", standin=({"juju_application": "traces-standin"}, "application traces-standin")
+)
 
 
 def test_the_stand_in_is_found_by_the_targets_matchers() -> None:
-    local = scenario_store("otlp-traces", _Local())  # pyright: ignore[reportArgumentType]
+    local = scenario_store("otlp-traces", LOCAL)
     assert local is measures.of("otlp-traces").store
     family = '{__name__=~"otelcol_receiver_accepted_spans(_total)?",'
     assert local.anchor == sq.standin_spans() == family + 'job="traces-standin"}'
-    on_model = scenario_store("otlp-traces", _Model())  # pyright: ignore[reportArgumentType]
+    on_model = scenario_store("otlp-traces", ON_MODEL)
     assert isinstance(on_model, stores.StandinStore)
     selector = family + 'juju_application="traces-standin"}'
     assert on_model.anchor == on_model.selector == selector
@@ -222,4 +218,4 @@ def test_the_stand_in_is_found_by_the_targets_matchers() -> None:
     )
     assert "application traces-standin, not Tempo" in on_model.source
     # Other scenarios' stores are the same wherever they run.
-    assert scenario_store("otlp-logs", _Model()) is measures.of("otlp-logs").store  # pyright: ignore[reportArgumentType]
+    assert scenario_store("otlp-logs", ON_MODEL) is measures.of("otlp-logs").store

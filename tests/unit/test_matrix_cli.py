@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import run_result
+from support.fakes.target import FakeTarget
+from support.runresults import run_result
 
 from loadgate import cli
 from loadgate.capacity.matrix.record import read_cells
@@ -59,19 +60,8 @@ class World:
         self.events.append("down")
         return []
 
-    def open_target(self, info: Any) -> Any:
-        events = self.events
-
-        class Target:
-            scope = Scope()
-
-            def environment(self) -> dict[str, Any]:
-                return {}
-
-            def close(self) -> None:
-                events.append("close")
-
-        return Target()
+    def open_target(self, info: Any) -> FakeTarget:
+        return FakeTarget(on_close=lambda: self.events.append("close"))
 
     def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
         self.events.append(f"run {spec.run_id} {spec.rate}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from runresults import pipeline, run_result
+from support.runresults import pipeline, run_result
 
 from loadgate.capacity.matrix.record import CellRecord, MatrixRecord
 from loadgate.contract.spec import RunSpec

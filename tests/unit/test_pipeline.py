@@ -5,7 +5,7 @@ honest unknowns with lower bounds and recorded restarts when a service restarted
 from __future__ import annotations
 
 import pytest
-from support.fakeprom import FakeProm
+from support.fakes.prometheus import FakeProm
 
 from loadgate.measure import pipeline as pipe
 from loadgate.measure import queries as q

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from runresults import run_result
+from support.fakes.target import FakeTarget
+from support.runresults import run_result
 
 from loadgate.cli.stack import stack_notes
 from loadgate.contract.spec import RunSpec
@@ -98,16 +99,9 @@ def test_unknown_figures_read_unknown_in_the_table() -> None:
     assert tables.fault_text(silent) == "unknown (the proxy did not answer)"
 
 
-class Limited:
-    """A target with the optional capability."""
-
-    def resource_figures(self) -> ResourceFigures:
-        return RESOURCES
-
-
 def test_the_runner_takes_the_figures_of_a_target_that_has_them() -> None:
-    assert runner_target.resource_figures(Limited()) is RESOURCES  # type: ignore[arg-type]
-    assert runner_target.resource_figures(object()) is None  # type: ignore[arg-type]
+    assert runner_target.resource_figures(FakeTarget(resources=RESOURCES)) is RESOURCES
+    assert runner_target.resource_figures(FakeTarget()) is None
 
 
 GROUPS = StackGroups(

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runresults import pipeline, run_result
+from support.runresults import pipeline, run_result
 
 from loadgate.cli.run import bottleneck_text
 from loadgate.contract.spec import RunSpec

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import run_result
 from stackinfos import DEAD, healthy, info_of
+from support.fakes.target import FakeTarget
+from support.runresults import run_result
 
 from loadgate import cli
 from loadgate.cli.seams import Seams
@@ -61,14 +62,11 @@ class Calls:
         self.downs += 1
         return []
 
-    def open_target(self, info: local.StackInfo) -> Any:
-        calls = self
+    def open_target(self, info: local.StackInfo) -> FakeTarget:
+        return FakeTarget(on_close=self.count_close)
 
-        class Target:
-            def close(self) -> None:
-                calls.closed += 1
-
-        return Target()
+    def count_close(self) -> None:
+        self.closed += 1
 
     def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
         self.ran += 1

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from support.fakeprom import FakeProm
+from support.fakes.prometheus import FakeProm
 
 from loadgate.measure import queries as q
 from loadgate.measure import saturation as sat

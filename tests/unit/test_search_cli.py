@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import pipeline, run_result
+from support.fakes.target import FakeTarget
+from support.runresults import pipeline, run_result
 
 from loadgate import cli
 from loadgate.capacity.search import driver as searching
@@ -215,18 +216,14 @@ def test_exit_codes_by_status(
     assert record.result.status == status
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
 
-    class Target:
-        name = "local"
-
-        def environment(self) -> dict[str, Any]:
-            return {"profile": {"name": "charm-default"}}
+    target = FakeTarget(name="local", environment={"profile": {"name": "charm-default"}})
 
     sessions: list[str] = []
 
     @contextlib.contextmanager
-    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
+    def session(request: SessionRequest, hands: Any) -> Generator[FakeTarget]:
         sessions.append(f"{request.command} {request.run_id}")
-        yield Target()
+        yield target
 
     seen: dict[str, Any] = {}
 
@@ -275,17 +272,13 @@ def test_a_stopped_search_leaves_its_partial_record_and_closes_the_stack(
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
     events: list[str] = []
 
-    class Target:
-        name = "local"
-
-        def environment(self) -> dict[str, Any]:
-            return {}
+    target = FakeTarget(name="local")
 
     @contextlib.contextmanager
-    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
+    def session(request: SessionRequest, hands: Any) -> Generator[FakeTarget]:
         events.append("stack up")
         try:
-            yield Target()
+            yield target
         finally:
             events.append("stack down")  # what local_session does for a stack it started
 
@@ -327,18 +320,14 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
     found, short = record_with(FOUND, tmp_path), record_with(OUT_OF_BUDGET, tmp_path)
 
-    class Target:
-        name = "local"
-
-        def environment(self) -> dict[str, Any]:
-            return {}
+    target = FakeTarget(name="local")
 
     sessions: list[str] = []
 
     @contextlib.contextmanager
-    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
+    def session(request: SessionRequest, hands: Any) -> Generator[FakeTarget]:
         sessions.append(request.run_id)
-        yield Target()
+        yield target
 
     searches: list[tuple[Path, str]] = []
 
@@ -437,11 +426,7 @@ def test_a_scenario_search_carries_its_signal_scope_and_unit(
     monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(tmp_path / "results"))
     record = record_with(FOUND, tmp_path)
 
-    class Target:
-        name = "local"
-
-        def environment(self) -> dict[str, Any]:
-            return {"profile": {"name": "charm-default"}}
+    target = FakeTarget(name="local", environment={"profile": {"name": "charm-default"}})
 
     asked: list[StackRequest] = []
 
@@ -450,8 +435,8 @@ def test_a_scenario_search_carries_its_signal_scope_and_unit(
         return Profile()
 
     @contextlib.contextmanager
-    def session(request: SessionRequest, hands: Any) -> Generator[Target]:
-        yield Target()
+    def session(request: SessionRequest, hands: Any) -> Generator[FakeTarget]:
+        yield target
 
     seen: dict[str, Any] = {}
 

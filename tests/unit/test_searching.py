@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import pipeline, run_result
+from support.fakes.pipeline import SimulatedPipeline
+from support.fakes.prometheus import FakeProm
+from support.fakes.stack import COLLECTOR, EXPORTERS, LOKI
+from support.fakes.target import FakeTarget
+from support.runresults import pipeline, run_result, saturation
 
 from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search.record import SearchRecord
@@ -29,9 +35,9 @@ from loadgate.capacity.search.rule import (
     Step,
 )
 from loadgate.contract.spec import RunSpec
-from loadgate.judge.attribution import COLLECTOR
+from loadgate.judge.attribution import COLLECTOR as COLLECTOR_COMPONENT
+from loadgate.measure import queries as q
 from loadgate.measure.pipeline import Scope
-from loadgate.measure.saturation import SaturationFigures
 from loadgate.records.result import RunResult
 from loadgate.runner import run as runner
 
@@ -49,96 +55,85 @@ BASE = RunSpec.from_params(
 STACK = {"target": "fake", "profile": {"name": "test"}}
 
 
-class FakeProm:
-    """Prometheus as settle() asks it: always freshly scraped; the queue from a script."""
-
-    def __init__(self, queue: list[float]):
-        self.queue = list(queue)
-        self.queue_reads = 0
-
-    def instant(self, query: str, at: float | None = None) -> float | None:
-        if query.startswith("min(timestamp("):
-            return time.time()
-        if "otelcol_exporter_queue_size" in query:
-            self.queue_reads += 1
-            return self.queue.pop(0) if len(self.queue) > 1 else self.queue[0]
-        raise AssertionError(f"unexpected query {query}")
+QUEUE_READ = "otelcol_exporter_queue_size"
 
 
-@dataclass
-class FakeTarget:
-    prom: FakeProm
-    name: str = "fake"
+def settling_prom(queue: list[float]) -> FakeProm:
+    """The stack's Prometheus as settle() reads it between steps (on the wall clock): scraped
+    afresh whenever asked, the collector's queue as `queue` says, read by read (its last value
+    for ever after)."""
+    prom = FakeProm()
+    script = list(queue)
+    exp = {**COLLECTOR, "exporter": EXPORTERS["logs"]}
 
-    def prometheus(self) -> Any:
-        return self.prom
+    def scrape(p: FakeProm, query: str) -> None:
+        if QUEUE_READ in query:  # read where it was scraped: the next scrapes hold the next
+            if len(script) > 1:
+                script.pop(0)
+            return
+        p.now = math.ceil(time.time() * 1000) / 1000  # to the ms, as the client sends times
+        p.add(q.COLLECTOR_CPU, COLLECTOR, p.now, 1.0)
+        p.add(q.COLLECTOR_QUEUE_SIZE, exp, p.now, script[0])
+        p.add(q.LOKI_BUILD_INFO, LOKI, p.now, 1)
+
+    prom.on_query = scrape
+    return prom
 
 
-@dataclass
-class Pipeline:
-    """Passes every rate at or below `knee`; `flaky` rates fail their first attempt only;
-    holds fail above `hold_knee` when it is set."""
+def queue_reads(prom: FakeProm) -> int:
+    return sum(QUEUE_READ in query for query in prom.queries)
 
-    root: Path
-    search_id: str
-    knee: int
-    flaky: set[int] = field(default_factory=set[int])
-    hold_knee: int | None = None
-    specs: list[RunSpec] = field(default_factory=list[RunSpec])
-    steps_on_disk: list[int] = field(default_factory=list[int])
-    settled_before: list[int] = field(default_factory=list[int])
-    prom: FakeProm | None = None
-    stop_at: int | None = None
 
-    def __call__(self, spec: RunSpec, target: Any, root: Path, **kw: Any) -> RunResult:
-        assert root == searching.runs_root(self.root, self.search_id)
-        record = json.loads(searching.search_file(self.root, self.search_id).read_text())
-        self.steps_on_disk.append(len(record["steps"]))
+def observing(
+    sim: SimulatedPipeline, root: Path, search_id: str, prom: FakeProm, stop_at: int | None = None
+) -> tuple[Callable[..., RunResult], dict[str, list[int]]]:
+    """`sim.execute` as the search driver calls it, noting before each run the steps
+    search.json held and the queue reads the settling made; stopped (Ctrl-C) at run `stop_at`."""
+    seen: dict[str, list[int]] = {"steps_on_disk": [], "settled_before": []}
+
+    def execute(spec: RunSpec, target: Any, runs: Path, **kw: Any) -> RunResult:
+        assert runs == searching.runs_root(root, search_id)
+        record = json.loads(searching.search_file(root, search_id).read_text())
+        seen["steps_on_disk"].append(len(record["steps"]))
         assert record["result"]["status"] == IN_PROGRESS
-        if self.prom is not None:
-            self.settled_before.append(self.prom.queue_reads)
-        if self.stop_at is not None and len(self.specs) == self.stop_at:
+        seen["settled_before"].append(queue_reads(prom))
+        if stop_at is not None and len(sim.specs) == stop_at:
             raise KeyboardInterrupt
-        self.specs.append(spec)
-        rate, hold = spec.rate, spec.duration_s >= 60
-        fails = rate > self.knee or (hold and self.hold_knee is not None and rate > self.hold_knee)
-        if rate in self.flaky:
-            self.flaky.discard(rate)
-            fails = True
-        if not fails:
-            return run_result(spec)
-        per_min = spec.rate * 0.8
-        pipe = pipeline(accepted=round(per_min * spec.duration_s / 60), queue_size_max=1000.0)
-        return run_result(spec, accepted_ratio=0.8, p99_ms=900.0, pipe=pipe)
+        return sim.execute(spec, target, runs, **kw)
+
+    return execute, seen
 
 
 def search(
-    tmp_path: Path, sim: Pipeline, plan: SearchPlan | None = None, queue: list[float] | None = None
-) -> tuple[SearchRecord, list[SearchRecord]]:
-    if queue is None:
-        queue = [0.0]
-    prom = FakeProm(queue)
-    sim.prom = prom
-    seen: list[SearchRecord] = []
+    tmp_path: Path,
+    sim: SimulatedPipeline,
+    search_id: str,
+    plan: SearchPlan | None = None,
+    queue: list[float] | None = None,
+    stop_at: int | None = None,
+) -> tuple[SearchRecord, list[SearchRecord], dict[str, list[int]]]:
+    prom = settling_prom(queue or [0.0])
+    execute, seen = observing(sim, tmp_path, search_id, prom, stop_at)
+    steps: list[SearchRecord] = []
     record = searching.run_search(
-        FakeTarget(prom),  # pyright: ignore[reportArgumentType]
+        FakeTarget(prom=prom),
         plan or SearchPlan(method=BISECT),
         BASE,
         tmp_path,
-        sim.search_id,
+        search_id,
         STACK,
         scope=Scope(),
-        on_step=seen.append,
-        execute=sim,
+        on_step=steps.append,
+        execute=execute,
     )
-    return record, seen
+    return record, steps, seen
 
 
 def test_each_step_is_a_run_at_its_rate_and_search_json_is_written_after_every_step(
     tmp_path: Path,
 ) -> None:
-    sim = Pipeline(tmp_path, "s1", knee=150_000)
-    record, seen = search(tmp_path, sim)
+    sim = SimulatedPipeline.without_queue(150_000)
+    record, seen, runs = search(tmp_path, sim, "s1")
     assert record.result.status == FOUND
     capacity = record.result.capacity_per_min
     assert capacity is not None
@@ -161,7 +156,7 @@ def test_each_step_is_a_run_at_its_rate_and_search_json_is_written_after_every_s
         assert step.attribution is not None
         assert step.outcome.passed == (step.step.rate <= 150_000)
     # search.json held every finished step before the next one ran, and holds them all now.
-    assert sim.steps_on_disk == list(range(len(record.steps)))
+    assert runs["steps_on_disk"] == list(range(len(record.steps)))
     assert [len(r.steps) for r in seen] == list(range(1, len(record.steps) + 1))
     on_disk = SearchRecord.from_json(searching.search_file(tmp_path, "s1").read_text())
     assert on_disk.result == record.result
@@ -171,16 +166,16 @@ def test_each_step_is_a_run_at_its_rate_and_search_json_is_written_after_every_s
     assert on_disk.wall_s is not None
     # The bottleneck at the lowest failing rate, citing its figure.
     assert record.bottleneck is not None
-    assert record.bottleneck.verdict == COLLECTOR
+    assert record.bottleneck.verdict == COLLECTOR_COMPONENT
     assert any(c.figure == "queue_max" for c in record.bottleneck.claims)
     assert record.result.load_s <= record.plan.budget_s
 
 
 def test_the_stack_settles_before_every_step(tmp_path: Path) -> None:
-    sim = Pipeline(tmp_path, "s2", knee=150_000)
+    sim = SimulatedPipeline.without_queue(150_000)
     # The queue holds data for two reads before the first step, then stays empty.
-    record, _ = search(tmp_path, sim, queue=[40.0, 3.0, 0.0])
-    reads = sim.settled_before
+    record, _, runs = search(tmp_path, sim, "s2", queue=[40.0, 3.0, 0.0])
+    reads = runs["settled_before"]
     assert reads[0] == 3  # read until empty
     assert all(b > a for a, b in itertools.pairwise(reads))  # read again each step
     assert len(reads) == len(record.steps)
@@ -189,17 +184,17 @@ def test_the_stack_settles_before_every_step(tmp_path: Path) -> None:
 def test_a_stack_that_never_drains_stops_the_search_with_a_partial_record(
     tmp_path: Path,
 ) -> None:
-    prom = FakeProm([0.0, 5.0])  # empty before step 0, never again
-    sim = Pipeline(tmp_path, "s3", knee=150_000)
+    prom = settling_prom([0.0, 5.0])  # empty before step 0, never again
+    sim = SimulatedPipeline.without_queue(150_000)
     with pytest.raises(runner.RunError, match="did not settle"):
         searching.run_search(
-            FakeTarget(prom),  # pyright: ignore[reportArgumentType]
+            FakeTarget(prom=prom),
             SearchPlan(),
             BASE,
             tmp_path,
             "s3",
             STACK,
-            execute=sim,
+            execute=sim.execute,
             settle_timeout=0.6,
         )
     partial = SearchRecord.from_json(searching.search_file(tmp_path, "s3").read_text())
@@ -209,8 +204,8 @@ def test_a_stack_that_never_drains_stops_the_search_with_a_partial_record(
 
 
 def test_a_failing_step_is_retried_and_a_spurious_failure_makes_no_knee(tmp_path: Path) -> None:
-    sim = Pipeline(tmp_path, "s4", knee=1_000_000, flaky={200_000})
-    record, _ = search(tmp_path, sim)
+    sim = SimulatedPipeline.without_queue(1_000_000, flaky_once={200_000})
+    record, _, _ = search(tmp_path, sim, "s4")
     attempts = [(r.step.rate, r.step.attempt, r.outcome.passed) for r in record.steps]
     assert (200_000, 1, False) in attempts
     assert (200_000, 2, True) in attempts
@@ -218,9 +213,9 @@ def test_a_failing_step_is_retried_and_a_spurious_failure_makes_no_knee(tmp_path
 
 
 def test_the_load_budget_stops_a_search_whose_holds_keep_failing(tmp_path: Path) -> None:
-    sim = Pipeline(tmp_path, "s5", knee=400_000, hold_knee=100_000)
+    sim = SimulatedPipeline.without_queue(400_000, hold_knee=100_000)
     plan = SearchPlan(method=BISECT, budget_s=200)
-    record, _ = search(tmp_path, sim, plan)
+    record, _, _ = search(tmp_path, sim, "s5", plan)
     assert record.result.status == OUT_OF_BUDGET
     assert record.result.load_s <= 200
     assert sum(s.duration_s for s in sim.specs) == record.result.load_s
@@ -229,9 +224,9 @@ def test_the_load_budget_stops_a_search_whose_holds_keep_failing(tmp_path: Path)
 
 
 def test_an_interrupted_search_leaves_its_finished_steps_and_says_so(tmp_path: Path) -> None:
-    sim = Pipeline(tmp_path, "s6", knee=150_000, stop_at=2)
+    sim = SimulatedPipeline.without_queue(150_000)
     with pytest.raises(KeyboardInterrupt):
-        search(tmp_path, sim)
+        search(tmp_path, sim, "s6", stop_at=2)
     partial = SearchRecord.from_json(searching.search_file(tmp_path, "s6").read_text())
     assert len(partial.steps) == 2
     assert partial.result.status == IN_PROGRESS
@@ -240,27 +235,27 @@ def test_an_interrupted_search_leaves_its_finished_steps_and_says_so(tmp_path: P
 
 
 def test_a_bad_search_id_or_plan_is_refused_before_any_step(tmp_path: Path) -> None:
-    sim = Pipeline(tmp_path, "x", knee=1)
+    sim = SimulatedPipeline.without_queue(1)
     for bad in ("", "a b", "x" * 61):
         with pytest.raises(ValueError, match="search id"):
             searching.run_search(
-                FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
+                FakeTarget(),
                 SearchPlan(),
                 BASE,
                 tmp_path,
                 bad,
                 STACK,
-                execute=sim,
+                execute=sim.execute,
             )
     with pytest.raises(ValueError, match="budget_s"):
         searching.run_search(
-            FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
+            FakeTarget(),
             SearchPlan(budget_s=10),
             BASE,
             tmp_path,
             "ok",
             STACK,
-            execute=sim,
+            execute=sim.execute,
         )
     assert sim.specs == []
     assert not list(tmp_path.iterdir())
@@ -282,60 +277,20 @@ def test_each_step_preallocates_vus_for_its_rate_at_the_p99_gate() -> None:
 # ---- the saturate method ----------------------------------------------------------------------
 
 
-def saturation(offered: float, accepted: float | None, **over: Any) -> SaturationFigures:
-    """A saturation block as the runner writes it (a steady window unless told otherwise)."""
-    values: dict[str, Any] = {
-        "offered_per_min": offered,
-        "saturated": accepted is not None and accepted < offered,
-        "window_s": 22.0,
-        "accepted_per_min": accepted,
-        "exported_per_min": accepted,
-        "stored_per_min": accepted,
-        "queue_capacity": 1000.0,
-    }
-    values.update(over)
-    return SaturationFigures(**values)
-
-
-@dataclass
-class QueueSim:
-    """A pipeline that takes `knee` records/min: a saturation run above it measures it; a hold
-    above it fails."""
-
-    knee: int
-    specs: list[RunSpec] = field(default_factory=list[RunSpec])
-    steady: bool = True  # False: the saturation run has no steady window
-
-    def __call__(self, spec: RunSpec, target: Any, root: Path, **kw: Any) -> RunResult:
-        self.specs.append(spec)
-        if spec.max_error_rate == 1.0:  # the saturation step: run --saturate's gates
-            accepted = min(spec.rate, self.knee)
-            ratio = accepted / spec.rate
-            result = run_result(spec, accepted_ratio=ratio, error_rate=1 - ratio)
-            sat = saturation(spec.rate, accepted)
-            if not self.steady:
-                sat = replace(sat, saturated=None, accepted_per_min=None, reason="too short")
-            return replace(result, saturation=sat)
-        if spec.rate <= self.knee:
-            return replace(run_result(spec), saturation=saturation(spec.rate, spec.rate))
-        pipe = pipeline(accepted=round(self.knee * spec.duration_s / 60), queue_size_max=1000.0)
-        return run_result(spec, accepted_ratio=0.97, error_rate=0.03, pipe=pipe)
-
-
-def saturate_search(tmp_path: Path, sim: QueueSim, search_id: str) -> SearchRecord:
+def saturate_search(tmp_path: Path, sim: SimulatedPipeline, search_id: str) -> SearchRecord:
     return searching.run_search(
-        FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
+        FakeTarget(prom=settling_prom([0.0])),
         SearchPlan(),
         BASE,
         tmp_path,
         search_id,
         STACK,
-        execute=sim,
+        execute=sim.execute,
     )
 
 
 def test_a_saturate_search_measures_then_holds_around_the_throughput(tmp_path: Path) -> None:
-    sim = QueueSim(knee=210_000)
+    sim = SimulatedPipeline.without_queue(210_000)
     record = saturate_search(tmp_path, sim, "sat1")
     steps = [(s.step.phase, s.step.rate, s.step.duration_s) for s in record.steps]
     # holds that must keep up: 30 s each (search.saturate.hold_seconds)
@@ -356,7 +311,7 @@ def test_a_saturate_search_measures_then_holds_around_the_throughput(tmp_path: P
     assert record.result.saturation_per_min == 210_000
     assert record.plan.max_error_rate == BASE.max_error_rate
     assert record.bottleneck is not None  # the failing hold's, not the saturation step's
-    assert record.bottleneck.verdict == COLLECTOR
+    assert record.bottleneck.verdict == COLLECTOR_COMPONENT
     on_disk = SearchRecord.from_json(searching.search_file(tmp_path, "sat1").read_text())
     assert on_disk.steps == record.steps
     assert on_disk.result == record.result
@@ -366,7 +321,7 @@ def test_a_saturate_search_measures_then_holds_around_the_throughput(tmp_path: P
 def test_without_a_steady_window_the_saturation_step_reads_k6s_accepted_rate(
     tmp_path: Path,
 ) -> None:
-    sim = QueueSim(knee=210_000, steady=False)
+    sim = SimulatedPipeline.without_queue(210_000, unmeasured=1)  # no steady window
     record = saturate_search(tmp_path, sim, "sat2")
     measured = record.steps[0].outcome
     assert measured.saturated is True  # 70 % of the offered rate accepted
@@ -404,15 +359,15 @@ def test_saturated_when_the_queue_grew_or_filled_without_a_steady_window() -> No
 
 def test_the_holds_are_judged_by_the_base_runs_error_gate(tmp_path: Path) -> None:
     base = RunSpec.from_params({**BASE.to_params(), "max-error-rate": 0.002})
-    sim = QueueSim(knee=210_000)
+    sim = SimulatedPipeline.without_queue(210_000)
     record = searching.run_search(
-        FakeTarget(FakeProm([0.0])),  # pyright: ignore[reportArgumentType]
+        FakeTarget(prom=settling_prom([0.0])),
         SearchPlan(keep_up_s=0),  # holds judged by the gates alone, as long as the queue fills
         base,
         tmp_path,
         "sat3",
         STACK,
-        execute=sim,
+        execute=sim.execute,
     )
     assert record.plan.max_error_rate == 0.002
     # a stricter gate sees the overflow sooner: shorter holds (1 - 1.25 x 0.2 % x 21 = 0.9475)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runresults import run_result
+from support.runresults import run_result
 from test_comparing_pairs import (
     CPU,
     METRICS,

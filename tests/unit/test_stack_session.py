@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from stackinfos import DEAD, healthy, info_of
+from support.fakes.target import FakeTarget
 
 from loadgate.stack import local, runlock, session
 from loadgate.stack.ops import StackOps
@@ -28,7 +29,7 @@ class World:
     said: list[str] = field(default_factory=list[str])
     started: list[local.Owner] = field(default_factory=list[local.Owner])
     downs: int = 0
-    closed: int = 0
+    targets: list[FakeTarget] = field(default_factory=list[FakeTarget])  # opened, in order
     guarded: int = 0
 
     def ops(self) -> StackOps:
@@ -51,11 +52,13 @@ class World:
         self.started.append(owner)
         return info_of(self.root, owner)
 
-    def open_target(self, info: local.StackInfo) -> World:
-        return self
+    def open_target(self, info: local.StackInfo) -> FakeTarget:
+        self.targets.append(FakeTarget())
+        return self.targets[-1]
 
-    def close(self) -> None:
-        self.closed += 1
+    @property
+    def closed(self) -> int:
+        return sum(t.closed for t in self.targets)
 
     def found(self, text: str) -> None:
         self.said.append(text)
@@ -71,7 +74,7 @@ class World:
         self.guarded += 1
         yield
 
-    def hands(self) -> session.Hands[World]:
+    def hands(self) -> session.Hands[FakeTarget]:
         return session.Hands(self.ops(), self.start, self.open_target, self, self.guard)
 
     def request(self, *, keep: bool = False) -> session.SessionRequest:
@@ -88,7 +91,7 @@ def test_a_stack_the_session_started_is_stopped_at_its_end_unless_kept(
     world: World, keep: bool
 ) -> None:
     with session.local_session(world.request(keep=keep), world.hands()) as target:
-        assert target is world
+        assert target is world.targets[0]
         assert runlock.is_locked(world.root)
     assert [(o.run_id, o.keep) for o in world.started] == [("r1", keep)]
     assert world.closed == 1

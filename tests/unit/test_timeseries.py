@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support.fakeprom import FakeProm
+from support.fakes.prometheus import FakeProm
 
 from loadgate.measure import pipeline as pipe
 from loadgate.measure import queries as q

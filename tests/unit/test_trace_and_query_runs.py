@@ -7,93 +7,33 @@ pushed while its unit is queries, and each balances to its unit."""
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
-from support.fakeprom import FakeProm
-from test_scenario_runs import LOKI, SCRAPED, FakeTarget, Stack, StackClock
+from support.fakes.stack import SimulatedStack
+from support.fakes.target import FakeTarget
+from test_scenario_runs import run, stack_for
 
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
-from loadgate.measure import queries as q
 from loadgate.measure import scenarios as measures
-from loadgate.measure import signal_counters as sc
 from loadgate.measure import signal_queries as sq
 from loadgate.measure.pipeline import Scope
 from loadgate.records.result import RunResult
 from loadgate.report.tables import figures_table, ledger_table
 from loadgate.runner import run as runner
-from loadgate.stack import standin
-
-TRACES = "otlphttp/send-traces-0"
-STANDIN = {"job": standin.TRACES.service, "instance": "127.0.0.1:8889"}
 
 
-@dataclass
-class TracesStack(Stack):
+def traces_stack() -> SimulatedStack:
     """k6 -> the collector's traces pipeline -> the stand-in, which counts what its receiver
     accepted (its own counter, scraped as job traces-standin, receiver `otlp` as the
-    collector's). The stand-in may lag a scrape behind what the collector exported."""
-
-    standin: int = 0
-    other_spans: int = 0  # spans someone else sends the stand-in (not the run's)
-    lag_s: float = 0.0  # its scrape shows its counter as it stood this long before
-    history: list[tuple[float, int]] = field(default_factory=list[tuple[float, int]])
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.next_own_scrape = math.inf  # no scrape of its own enters a traces pipeline
-
-    def store_points(self, n: int) -> None:
-        self.standin += n + self.other_spans
-        self.other_spans = 0
-        self.history.append((self.t, self.standin))
-
-    def standin_at(self, t: float) -> int:
-        return max((v for at, v in self.history if at <= t), default=0)
-
-    def scrape(self, t: float) -> None:
-        c = self.counts
-        lab = SCRAPED
-        self.prom.add(q.COLLECTOR_UPTIME, lab, t, t - self.clock.start)
-        self.prom.add(q.COLLECTOR_CPU, lab, t, 0.01 * t)
-        self.prom.add(sc.SPANS_ACCEPTED, {**lab, "receiver": "otlp/otelcol/0"}, t,
-                      c.get("accepted", 0))  # fmt: skip
-        self.prom.add(sc.SPANS_REFUSED, {**lab, "receiver": "otlp/otelcol/0"}, t, 0)
-        exp = {**lab, "exporter": TRACES}
-        self.prom.add(sc.SPANS_SENT, exp, t, c.get("exported", 0))
-        self.prom.add(sc.SPANS_FAILED, exp, t, 0)
-        self.prom.add(q.COLLECTOR_QUEUE_SIZE, exp, t, self.queue)
-        # The stand-in, a collector too: counters of the same names under its own job.
-        standin = self.standin_at(t - self.lag_s)
-        self.prom.add(sc.SPANS_ACCEPTED, {**STANDIN, "receiver": "otlp"}, t, standin)
-        self.prom.add(q.COLLECTOR_CPU, STANDIN, t, 0.001 * t)
-        self.prom.add(q.LOKI_BUILD_INFO, {**LOKI, "version": "3.7.8"}, t, 1)
-        self.prom.add(q.PROCESS_START, LOKI, t, self.clock.start)
+    collector's)."""
+    return stack_for("otlp-traces")
 
 
-def traces_stack() -> TracesStack:
-    clock = StackClock()
-    prom = FakeProm()
-    stack = TracesStack(prom, clock, "r1", through_collector=True)
-
-    def follow(p: FakeProm, query: str) -> None:
-        stack.run_until(clock.now)
-        p.now = clock.now
-
-    prom.on_query = follow
-    clock.now += 10
-    stack.run_until(clock.now)
-    return stack
-
-
-def run_traces(stack: TracesStack, tmp_path: Path) -> RunResult:
-    spec = RunSpec.from_params(
-        {"scenario": "otlp-traces", "duration": "20s", "rate": 6000, "run-id": "r1"}
-    )
-    return runner.execute(spec, FakeTarget(stack, 20), tmp_path, clock=stack.clock)
+def run_traces(stack: SimulatedStack, tmp_path: Path) -> RunResult:
+    return run(stack, tmp_path)
 
 
 def test_a_clean_traces_run_balances_to_the_span(tmp_path: Path) -> None:
@@ -137,7 +77,7 @@ def test_the_read_back_waits_for_a_scrape_of_the_standin_after_the_drain(
     """The stand-in's scrape lags what the collector exported (a scrape of its own, at its own
     phase): read at the drain's end its counter would be short; one scrape later it is not."""
     stack = traces_stack()
-    stack.lag_s = 1.5
+    stack.standin_lag = 1.5
     result = run_traces(stack, tmp_path)
     assert [s.count for s in result.ledger.steps] == [2000] * 4
     assert not result.problems
@@ -150,7 +90,7 @@ def test_the_standin_counts_every_span_it_received_and_the_ledger_shows_the_surp
     run's window are counted as stored; the ledger says the store holds more than k6 saw
     acknowledged instead of hiding it."""
     stack = traces_stack()
-    stack.other_spans = 30
+    stack.standin_others = 30
     result = run_traces(stack, tmp_path)
     stored = result.ledger.steps[-1]
     assert stored.count == 2030
@@ -174,34 +114,21 @@ def test_the_traces_scope_reads_the_collectors_span_counters() -> None:
     assert measures.of("otlp-traces").store.anchor == sq.standin_spans()
 
 
-class QueryTarget(FakeTarget):
-    """A logql-query run: its unit is queries (one a request), its pushes go to Loki."""
-
-    def finish(self) -> ClientFigures:
-        lines = self.stack.sent
-        return ClientFigures(
-            requests=lines // 100 + 600, failed=0, error_rate=0.0, p99_ms=40.0,
-            records_sent=600, records_accepted=600, records_per_minute=1800.0,
-            duration_s=self.duration, lines_sent=lines, lines_accepted=lines, wrong_answers=0,
-        )  # fmt: skip
+def queries_answered(lines: int, spec: RunSpec) -> ClientFigures:
+    """k6's figures of a logql-query run: its unit is queries (one a request), its pushes go to
+    Loki."""
+    return ClientFigures(
+        requests=lines // 100 + 600, failed=0, error_rate=0.0, p99_ms=40.0,
+        records_sent=600, records_accepted=600, records_per_minute=1800.0,
+        duration_s=spec.duration_s, lines_sent=lines, lines_accepted=lines, wrong_answers=0,
+    )  # fmt: skip
 
 
-def query_stack() -> Stack:
-    clock = StackClock()
-    prom = FakeProm()
-    stack = Stack(prom, clock, "r1", through_collector=False)
-
-    def follow(p: FakeProm, query: str) -> None:
-        stack.run_until(clock.now)
-        p.now = clock.now
-
-    prom.on_query = follow
-    clock.now += 10
-    stack.run_until(clock.now)
-    return stack
+def query_stack() -> SimulatedStack:
+    return stack_for("logql-query")
 
 
-def run_query(stack: Stack, tmp_path: Path, target: FakeTarget) -> RunResult:
+def run_query(stack: SimulatedStack, tmp_path: Path, target: FakeTarget) -> RunResult:
     spec = RunSpec.from_params(
         {"scenario": "logql-query", "duration": "20s", "rate": 1800, "run-id": "r1"}
     )
@@ -212,7 +139,7 @@ def test_a_clean_logql_query_run_balances_to_the_line_and_gates_its_queries(
     tmp_path: Path,
 ) -> None:
     stack = query_stack()
-    result = run_query(stack, tmp_path, QueryTarget(stack, 20))
+    result = run_query(stack, tmp_path, FakeTarget(stack, client=queries_answered))
     assert [s.name for s in result.ledger.steps] == ["sent", "accepted", "stored"]
     assert [s.count for s in result.ledger.steps] == [2000] * 3
     assert result.ledger.unit == "lines"
@@ -242,11 +169,10 @@ def test_a_clean_logql_query_run_balances_to_the_line_and_gates_its_queries(
 def test_wrong_answers_fail_the_run_and_name_loki(tmp_path: Path) -> None:
     stack = query_stack()
 
-    class Wrong(QueryTarget):
-        def finish(self) -> ClientFigures:
-            return replace(super().finish(), wrong_answers=3)
+    def wrong(lines: int, spec: RunSpec) -> ClientFigures:
+        return replace(queries_answered(lines, spec), wrong_answers=3)
 
-    result = run_query(stack, tmp_path, Wrong(stack, 20))
+    result = run_query(stack, tmp_path, FakeTarget(stack, client=wrong))
     gates = {g.name: g for g in result.gates}
     assert not gates["wrong_answers"].passed
     assert result.verdict == "FAIL"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from runresults import pipeline, run_result
+from support.runresults import pipeline, run_result
 
 from loadgate.contract.gates import Gate
 from loadgate.contract.spec import RunSpec

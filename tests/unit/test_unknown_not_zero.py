@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from rich.console import Console
-from runresults import run_result
-from support.fakeprom import FakeProm
+from support.fakes.prometheus import FakeProm
+from support.runresults import run_result
 
 from loadgate.capacity.compare import values as cv
 from loadgate.capacity.compare.rule import PRESSURE_CPU, PRESSURE_CPU_K6

@@ -263,10 +263,9 @@ def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
         return EXIT_BAD_INPUT
     try:
         with stack_session(seams, flags, "run", spec.run_id, what, keep=args.keep_stack) as target:
-            # The exporter --hand chose (a fake target of the tests may have none).
-            scope: Scope | None = getattr(target, "scope", None)
+            # The exporter --hand chose.
             return run_with(
-                target, spec, args.drain_timeout, seams.execute, scope=scope,
+                target, spec, args.drain_timeout, seams.execute, scope=target.scope,
                 saturate=args.saturate,
             )  # fmt: skip
     except runlock.BusyError as exc:

@@ -5,7 +5,7 @@ of patching module names.
 - `resolve_stack`: resolve a stack request (charm sources, rendering, workload builds);
 - `build_missing`: build the binaries a command needs (cli.binaries_output.build_missing);
 - `stack`: the local stack's up, down, info and status (loadgate.stack.ops.StackOps);
-- `open_target`: the load target on a running stack (LocalTarget);
+- `open_target`: the load target on a running stack (LocalTarget, a runner.target.OpenedTarget);
 - `session`: the local stack for one command, holding its lock (stack.session.local_session;
   cli.stack.session_hands gives it the terminal and the seams above);
 - `execute`: one run (runner.execute); `run_search`: one capacity search;
@@ -28,6 +28,7 @@ from ..capacity.compare.repeat import SearchFn
 from ..capacity.search import driver as searching
 from ..contract.spec import RunSpec
 from ..runner import run as runner
+from ..runner.target import OpenedTarget
 from ..stack import local
 from ..stack.choice import StackRequest
 from ..stack.ops import StackOps
@@ -41,7 +42,7 @@ class BuildMissing(Protocol):
     def __call__(self, names: Sequence[str], *, command: str) -> int: ...
 
 
-Session = Callable[[SessionRequest, Hands[LocalTarget]], AbstractContextManager[LocalTarget]]
+Session = Callable[[SessionRequest, Hands[OpenedTarget]], AbstractContextManager[OpenedTarget]]
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Seams:
     resolve_stack: Callable[[StackRequest], local.StackChoice] = StackRequest.prepare
     build_missing: BuildMissing = build_missing
     stack: StackOps = field(default_factory=StackOps)
-    open_target: Callable[[local.StackInfo], LocalTarget] = LocalTarget
+    open_target: Callable[[local.StackInfo], OpenedTarget] = LocalTarget
     session: Session = local_session
     execute: searching.Execute = runner.execute
     run_search: SearchFn = searching.run_search

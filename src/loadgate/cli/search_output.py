@@ -25,9 +25,8 @@ from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COMPONENTS
 from loadgate.measure.pipeline import Scope
 from loadgate.records import result as results
-from loadgate.runner import run as runner
 from loadgate.runner.run_parts import scenario_scope
-from loadgate.runner.target import Progress
+from loadgate.runner.target import Progress, ScopedTarget
 
 from . import run as run_cli
 from .common import console, stdout
@@ -238,7 +237,7 @@ def step_line(last: SearchStepRecord) -> Text:
 
 
 def search_live(
-    target: runner.Target,
+    target: ScopedTarget,
     plan: SearchPlan,
     base: RunSpec,
     results_root: Path,
@@ -295,11 +294,10 @@ def search_live(
         )
 
 
-def scope_of(target: runner.Target, base: RunSpec) -> Scope:
+def scope_of(target: ScopedTarget, base: RunSpec) -> Scope:
     """The series of the scenario's pipeline on this stack (its signal and exporter; the
     exporter --hand chose), for the settling between steps; each run reads the same."""
-    chosen: Scope = getattr(target, "scope", None) or Scope()
-    return scenario_scope(base.scenario, chosen, target)
+    return scenario_scope(base.scenario, target.scope, target)
 
 
 def unit_of(record: SearchRecord) -> str:

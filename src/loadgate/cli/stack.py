@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import paths
+from ..runner.target import OpenedTarget
 from ..stack import cgroups, choice, local, runlock, session
 from ..stack.choice import StackFlags, StackRequest
 from ..stack.ops import Down, StackOps, Up
@@ -24,7 +25,6 @@ from ..stack.ports import Ports
 from ..stack.profile import Profile
 from ..stack.session import Hands, SessionRequest
 from ..stack.standin import TRACES
-from ..targets.local import LocalTarget
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -123,7 +123,7 @@ class _TerminalTell:
         console.print("stack stopped (use --keep-stack to leave it up)")
 
 
-def session_hands(seams: Seams) -> Hands[LocalTarget]:
+def session_hands(seams: Seams) -> Hands[OpenedTarget]:
     """What a stack session acts with on the command line: the seams' stack and target, a
     stack started with its progress (`start_stack`), its findings said, its clean-ups shielded
     from stop signals."""
@@ -142,7 +142,7 @@ def stack_session(
     what: local.StackChoice,
     *,
     keep: bool,
-) -> AbstractContextManager[LocalTarget]:
+) -> AbstractContextManager[OpenedTarget]:
     """The local stack for one command (`run`, `search`), holding its lock: the seams' session
     (stack.session.local_session) in the stack directory, on the flags' ports. Raises
     runlock.BusyError and local.StackError (see stack.session)."""

@@ -30,14 +30,14 @@ def judge_gates(
 
 def with_collector_series(scope: pipe.Scope, target: Target) -> pipe.Scope:
     """The scope with the target's matchers of the collector's own series, when it has some
-    (runner.target.COLLECTOR_SERIES) and the scope has none of its own."""
+    (runner.target.NamesCollectorSeries) and the scope has none of its own."""
     matchers = collector_series(target)
     return replace(scope, collector=matchers) if matchers and not scope.collector else scope
 
 
 def scenario_store(scenario: str, target: Target) -> stores.Store:
     """Where a scenario's units are counted on the target: its store, with the traces
-    stand-in's series picked as the target says (runner.target.STANDIN_SERIES)."""
+    stand-in's series picked as the target says (runner.target.NamesStandinSeries)."""
     store = scenario_measures.of(scenario).store
     series = standin_series(target)
     if isinstance(store, stores.StandinStore) and series is not None:

@@ -25,7 +25,7 @@ from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.measure import queries as q
 from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError
-from loadgate.runner.target import Progress, RunError
+from loadgate.runner.target import NamesCollectorSeries, NamesStandinSeries, Progress, RunError
 
 from ..juju import actions, deployed, endpoints
 from ..juju import scope as loki_scope
@@ -40,7 +40,7 @@ POLL_EVERY = 5.0
 OVERRUN = 10 * 60.0
 
 
-class JujuTarget:
+class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
     name = "juju"
 
     def __init__(

@@ -22,7 +22,16 @@ from loadgate.contract.summary import ClientFigures, SummaryError, read_summary
 from loadgate.measure import cpu
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import LokiAPI, PrometheusAPI
-from loadgate.runner.target import LoadWindow, Progress, RunError
+from loadgate.runner.target import (
+    LoadWindow,
+    NamesCollectorSeries,
+    Progress,
+    ReportsResources,
+    RunError,
+    SeesProcesses,
+    Supervised,
+    WaitsForQuiet,
+)
 from loadgate.tlsclient import client_context, verified_client
 
 from ..measure.resources import ResourceFigures
@@ -87,10 +96,10 @@ def log_tail(path: Path, lines: int = 8) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-class LocalTarget:
+class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, NamesCollectorSeries):
     name = "local"
     # Before the baseline and after the drain, the collector must have accepted nothing for
-    # this long (runner.QUIET_S): Prometheus scrapes the local stack every 2 s.
+    # this long (runner.target.WaitsForQuiet): Prometheus scrapes the local stack every 2 s.
     quiet_s = 3.0
 
     def __init__(self, stack: StackInfo, *, remote_write: bool = True):
@@ -225,7 +234,7 @@ class LocalTarget:
         return self._proc.returncode
 
     def poll_interval(self) -> float:
-        """How soon the runner should poll again (runner.target.POLL_INTERVAL): often while
+        """How soon the runner should poll again (runner.target.SeesProcesses): often while
         waiting for k6's first request and near the load's end, so the window's edges (and the
         CPU read at them) are within a tenth of a second."""
         now = time.time()
@@ -304,7 +313,7 @@ class LocalTarget:
             self._forget()
 
     def generator_figures(self) -> dict[str, Any]:
-        """What this machine measured of k6 (runner.GENERATOR_FIGURES): its CPU seconds over
+        """What this machine measured of k6 (runner.target.SeesProcesses): its CPU seconds over
         its life, the machine's cores and the most VUs in use (None when not measured)."""
         total, at_load = self._k6_cpu_total, self._k6_cpu_at_load
         load = total - at_load if total is not None and at_load is not None else None
@@ -331,12 +340,12 @@ class LocalTarget:
         return pids
 
     def cpu_reading(self, at: float | None = None) -> cpu.CpuReading:
-        """Every process's CPU seconds now (runner.target.CPU_READING)."""
+        """Every process's CPU seconds now (runner.target.SeesProcesses)."""
         return cpu.read(self.cpu_pids(), time.time() if at is None else at)
 
     def load_window(self) -> LoadWindow | None:
         """From k6's first request to its last, with the CPU read at both edges
-        (runner.target.LOAD_WINDOW); None when k6 sent nothing."""
+        (runner.target.SeesProcesses); None when k6 sent nothing."""
         if self._first_at is None or self._last_at is None or len(self._cpu_edges) != 2:
             return None
         return LoadWindow(
@@ -350,14 +359,14 @@ class LocalTarget:
 
     def resource_figures(self) -> ResourceFigures | None:
         """What the stack's resource limits and backend faults did from the load's start
-        (runner.RESOURCE_FIGURES); None on a stack with neither."""
+        (runner.target.ReportsResources); None on a stack with neither."""
         if self._resources is None:
             return None
         return self._resources.figures(self.prometheus())
 
     def collector_series(self) -> dict[str, str]:
         """The collector's series as the stack's Prometheus scrapes them (runner.target.
-        COLLECTOR_SERIES). With the metrics signal the collector also remote-writes its own
+        NamesCollectorSeries). With the metrics signal the collector also remote-writes its own
         metrics there (under job otelcol-internal), a second copy of every counter; with the
         traces signal the stand-in backend, a collector too, has counters of the same names."""
         if signal_relations.is_default(self.stack.signals):
@@ -365,7 +374,7 @@ class LocalTarget:
         return {"job": render.COLLECTOR_JOB}
 
     def service_states(self) -> dict[str, dict[str, Any]]:
-        """Each service as the stack's Pebble daemon sees it (optional Target method)."""
+        """Each service as the stack's Pebble daemon sees it (runner.target.Supervised)."""
         return stack_local.service_states(self.stack)
 
     def environment(self) -> dict[str, Any]:

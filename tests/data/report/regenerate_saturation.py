@@ -41,8 +41,8 @@ from loadgate.records.result import RunResult
 
 HERE = Path(__file__).parent
 OUT = HERE / "saturation"
-sys.path.insert(0, str(HERE.parents[1]))  # tests/: its unit/runresults.py
-from unit.runresults import pipeline, run_result  # noqa: E402
+sys.path.insert(0, str(HERE.parents[1]))  # tests/: its support/runresults.py
+from support.runresults import pipeline, run_result  # noqa: E402
 
 T0 = 1_795_000_000.0  # 2026-11-18, after the runs of tests/data/report/results
 SATURATION_PER_MIN = {"160": [238_400.0, 236_900.0], "221": [201_300.0, 199_100.0]}

@@ -30,7 +30,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from loadgate.stack import tls
 
-from ..fakeprom import FakeProm
+from ..fakes.prometheus import FakeProm
 
 # The units that answer, and their ports.
 SERVED = (("prometheus/0", 9090), ("loki/0", 3100), ("loki/1", 3100))

@@ -41,6 +41,7 @@ from loadgate.measure.saturation import SATURATE_PARAMS
 from loadgate.records import result as results
 from loadgate.runner import run as runner
 from loadgate.runner.run_parts import scenario_scope
+from loadgate.runner.target import OpenedTarget, Target
 from loadgate.stack import local
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
@@ -182,7 +183,7 @@ class _Tally:
 
 # How a repeat measures capacity: `searching.run_search` (tests give a fake).
 SearchFn = Callable[..., SearchRecord]
-OpenTarget = Callable[[local.StackInfo], LocalTarget]
+OpenTarget = Callable[[local.StackInfo], OpenedTarget]
 
 
 @dataclass
@@ -295,14 +296,14 @@ class LocalRepeats:
                     target.close()
         return tally.outcome(self.pressure)
 
-    def scope(self, target: LocalTarget) -> Scope:
+    def scope(self, target: Target) -> Scope:
         """The series of the scenario's pipeline on this side's stack: its signal and exporter,
         and the collector's own series where the stack holds other copies of them (a stack
         carrying metrics remote-writes them too: runner.run_parts.with_collector_series)."""
         return scenario_scope(self.spec.scenario, Scope(), target)
 
     def _execute(
-        self, spec: RunSpec, target: LocalTarget, what: str, tally: _Tally
+        self, spec: RunSpec, target: Target, what: str, tally: _Tally
     ) -> results.RunResult | None:
         tally.refs.append(spec.run_id)
         try:
@@ -319,9 +320,7 @@ class LocalRepeats:
             tally.notes.append(f"the {what} run failed, its metrics unknown: {exc}")
             return None
 
-    def _saturation(
-        self, run: ScheduledRun, run_id: str, target: LocalTarget, tally: _Tally
-    ) -> None:
+    def _saturation(self, run: ScheduledRun, run_id: str, target: Target, tally: _Tally) -> None:
         base = self.saturate_spec or saturating(self.spec)
         result = self._execute(self.spec_for(run, run_id, base), target, "saturation", tally)
         if result is None or not tally.ran("saturation", result):
@@ -339,7 +338,7 @@ class LocalRepeats:
                 set_by = f"{run_id}, a lower bound: the baseline took all it was offered"
                 self.pressure = pressure_for(bound, self.pressure_fraction, set_by)
 
-    def _pressure(self, run: ScheduledRun, run_id: str, target: LocalTarget, tally: _Tally) -> None:
+    def _pressure(self, run: ScheduledRun, run_id: str, target: Target, tally: _Tally) -> None:
         if self.pressure is None:
             tally.notes.append(
                 "no pressure run: the pressure rate is not set yet (no baseline saturation "
@@ -355,7 +354,7 @@ class LocalRepeats:
         tally.take(self.metrics, measured, run_id, cv.unknown_reasons(result))
         tally.sources.update({k: v for k, v in sources.items() if self._wants(k)})
 
-    def _fixed(self, run: ScheduledRun, run_id: str, target: LocalTarget, tally: _Tally) -> None:
+    def _fixed(self, run: ScheduledRun, run_id: str, target: Target, tally: _Tally) -> None:
         result = self._execute(self.spec_for(run, run_id), target, "fixed-rate", tally)
         if result is None or not tally.ran("fixed-rate", result):
             return
@@ -364,7 +363,7 @@ class LocalRepeats:
             tally.sources[rule.CPU_PER_1000.name] = cv.CPU_PROMETHEUS
 
     def _capacity(
-        self, stack: ComparedStack, run: ScheduledRun, search_id: str, target: LocalTarget
+        self, stack: ComparedStack, run: ScheduledRun, search_id: str, target: Target
     ) -> tuple[float | None, list[str]]:
         base = self.spec_for(run, search_id)
         try:

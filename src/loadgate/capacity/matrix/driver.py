@@ -24,7 +24,7 @@ from loadgate.capacity.search import driver as searching
 from loadgate.contract.spec import SpecError
 from loadgate.measure.queries import QueryError
 from loadgate.runner import run as runner
-from loadgate.runner.target import Progress
+from loadgate.runner.target import OpenedTarget, Progress, ScopedTarget
 from loadgate.stack import local
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
@@ -62,7 +62,7 @@ class MatrixRun:
     bin_dir: Path | None = None
     guard: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
     stack: StackOps = field(default_factory=StackOps)
-    open_target: Callable[[local.StackInfo], LocalTarget] = LocalTarget
+    open_target: Callable[[local.StackInfo], OpenedTarget] = LocalTarget
     execute: searching.Execute = runner.execute
     run_search: Callable[..., object] = searching.run_search
 
@@ -143,7 +143,7 @@ class MatrixRun:
         write_cell(self.folder, record)
         return record
 
-    def _cell(self, step: Step, position: int, target: LocalTarget) -> None:
+    def _cell(self, step: Step, position: int, target: ScopedTarget) -> None:
         if self.hooks.on_cell:
             self.hooks.on_cell(step, position)
         started = time.time()
@@ -158,7 +158,7 @@ class MatrixRun:
         if self.hooks.on_done:
             self.hooks.on_done(done, position)
 
-    def _measure(self, cell: Cell, attempt: int, target: LocalTarget) -> str:
+    def _measure(self, cell: Cell, attempt: int, target: ScopedTarget) -> str:
         """Run the cell; its verdict (the run's, or the search's status)."""
         spec = cell.spec(attempt)
         runs = runs_root(self.results_root, cell.matrix_id)

@@ -1,4 +1,5 @@
-"""RunResults as the runner builds them, from a few figures: for tests of what reads them."""
+"""RunResults as the runner builds them, from a few figures: for tests of what reads them, and
+the simulated pipeline's runs (support.fakes.pipeline)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger as ledger_mod
 from loadgate.judge import run_figures
 from loadgate.measure.pipeline import FIGURES, PipelineFigures
+from loadgate.measure.saturation import SaturationFigures
 from loadgate.records.result import Delivery, RunResult
 
 
@@ -94,3 +96,18 @@ def run_result(
         ),
     )
     return replace(result, bottleneck=run_figures.bottleneck_block(result))
+
+
+def saturation(offered: float, accepted: float | None, **over: Any) -> SaturationFigures:
+    """A saturation block as the runner writes it (a steady window unless told otherwise)."""
+    values: dict[str, Any] = {
+        "offered_per_min": offered,
+        "saturated": accepted is not None and accepted < offered,
+        "window_s": 22.0,
+        "accepted_per_min": accepted,
+        "exported_per_min": accepted,
+        "stored_per_min": accepted,
+        "queue_capacity": 1000.0,
+    }
+    values.update(over)
+    return SaturationFigures(**values)
