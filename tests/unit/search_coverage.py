@@ -3,8 +3,8 @@
 alone does, and the seconds of load each search cost.
 
 benchmarks/search_simulation.py prints these rows with many searches; test_search_simulation
-runs a few to check the machinery. The pipelines are the saturate method's tests'
-(`test_capacity_saturate.QueuePipeline`): a knee moved per step by log-normal `noise`, a
+runs a few to check the machinery. The pipelines are the search tests' simulated pipeline
+(`support.fakes.pipeline.SimulatedPipeline`): a knee moved per step by log-normal `noise`, a
 saturation step that reads it low (more under heavy overload), a sending queue that fills at
 the excess over the step's knee. The true knee is where a hold passes half the time: for holds
 that must keep up (fail when the pipeline sends on less than 1 - p/2 of what it takes in: the
@@ -18,14 +18,14 @@ import math
 import statistics
 from dataclasses import dataclass
 
-# The saturate tests' simulated pipeline (one import to follow when it moves to tests/support).
-from test_capacity_saturate import QUEUE, QueuePipeline, log_uniform, rng, seen_excess
+from support.fakes.pipeline import QUEUE, SimulatedPipeline, log_uniform, rng
+from test_capacity_saturate import seen_excess
 
 from loadgate.capacity.search.rule import FOUND, HOLD, SearchPlan, SearchResult, run_search
 
 __all__ = [
     "GOAL_COVERAGE", "GOAL_LOAD_S", "HEADER", "NOISY", "QUIET", "STEP_OVERHEAD_S", "Machine",
-    "QueuePipeline", "Row", "bracket_covers", "cells", "one_search", "percentile",
+    "Row", "SimulatedPipeline", "bracket_covers", "cells", "one_search", "percentile",
     "reported_covers", "seen_excess", "simulate", "table", "true_knee", "verdict",
 ]  # fmt: skip
 
@@ -77,7 +77,7 @@ def one_search(
     changes between them)."""
     r = rng(seed)
     knee = log_uniform(r, machine.knee_lo, machine.knee_hi)
-    pipeline = QueuePipeline(
+    pipeline = SimulatedPipeline(
         knee,
         low=r.uniform(*machine.low),
         overload_cost=r.uniform(*machine.overload_cost),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from search_coverage import NOISY, QueuePipeline, one_search, simulate
+from search_coverage import NOISY, SimulatedPipeline, one_search, simulate
 
 from loadgate.capacity.search.confidence import (
     Trials,
@@ -59,7 +59,7 @@ def test_a_hold_that_fell_behind_counts_once_and_the_interval_allows_for_it() ->
     """A hold that fell behind is not run again (two holds decide, the speed the default plan
     keeps): the interval allows for its misclassification, reaching beyond the failing rate as
     far as below the passing one."""
-    pipeline = QueuePipeline(110_000, keep_up=1 - PLAN.precision / 2, low=1.0)
+    pipeline = SimulatedPipeline(110_000, keep_up=1 - PLAN.precision / 2, low=1.0)
     result = run_search(PLAN, pipeline).result()
     holds = [(s.rate, s.attempt) for s in pipeline.offered if s.phase == HOLD]
     c, f, span = result.capacity_per_min, result.lowest_failing_per_min, result.interval
