@@ -106,6 +106,8 @@ def search_seams(session: Callable[..., Any], run_search: Callable[..., Any]) ->
         (["--p99-ms", "-1"], "--p99-ms: must be a number greater than 0"),
         (["--labels", "run_id=x"], "--labels: label name 'run_id' is reserved"),
         (["--search-id", "a b"], "--search-id: must be 1-60 characters"),
+        (["--confidence", "1"], "--confidence: must be a number above 0.5 and at most 0.99"),
+        (["--step-noise", "0.3"], "--step-noise: must be a number from 0 to 0.25; got 0.3"),
     ],
 )
 def test_bad_flags_are_refused_naming_the_flag_and_what_is_allowed(
@@ -143,11 +145,15 @@ def test_method_and_saturation_flags_set_the_plan_and_the_error_gate_comes_from_
          "--min-hold", "25", "--hold", "50", "--max-error-rate", "0.02"]
     )  # fmt: skip
     plan, base = search_cli.plan_and_base(args)
+    assert (plan.confidence, plan.step_noise) == (0.9, 0.07)
     assert (plan.method, plan.saturate_rate, plan.saturate_s) == (BISECT, 200_000, 20)
     assert (plan.hold_min_s, plan.hold_s, plan.max_error_rate) == (25, 50, 0.02)
     assert base.max_error_rate == 0.02
     default, _ = search_cli.plan_and_base(cli.build_parser().parse_args(["search"]))
     assert default == SearchPlan()
+    stated = ["search", "--confidence", "0.95", "--step-noise", "0.03"]
+    plan, _ = search_cli.plan_and_base(cli.build_parser().parse_args(stated))
+    assert (plan.confidence, plan.step_noise) == (0.95, 0.03)
 
 
 def test_the_defaults_are_sound_and_within_five_minutes_of_load() -> None:
@@ -237,8 +243,14 @@ def test_exit_codes_by_status(
     if status == FOUND:
         capacity = record.result.capacity_per_min
         assert capacity is not None
-        assert f"capacity {capacity:,} records/min ±" in out
-        assert "(asked ±5 %; confirmed by a hold)" in out
+        interval = record.result.interval
+        assert interval is not None
+        low, high, _ = interval
+        precision = f"{(record.result.precision or 0) * 100:.1f}"
+        assert (
+            f"capacity {capacity:,} records/min, the knee between {low:,} and {high:,} records/min "
+            f"with 90 % confidence (holds ±{precision} %, asked ±5 %; confirmed by a hold)"
+        ) in out
         failing = record.result.lowest_failing_per_min
         assert f"bottleneck at {failing:,} records/min: collector" in out
         assert "queue_max = 1,000" in out
@@ -357,14 +369,17 @@ def test_repeat_runs_each_search_on_one_stack_and_prints_the_spread(
         "load_s": found.result.load_s,
         "wall_s": 400.0,
         "steps": found.result.steps,
+        "knee_low_per_min": found.result.knee_low_per_min,
+        "knee_high_per_min": found.result.knee_high_per_min,
+        "confidence": 0.9,
     }
     assert data["figures"][1]["status"] == OUT_OF_BUDGET
     assert data["figures"][1]["capacity_per_min"] == short.result.capacity_per_min
     assert "3 searches" in out
-    precision = found.result.precision
-    assert precision is not None
+    interval = found.result.interval
+    assert interval is not None
     assert (
-        f"rep-r1 │ bisect │ found │ {capacity:,} ±{precision * 100:.1f} % │ - │ "
+        f"rep-r1 │ bisect │ found │ {capacity:,} ({interval[0]:,}-{interval[1]:,} at 90 %) │ - │ "
         f"{found.result.load_s} │ 400 │ {found.result.steps}" in out
     )
 

@@ -5,8 +5,9 @@ and the record it writes:
 
 - `search`: the capacity search. `plan` (its settings), `state` (the steps, the bracket, the
   result), the two methods `saturate` and `bisect`, `rule` (which rate to offer next, until the
-  highest rate that passes every gate is bracketed to the precision by holds), `driver` (each
-  step a real run), `record` (`search.json`) and `spread` (how far repeated searches land apart);
+  highest rate that passes every gate is bracketed to the precision by holds), `confidence`
+  (where the knee lies with a stated confidence), `driver` (each step a real run), `record`
+  (`search.json`) and `spread` (how far repeated searches land apart);
 - `compare`: baseline against candidate. `rule` (interleaved pairs, a regression decision per
   metric, the metrics and their margins in one table), `spending` and `sequential` (how many
   pairs, at which confidence each look decides), `margins` (the margins from the measured

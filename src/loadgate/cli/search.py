@@ -90,6 +90,8 @@ PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--saturation": ("saturate_s", int),
     "--min-hold": ("hold_min_s", int),
     "--keep-up-hold": ("keep_up_s", int),
+    "--confidence": ("confidence", float),
+    "--step-noise": ("step_noise", float),
 }
 PLAN_FLAG_OF = {name: flag[2:] for flag, (name, _) in PLAN_FLAGS.items()}
 # Run parameters a search takes (the rate, duration and executor are the search's): the
@@ -155,6 +157,16 @@ def register(sub: Subparsers) -> None:
     p.add_argument(
         "--growth",
         help=f"factor between bracketing probes or saturation steps (default {PLAN.growth:g})",
+    )
+    p.add_argument(
+        "--confidence",
+        help="the knee is reported between two rates with this confidence "
+        f"(default {PLAN.confidence:g})",
+    )
+    p.add_argument(
+        "--step-noise",
+        help="the step-to-step noise of the knee (log-normal SD) that confidence allows for: a "
+        f"hold near the knee may pass above it or fail below it (default {PLAN.step_noise:g})",
     )
     add_load_flags(p, SEARCH_PARAMS)
     p.add_argument(

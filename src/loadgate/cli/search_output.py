@@ -19,6 +19,7 @@ from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search import spread
 from loadgate.capacity.search.record import SearchRecord, SearchStepRecord
 from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan
+from loadgate.capacity.search.state import interval_text, span_text
 from loadgate.contract import scenarios as contract_scenarios
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COMPONENTS
@@ -90,7 +91,10 @@ def figures_table(figures: list[spread.SearchFigures]) -> Table:
         table.add_column(name, justify="left" if name in left else "right")
     for one in figures:
         capacity = _num(one.capacity_per_min)
-        if one.capacity_per_min is not None and one.precision is not None:
+        low, high, confidence = one.knee_low_per_min, one.knee_high_per_min, one.confidence
+        if low is not None and high is not None and confidence is not None:
+            capacity += f" ({span_text(low, high, confidence)})"
+        elif one.capacity_per_min is not None and one.precision is not None:
             capacity += f" ±{one.precision * 100:.1f} %"
         table.add_row(
             one.search_id, one.method, one.status, capacity, _num(one.saturation_per_min),
@@ -137,19 +141,23 @@ def steps_table(record: SearchRecord) -> Table:
 
 
 def summary_lines(record: SearchRecord) -> list[Text]:
-    """The capacity with its precision, status, load and wall time, and the bottleneck at the
-    lowest failing rate with the figures it cites."""
+    """The capacity with the knee's interval and its confidence (or, when no knee was found,
+    the holds' precision), status, load and wall time, and the bottleneck at the lowest failing
+    rate with the figures it cites."""
     r, plan, unit = record.result, record.plan, unit_of(record)
     lines: list[Text] = []
     if r.capacity_per_min is not None:
-        precision = (
-            f" ±{r.precision * 100:.1f} %" if r.precision is not None else " (no failing rate)"
-        )
         held = "confirmed by a hold" if r.confirmed else "not confirmed by a hold"
+        precision = (
+            f"holds ±{r.precision * 100:.1f} %, asked ±{plan.precision * 100:g} %"
+            if r.precision is not None
+            else "no failing rate"
+        )
+        interval = r.interval
+        knee = f", the knee {interval_text(*interval, unit + '/min')}" if interval else ""
         lines.append(
             Text(
-                f"capacity {r.capacity_per_min:,} {unit}/min{precision} "
-                f"(asked ±{plan.precision * 100:g} %; {held})",
+                f"capacity {r.capacity_per_min:,} {unit}/min{knee} ({precision}; {held})",
                 style="bold green" if r.status in (FOUND, AT_LEAST_MAX) else "bold yellow",
             )
         )

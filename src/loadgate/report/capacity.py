@@ -31,10 +31,20 @@ class Capacity:
     precision: float | None
     confirmed: bool
     bottleneck: str | None  # the attribution's one-line summary at the knee
+    # (X, Y, confidence): the knee between X and Y with that confidence (SearchResult.interval);
+    # None for a search that found no knee, or was recorded before searches stated one
+    interval: tuple[int, int, float] | None = None
 
     @property
     def converged(self) -> bool:
         return self.status in (srch.FOUND, srch.AT_LEAST_MAX, srch.BELOW_MIN)
+
+    @property
+    def interval_text(self) -> str:
+        """Where the knee lies, in words ("between X and Y with Z % confidence"), or "-"."""
+        if self.interval is None:
+            return "-"
+        return srch.interval_text(*self.interval)
 
     @property
     def text(self) -> str:
@@ -46,7 +56,9 @@ class Capacity:
         if c is None:
             return f"{UNKNOWN} ({self.status})"
         text = f"{c:,}"
-        if self.precision is not None:
+        if self.interval is not None:
+            text += f" ({srch.span_text(*self.interval)})"
+        elif self.precision is not None:
             text += f" ±{self.precision * 100:.1f}%"
         if self.status != srch.FOUND:
             text += f" ({self.status})"
@@ -86,6 +98,7 @@ def capacity_of(
         r.precision,
         r.confirmed,
         neck.summary if neck is not None else None,
+        r.interval,
     )
 
 

@@ -125,7 +125,8 @@ def search_row(base: MatrixRow, search: SearchRecord) -> MatrixRow:
         capacity = res.status
     else:
         precision = f" ±{res.precision * 100:.1f} %" if res.precision is not None else ""
-        capacity = f"{res.capacity_per_min:,}/min{precision} ({res.status})"
+        span = f" ({res.span_text})" if res.span_text is not None else precision
+        capacity = f"{res.capacity_per_min:,}/min{span} ({res.status})"
     return _with(base, capacity=capacity, verdict=res.status, notes=[res.summary])
 
 

@@ -69,8 +69,10 @@ HOW = (
     "**median** of the runs that measured it, and `(k/n)` says when only k of the n did; "
     "`unknown` means no run measured it (never 0). **capacity**: the highest offered rate at "
     "which every gate passed, from the converged `loadgate search`es of that revision and "
-    "scenario, with the search's precision (the median and the widest precision when there are "
-    "several; a search in progress or out of budget is counted, not used). "
+    "scenario, with where the knee lies and the confidence its search states (a search recorded "
+    "before searches stated one: its holds' precision), the median when there are several, with "
+    "the widest interval's half-width (a search in progress or out of budget is counted, not "
+    "used). "
     "**accepted/exported/stored per minute**: the run's records at those ledger steps "
     "(collector receiver, collector Loki exporter, LogQL count in Loki) divided by the load's "
     "duration. **p99 ms** and **errors**: k6. **CPU s / 1k rec**: the collector's mean CPU over "
@@ -221,13 +223,16 @@ def _rows_section(report: Report) -> list[Block]:
 def _capacity_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     blocks: list[Block] = [Heading("Capacity per revision")]
     if report.capacities:
-        header = ("search", "revision", "scenario", "capacity", "status", "held", "bottleneck")
+        header = (
+            "search", "revision", "scenario", "capacity", "knee", "status", "held", "bottleneck",
+        )  # fmt: skip
         cells = tuple(
             (
                 c.search_id,
                 c.revision,
                 c.scenario,
                 c.text,
+                c.interval_text,
                 c.status,
                 "yes" if c.confirmed else "no",
                 c.bottleneck or "-",

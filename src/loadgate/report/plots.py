@@ -108,9 +108,21 @@ def capacity(capacities: Sequence[Capacity], path: Path) -> Path:
     return _save(capacity_figure(capacities), path)
 
 
+def _bars(c: Capacity) -> tuple[float, float]:
+    """How far the bars of a capacity reach below and above it: to the knee's interval, or
+    ±precision (a search recorded before searches stated an interval)."""
+    value = float(c.capacity_per_min or 0)
+    if c.interval is not None:
+        low, high, _ = c.interval
+        return max(0.0, value - low), max(0.0, high - value)
+    err = value * (c.precision or 0.0)
+    return err, err
+
+
 def capacity_figure(capacities: Sequence[Capacity]) -> Any:
-    """Capacity per revision: one point per converged search, error bars ±precision; a triangle
-    for "at least max"; searches that did not converge are counted in the title, not drawn."""
+    """Capacity per revision: one point per converged search, its bars the knee's interval (a
+    search recorded before searches stated one: ±precision); a triangle for "at least max";
+    searches that did not converge are counted in the title, not drawn."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(7.0, 1.2 * len(capacities) + 3), 4.5))
     known = [c for c in capacities if c.capacity_per_min is not None and c.converged]
@@ -124,19 +136,19 @@ def capacity_figure(capacities: Sequence[Capacity]) -> Any:
         for j, c in enumerate(mine):
             value = float(c.capacity_per_min or 0)
             x = i + (j - (len(mine) - 1) / 2) * 0.12
-            err = value * (c.precision or 0.0)
+            below, above = _bars(c)
             marker = "^" if c.status == "at-least-max" else "o"
             ax.errorbar(
-                [x], [value], yerr=[[err], [err]], fmt=marker, color=f"C{i % 10}", capsize=5
+                [x], [value], yerr=[[below], [above]], fmt=marker, color=f"C{i % 10}", capsize=5
             )
     ax.set_xticks(range(len(revisions)), revisions, rotation=20, ha="right")
     ax.set_ylabel("capacity, log records per minute")
     _thousands(ax.yaxis)
-    top = max(float(c.capacity_per_min or 0) * (1 + (c.precision or 0.0)) for c in known)
+    top = max(float(c.capacity_per_min or 0) + _bars(c)[1] for c in known)
     ax.set_ylim(0, top * 1.1)
     missing = len(capacities) - len(known)
     ax.set_xlim(-0.7, len(revisions) - 0.3)
-    title = "capacity per revision\none point per search, bars ±precision, ^ = at least"
+    title = "capacity per revision\none point per search, bars: where the knee lies, ^ = at least"
     if missing:
         title += f"\n{missing} search(es) not converged: not drawn"
     ax.set_title(title, fontsize=10)

@@ -15,6 +15,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from loadgate.capacity.search import rule as srch
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.report.capacity import Capacity
 from loadgate.report.naming import UNKNOWN
@@ -88,9 +89,13 @@ def capacity_text(caps: Sequence[Capacity]) -> str:
     values = [c.capacity_per_min for c in done if c.capacity_per_min is not None]
     if not values:
         return f"{UNKNOWN} (n={len(done)})" + note
+    intervals = [c.interval for c in done if c.interval is not None]
     precisions = [c.precision for c in done if c.precision is not None]
     text = f"{statistics.median(values):,.0f}"
-    if precisions:
+    if intervals:  # the widest interval's half-width, (Y - X) / (Y + X), and its confidence
+        low, high, confidence = max(intervals, key=lambda i: (i[1] - i[0]) / (i[1] + i[0]))
+        text += f" ±{(high - low) / (high + low) * 100:.1f}% at {srch.percent(confidence)}"
+    elif precisions:
         text += f" ±{max(precisions) * 100:.1f}%"
     return text + f" (median, n={len(values)}/{len(done)})" + note
 

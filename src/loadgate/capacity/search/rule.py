@@ -14,7 +14,8 @@ Two methods (`SearchPlan.method`):
   300 s. Kept for pipelines whose knee is not a full queue and targets without saturation
   figures; the saturate method falls back to it when its saturation step measures nothing.
 
-Both end `found` (the knee bracketed within the precision by a passing and a failing hold),
+Both end `found` (the knee bracketed within the precision by a passing and a failing hold, and
+reported between two rates with the plan's confidence: `confidence`),
 `at-least-max` (a hold at `max_rate` passed with nothing failed), `below-min` (`min_rate`
 failed for good), or, when the next step would pass `max_steps` or the load budget
 (`budget_s`, seconds of load), `out-of-steps` / `out-of-budget` with the bracket so far.
@@ -59,9 +60,12 @@ from loadgate.capacity.search.state import (
     bisections_needed,
     bracket_precision,
     fold,
+    interval_text,
+    percent,
     rate_text,
     result_of,
     round_rate,
+    span_text,
     step_above,
     step_below,
 )
@@ -70,9 +74,9 @@ __all__ = [
     "AT_LEAST_MAX", "BELOW_MIN", "BISECT", "FOUND", "HOLD", "IN_PROGRESS", "METHODS",
     "OUT_OF_BUDGET", "OUT_OF_STEPS", "PHASES", "PROBE", "SATURATE", "SATURATION", "STATUSES",
     "PlanError", "Search", "SearchPlan", "SearchResult", "Step", "StepOutcome", "advance",
-    "bisections_needed", "bracket_precision", "noiseless_worst_case", "plan_from_settings",
-    "plan_problems", "round_rate", "run_search", "step_above", "step_below", "validated",
-    "with_older_defaults",
+    "bisections_needed", "bracket_precision", "interval_text", "noiseless_worst_case", "percent",
+    "plan_from_settings", "plan_problems", "round_rate", "run_search", "span_text", "step_above",
+    "step_below", "validated", "with_older_defaults",
 ]  # fmt: skip
 
 

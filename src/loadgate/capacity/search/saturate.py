@@ -65,6 +65,13 @@ lazily, as in the bisect method: the search goes on below it and retries it when
 is within the precision; a retry that passes reopens the bracket above it. A single spurious
 failure of that kind never makes a knee.
 
+Noise near the knee is another matter: the knee moves from step to step, so a hold just above
+it can pass and one just below can fail (or fall behind), and a pass and a failure a precision
+width apart hold the knee far less often than ±p suggests (75 % of simulated searches at 3 %
+step noise). Running the deciding holds again would cost 60 s of load a search; instead each
+found knee is reported between two rates with the plan's confidence, allowing for the plan's
+step noise (`confidence`): the holds' bracket widened by what their misclassification allows.
+
 Load at the defaults (a 30 s saturation step, ±5 %, holds that keep up) against the default
 collector on its own CPU of a quiet 2-core machine (S about 110,000 read low at 300,000, so a
 milder step): two saturation steps and two 30 s holds, 120 s. Gate-judged holds (`keep_up_s`

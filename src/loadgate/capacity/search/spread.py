@@ -7,7 +7,8 @@ used): n, median, min, max, the range relative to the median and the coefficient
 (sample standard deviation / mean, None with fewer than two values); the repeats a side a
 comparison of capacities would need at that spread are the comparison's
 (`capacity.compare.margins.repeats_for`).
-`SearchFigures` is what each search found and cost (status, capacity, load, wall time, steps),
+`SearchFigures` is what each search found and cost (status, capacity and the knee's interval,
+load, wall time, steps),
 the figures `loadgate search --repeat N` prints as its benchmark of the search itself.
 """
 
@@ -68,6 +69,10 @@ class SearchFigures:
     load_s: int
     wall_s: float | None  # the whole search's, from its first step's settling to its end
     steps: int
+    # the knee between these with this confidence, when found (SearchResult.interval)
+    knee_low_per_min: int | None = None
+    knee_high_per_min: int | None = None
+    confidence: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +85,9 @@ class SearchFigures:
             "load_s": self.load_s,
             "wall_s": f.real(self.wall_s),
             "steps": self.steps,
+            "knee_low_per_min": self.knee_low_per_min,
+            "knee_high_per_min": self.knee_high_per_min,
+            "confidence": f.real(self.confidence),
         }
 
 
@@ -95,4 +103,7 @@ def search_figures(record: SearchRecord) -> SearchFigures:
         r.load_s,
         record.wall_s,
         r.steps,
+        r.knee_low_per_min,
+        r.knee_high_per_min,
+        r.confidence,
     )

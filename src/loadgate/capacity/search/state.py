@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from loadgate.capacity.search.confidence import Trials, knee_interval
 from loadgate.capacity.search.plan import SearchPlan
 from loadgate.records import fields as f
 
@@ -163,9 +164,12 @@ class SearchResult:
 
     `capacity_per_min` is C, the highest rate that passed every gate (confirmed: its hold
     passed); `lowest_failing_per_min` is F, the lowest rate that failed (twice, or once above
-    the saturation throughput); the knee lies in [C, F], `precision` = (F - C) / (F + C) around
-    its middle. `load_s` is seconds of load, `wall_s` the steps' wall time when every step
-    reported one; `saturation_per_min` the pipeline's saturation throughput, when measured.
+    the saturation throughput, or with its own queue full); without noise the knee lies in
+    [C, F], `precision` = (F - C) / (F + C) around its middle. A found knee lies between
+    `knee_low_per_min` and `knee_high_per_min` with `confidence` (a share), allowing for the
+    plan's step noise (`confidence.knee_interval`). `load_s` is seconds of load, `wall_s` the
+    steps' wall time when every step reported one; `saturation_per_min` the pipeline's
+    saturation throughput, when measured.
     """
 
     status: str = field(metadata=f.one_of(STATUSES))
@@ -178,6 +182,9 @@ class SearchResult:
     wall_s: float | None
     summary: str
     saturation_per_min: float | None = None
+    knee_low_per_min: int | None = None
+    knee_high_per_min: int | None = None
+    confidence: float | None = None
 
     @property
     def converged(self) -> bool:
@@ -197,7 +204,24 @@ class SearchResult:
         }
         if self.saturation_per_min is not None:
             d["saturation_per_min"] = f.real(self.saturation_per_min)
+        if self.confidence is not None:
+            d["knee_low_per_min"] = self.knee_low_per_min
+            d["knee_high_per_min"] = self.knee_high_per_min
+            d["confidence"] = f.real(self.confidence)
         return d
+
+    @property
+    def interval(self) -> tuple[int, int, float] | None:
+        """(X, Y, confidence): the knee between X and Y with that confidence, when found."""
+        low, high, confidence = self.knee_low_per_min, self.knee_high_per_min, self.confidence
+        if low is None or high is None or confidence is None:
+            return None
+        return low, high, confidence
+
+    @property
+    def span_text(self) -> str | None:
+        """The interval as "X-Y at Z %", for a table's cell, when found."""
+        return span_text(*self.interval) if self.interval is not None else None
 
     @classmethod
     def from_dict(cls, data: object, where: str = "result") -> SearchResult:
@@ -209,6 +233,7 @@ class Tries:
     """The attempts at one (rate, phase)."""
 
     passed: bool = False  # an attempt passed: the rate counts as a pass
+    passes: int = 0
     failures: int = 0
     duration_s: int = 0  # the longest attempt
     queue_full: bool | None = None  # the last failure's sending queue filled (None: unknown)
@@ -354,6 +379,7 @@ def fold(history: Sequence[tuple[Step, StepOutcome]], *, queue_explains: bool = 
         tries.duration_s = max(tries.duration_s, step.duration_s)
         if outcome.passed:
             tries.passed = True
+            tries.passes += 1
         else:
             tries.failures += 1
             tries.queue_full = outcome.saturated
@@ -362,6 +388,40 @@ def fold(history: Sequence[tuple[Step, StepOutcome]], *, queue_explains: bool = 
 
 def rate_text(value: float) -> str:
     return f"{value:,.0f}"
+
+
+def percent(share: float) -> str:
+    """0.9 -> "90 %", 0.975 -> "97.5 %"."""
+    return f"{share * 100:.4g} %"
+
+
+def interval_text(low: int, high: int, confidence: float, unit: str = "") -> str:
+    """The knee's interval in words: between X and Y[ unit] with Z % confidence."""
+    between = f"between {rate_text(low)} and {rate_text(high)}{unit and ' ' + unit}"
+    return f"{between} with {percent(confidence)} confidence"
+
+
+def span_text(low: int, high: int, confidence: float) -> str:
+    """The knee's interval for a table's cell: X-Y at Z %."""
+    return f"{rate_text(low)}-{rate_text(high)} at {percent(confidence)}"
+
+
+def judged_trials(state: State) -> list[Trials]:
+    """The attempts the knee's interval counts (see `confidence`): every hold's (a rate that
+    passed, its passes only) and every probe's failures."""
+    trials: list[Trials] = []
+    for (rate, phase), t in state.tries.items():
+        if t.passed and phase == HOLD:
+            trials.append(Trials(rate, t.passes, 0))
+        elif t.failed:
+            trials.append(Trials(rate, 0, t.failures))
+    return trials
+
+
+def interval_of(plan: SearchPlan, state: State, capacity: int, high: int) -> tuple[int, int, float]:
+    """Where the knee of a found bracket [capacity, high] lies, with the plan's confidence."""
+    low, top = knee_interval(judged_trials(state), capacity, high, plan.step_noise, plan.confidence)
+    return low, top, plan.confidence
 
 
 def _held_text(state: State, rate: int | None) -> str:
@@ -374,6 +434,7 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
     capacity, held = state.capacity, state.held
     high = state.high[0] if state.high is not None else None
     confirmed = held is not None and capacity == held
+    interval: tuple[int | None, int | None, float | None] = (None, None, None)
     if status == BELOW_MIN:
         capacity, confirmed = None, False
         tries = [t.failures for (r, _), t in state.tries.items() if r == plan.min_rate]
@@ -396,10 +457,13 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
     elif status == FOUND:
         assert capacity is not None
         assert high is not None
+        interval = interval_of(plan, state, capacity, high)
+        knee = interval_text(*interval, "records/min")
         summary = (
-            f"{rate_text(capacity)} records/min: passes at {rate_text(capacity)} "
-            f"({_held_text(state, capacity)}), fails at {rate_text(high)}; "
-            f"knee ±{bracket_precision(capacity, high) * 100:.1f} %"
+            f"{rate_text(capacity)} records/min, the knee {knee} (step noise up to "
+            f"{percent(plan.step_noise)}): passes at {rate_text(capacity)} "
+            f"({_held_text(state, capacity)}), fails at {rate_text(high)} "
+            f"(±{bracket_precision(capacity, high) * 100:.1f} %)"
         )
     else:
         passes = f"passes at {rate_text(capacity)}" if capacity is not None else "no rate passed"
@@ -423,4 +487,7 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
         wall_s=round(state.wall_s, 1) if state.wall_s is not None else None,
         summary=summary,
         saturation_per_min=round(ceiling, 1) if ceiling is not None else None,
+        knee_low_per_min=interval[0],
+        knee_high_per_min=interval[1],
+        confidence=interval[2],
     )
