@@ -55,12 +55,12 @@ class K6Command:
     env: dict[str, str] = field(default_factory=dict[str, str])
 
 
-def env_name(param: str) -> str:
+def _env_name(param: str) -> str:
     """The variable a scenario reads a parameter from: logs-per-request -> LOAD_LOGS_PER_REQUEST."""
     return "LOAD_" + param.upper().replace("-", "_")
 
 
-def script_env(
+def _script_env(
     spec: RunSpec,
     target: str,
     summary_path: str,
@@ -86,7 +86,7 @@ def script_env(
         "LOAD_SUMMARY": summary_path,
     }
     for param in spec.kind.params:
-        env[env_name(param)] = str(getattr(spec, param.replace("-", "_")))
+        env[_env_name(param)] = str(getattr(spec, param.replace("-", "_")))
     if histogram:
         env["LOAD_HISTOGRAM"] = "1"
     if hosts:
@@ -101,7 +101,7 @@ def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def remote_write_env(url: str, push_interval: str = "5s") -> dict[str, str]:
+def _remote_write_env(url: str, push_interval: str = "5s") -> dict[str, str]:
     """k6's own settings for its Prometheus remote-write output, with native histograms."""
     return {
         "K6_PROMETHEUS_RW_SERVER_URL": url,
@@ -142,7 +142,7 @@ def build_command(
     if log_file:
         argv.append(f"--log-output=file={log_file}")
     split = segment is not None and segment.count > 1
-    variables = script_env(spec, target, str(summary_path), instance, histogram=split, hosts=hosts)
+    variables = _script_env(spec, target, str(summary_path), instance, histogram=split, hosts=hosts)
     if segment is not None and split:
         share = math.floor(spec.effective_min_logs_per_minute * segment.share)
         variables["LOAD_MIN_LOGS_PER_MINUTE"] = str(share)
@@ -151,7 +151,7 @@ def build_command(
     env: dict[str, str] = {"GOGC": K6_GOGC}
     if remote_write_url:
         argv += ["-o", "experimental-prometheus-rw"]
-        env.update(remote_write_env(remote_write_url))
+        env.update(_remote_write_env(remote_write_url))
     if segment is not None and segment.count > 1:
         argv += [
             "--execution-segment", segment.segment,

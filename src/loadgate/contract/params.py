@@ -37,18 +37,18 @@ MAX_BODY = 1_048_576
 MAX_VUS = 10_000
 MAX_RATE = 1_000_000_000
 MAX_P99_MS = 3_600_000
-MAX_STREAMS = 1000
-MAX_SERIES_PER_REQUEST = 1000
-MAX_POINTS_PER_SERIES = 100
-MAX_HISTOGRAM_BUCKETS = 64
-MAX_STREAMS_PER_REQUEST = 1000
-MAX_LINES_PER_STREAM = 1000
-MAX_LOKI_STREAMS = 100_000
-MAX_TRACES_PER_REQUEST = 1000
-MAX_SPANS_PER_TRACE = 100
-MAX_SPAN_ATTRIBUTES = 128
-MAX_ATTRIBUTE_SIZE = 16_384
-MAX_QUERY_WINDOW_S = 24 * 3600
+_MAX_STREAMS = 1000
+_MAX_SERIES_PER_REQUEST = 1000
+_MAX_POINTS_PER_SERIES = 100
+_MAX_HISTOGRAM_BUCKETS = 64
+_MAX_STREAMS_PER_REQUEST = 1000
+_MAX_LINES_PER_STREAM = 1000
+_MAX_LOKI_STREAMS = 100_000
+_MAX_TRACES_PER_REQUEST = 1000
+_MAX_SPANS_PER_TRACE = 100
+_MAX_SPAN_ATTRIBUTES = 128
+_MAX_ATTRIBUTE_SIZE = 16_384
+_MAX_QUERY_WINDOW_S = 24 * 3600
 
 # The default per-minute gate of an arrival-rate run (`RunSpec.effective_min_logs_per_minute`):
 # at least this share of the offered rate accepted, records per minute over records per minute.
@@ -64,7 +64,7 @@ RUN_ID_RULE = (
 )
 # A k6 duration as the charm's action schema checks it: one or more of h, m, s (decimals
 # allowed), ms in that order; never empty. What it lets through is what `parse_duration` reads.
-DURATION_PATTERN = (
+_DURATION_PATTERN = (
     r"^[0-9]+(h([0-9]+m)?([0-9]+(\.[0-9]+)?s)?([0-9]+ms)?|m([0-9]+(\.[0-9]+)?s)?([0-9]+ms)?"
     r"|(\.[0-9]+)?s([0-9]+ms)?|ms)$"
 )
@@ -77,7 +77,7 @@ DURATION = "duration"  # a k6 duration of more than `low` and at most `high` sec
 LABELS = "labels"  # k=v,k2=v2
 URL = "url"  # the OTLP/HTTP receiver's base URL
 RUN_ID = "run-id"  # RUN_ID_PATTERN
-JSON_TYPES: dict[str, str] = {
+_JSON_TYPES: dict[str, str] = {
     CHOICE: "string",
     INTEGER: "integer",
     NUMBER: "number",
@@ -115,7 +115,7 @@ class Param:
 
     @property
     def json_type(self) -> str:
-        return JSON_TYPES[self.kind]
+        return _JSON_TYPES[self.kind]
 
     @property
     def shown_default(self) -> str:
@@ -158,7 +158,7 @@ PARAMS: tuple[Param, ...] = (
         low=0,
         high=MAX_DURATION_S,
         low_open=True,
-        pattern=DURATION_PATTERN,
+        pattern=_DURATION_PATTERN,
     ),
     Param(
         "logs-per-request",
@@ -235,7 +235,7 @@ PARAMS: tuple[Param, ...] = (
         "log streams the scenario spreads its records over",
         4,
         low=1,
-        high=MAX_STREAMS,
+        high=_MAX_STREAMS,
         action=False,  # the k6 charm runs the scenario's default
     ),
     Param(
@@ -244,7 +244,7 @@ PARAMS: tuple[Param, ...] = (
         "metric series in each OTLP request (otlp-metrics): gauges, sums and histograms in turn",
         10,
         low=1,
-        high=MAX_SERIES_PER_REQUEST,
+        high=_MAX_SERIES_PER_REQUEST,
         schema_default=False,
     ),
     Param(
@@ -253,7 +253,7 @@ PARAMS: tuple[Param, ...] = (
         "data points of each series in a request (otlp-metrics)",
         5,
         low=1,
-        high=MAX_POINTS_PER_SERIES,
+        high=_MAX_POINTS_PER_SERIES,
         schema_default=False,
     ),
     Param(
@@ -263,7 +263,7 @@ PARAMS: tuple[Param, ...] = (
         "a point)",
         8,
         low=1,
-        high=MAX_HISTOGRAM_BUCKETS,
+        high=_MAX_HISTOGRAM_BUCKETS,
         schema_default=False,
     ),
     Param(
@@ -272,7 +272,7 @@ PARAMS: tuple[Param, ...] = (
         "Loki streams in each push request (loki-push, logql-query)",
         10,
         low=1,
-        high=MAX_STREAMS_PER_REQUEST,
+        high=_MAX_STREAMS_PER_REQUEST,
         schema_default=False,
     ),
     Param(
@@ -281,7 +281,7 @@ PARAMS: tuple[Param, ...] = (
         "lines of each stream in a push request (loki-push, logql-query)",
         10,
         low=1,
-        high=MAX_LINES_PER_STREAM,
+        high=_MAX_LINES_PER_STREAM,
         schema_default=False,
     ),
     Param(
@@ -291,7 +291,7 @@ PARAMS: tuple[Param, ...] = (
         "logql-query)",
         100,
         low=1,
-        high=MAX_LOKI_STREAMS,
+        high=_MAX_LOKI_STREAMS,
         schema_default=False,
     ),
     Param(
@@ -300,7 +300,7 @@ PARAMS: tuple[Param, ...] = (
         "traces in each OTLP request (otlp-traces)",
         5,
         low=1,
-        high=MAX_TRACES_PER_REQUEST,
+        high=_MAX_TRACES_PER_REQUEST,
         schema_default=False,
     ),
     Param(
@@ -310,7 +310,7 @@ PARAMS: tuple[Param, ...] = (
         "less and more a third at most, so a request carries traces x spans exactly",
         9,
         low=1,
-        high=MAX_SPANS_PER_TRACE,
+        high=_MAX_SPANS_PER_TRACE,
         schema_default=False,
     ),
     Param(
@@ -319,7 +319,7 @@ PARAMS: tuple[Param, ...] = (
         "attributes of each span (otlp-traces)",
         20,
         low=0,
-        high=MAX_SPAN_ATTRIBUTES,
+        high=_MAX_SPAN_ATTRIBUTES,
         schema_default=False,
     ),
     Param(
@@ -328,7 +328,7 @@ PARAMS: tuple[Param, ...] = (
         "characters of each span attribute's value (otlp-traces)",
         32,
         low=1,
-        high=MAX_ATTRIBUTE_SIZE,
+        high=_MAX_ATTRIBUTE_SIZE,
         unit="characters",
         schema_default=False,
     ),
@@ -349,7 +349,7 @@ PARAMS: tuple[Param, ...] = (
         "seconds of the run's lines each query counts, up to the query's time (logql-query)",
         60,
         low=1,
-        high=MAX_QUERY_WINDOW_S,
+        high=_MAX_QUERY_WINDOW_S,
         unit="s",
         schema_default=False,
     ),
@@ -358,10 +358,10 @@ PARAMS: tuple[Param, ...] = (
 BY_NAME: Mapping[str, Param] = {p.name: p for p in PARAMS}
 ACTION_PARAMS: tuple[str, ...] = tuple(p.name for p in PARAMS if p.action)
 
-T = TypeVar("T", str, int, float)
+_T = TypeVar("_T", str, int, float)
 
 
-def default(name: str, kind: type[T]) -> T:
+def default(name: str, kind: type[_T]) -> _T:
     """The default of a parameter, as the type its RunSpec field has."""
     value = BY_NAME[name].default
     if not isinstance(value, kind):

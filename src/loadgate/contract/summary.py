@@ -11,11 +11,11 @@ from typing import Any
 
 from .typed import read
 
-SUMMARY_FORMAT = "loadgate-k6-summary/1"
+_SUMMARY_FORMAT = "loadgate-k6-summary/1"
 # k6's request-duration trend beside p99 (the summary's avg, p(90), p(95), max).
-LATENCY_FIGURES = ("mean_ms", "p90_ms", "p95_ms", "max_ms")
+_LATENCY_FIGURES = ("mean_ms", "p90_ms", "p95_ms", "max_ms")
 # ClientFigures' fields only some scenarios have (absent from the others' summaries and records).
-OPTIONAL = ("lines_sent", "lines_accepted", "wrong_answers")
+_OPTIONAL = ("lines_sent", "lines_accepted", "wrong_answers")
 
 
 class SummaryError(ValueError):
@@ -90,10 +90,10 @@ class ClientFigures:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("histogram")
-        for key in LATENCY_FIGURES:  # written when measured: older records keep their shape
+        for key in _LATENCY_FIGURES:  # written when measured: older records keep their shape
             if d[key] is None:
                 d.pop(key)
-        for name in OPTIONAL:  # written only by the scenarios that count them
+        for name in _OPTIONAL:  # written only by the scenarios that count them
             if d[name] is None:
                 del d[name]
         return d
@@ -121,7 +121,7 @@ def _int(d: Mapping[str, Any], key: str) -> int:
 
 def parse_summary(data: Mapping[str, Any]) -> ClientFigures:
     """ClientFigures from the scenario's summary object. Raises SummaryError on a bad summary."""
-    if data.get("format") != SUMMARY_FORMAT:
+    if data.get("format") != _SUMMARY_FORMAT:
         raise SummaryError(f"not a loadgate k6 summary (format {data.get('format')!r})")
     hist_raw = data.get("latency_histogram") or {}
     histogram = Histogram(

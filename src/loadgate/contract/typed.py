@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 _CHOICES = "typed.one_of"
 _KEY = "typed.json_key"
@@ -65,7 +65,7 @@ def real(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
-def read(cls: type[T], data: object, where: str) -> T:
+def read(cls: type[_T], data: object, where: str) -> _T:
     """`cls` from the JSON object `data`; RecordError names the first bad field."""
     return _dataclass(cls, data, where, None)
 
@@ -95,7 +95,7 @@ def _check_format(cls: type, d: Mapping[str, Any], where: str) -> None:
         raise RecordError(f"{where}.format: expected {expected!r}, got {d.get('format')!r}")
 
 
-def _dataclass(cls: type[T], data: object, where: str, key: str | None) -> T:
+def _dataclass(cls: type[_T], data: object, where: str, key: str | None) -> _T:
     d = mapping(data, where)
     _check_format(cls, d, where)
     hints = _hints(cls)
