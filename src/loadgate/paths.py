@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ENV_BIN_DIR = "LOADGATE_BIN_DIR"
-ENV_STACK_DIR = "LOADGATE_STACK_DIR"
-ENV_RESULTS_DIR = "LOADGATE_RESULTS_DIR"
+_ENV_BIN_DIR = "LOADGATE_BIN_DIR"
+_ENV_STACK_DIR = "LOADGATE_STACK_DIR"
+_ENV_RESULTS_DIR = "LOADGATE_RESULTS_DIR"
 
 # The packed k6 charm that bundles/bundle.yaml deploys (scripts/pack-k6-charm writes it).
 K6_CHARM_FILE = "loadgate-k6-k8s.charm"
@@ -43,17 +43,17 @@ def tools_dir() -> Path:
     return _data("tools")
 
 
-def bundles_dir() -> Path:
+def _bundles_dir() -> Path:
     """The Juju bundle and its overlays (the repository's `bundles/`)."""
     return _data("bundles")
 
 
 def bundle_file() -> Path:
-    return bundles_dir() / "bundle.yaml"
+    return _bundles_dir() / "bundle.yaml"
 
 
 def overlays_dir() -> Path:
-    return bundles_dir() / "overlays"
+    return _bundles_dir() / "overlays"
 
 
 def upstream_charms_file() -> Path:
@@ -85,7 +85,7 @@ def integration_defaults_dir() -> Path:
 
 def bin_dir() -> Path:
     """Cache of built upstream binaries, outside the repository."""
-    override = os.environ.get(ENV_BIN_DIR)
+    override = os.environ.get(_ENV_BIN_DIR)
     if override:
         return Path(override).expanduser()
     cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -94,7 +94,7 @@ def bin_dir() -> Path:
 
 def stack_dir() -> Path:
     """Run directory of the local stack: configs, TLS material, data, logs, Pebble state."""
-    override = os.environ.get(ENV_STACK_DIR)
+    override = os.environ.get(_ENV_STACK_DIR)
     if override:
         return Path(override).expanduser()
     state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
@@ -102,7 +102,7 @@ def stack_dir() -> Path:
 
 
 def results_dir() -> Path:
-    override = os.environ.get(ENV_RESULTS_DIR)
+    override = os.environ.get(_ENV_RESULTS_DIR)
     if override:
         return Path(override).expanduser()
     return Path.cwd() / "results"

@@ -27,7 +27,7 @@ class Stat:
     cpu_ticks: int = 0  # user + system CPU time so far, in clock ticks (utime + stime)
 
 
-def parse_stat(text: str) -> Stat:
+def _parse_stat(text: str) -> Stat:
     """Parse /proc/<pid>/stat; the command name may hold spaces and parentheses."""
     head, _, tail = text.rpartition(")")
     pid = int(head.split("(", 1)[0])
@@ -47,7 +47,7 @@ def parse_stat(text: str) -> Stat:
 def stat(pid: int) -> Stat | None:
     """The process's fields, None when it is gone or cannot be read."""
     try:
-        return parse_stat((PROC / str(pid) / "stat").read_text())
+        return _parse_stat((PROC / str(pid) / "stat").read_text())
     except (OSError, ValueError, IndexError):
         return None
 

@@ -143,7 +143,7 @@ def go_env() -> dict[str, str]:
     return env
 
 
-def retry_hint(name: str) -> str:
+def _retry_hint(name: str) -> str:
     return f"loadgate binaries --only {name}"
 
 
@@ -156,7 +156,7 @@ def _run_logged(argv: list[str], cwd: Path, log: Path, what: Part) -> None:
         tail = _last_error_line(log)
         raise BuildError(
             f"{what.name} {what.version}: `{' '.join(argv[:2])}` exited {proc.returncode}"
-            f" ({tail}); full log {log}; retry with `{retry_hint(what.name)}`"
+            f" ({tail}); full log {log}; retry with `{_retry_hint(what.name)}`"
         )
 
 
@@ -198,7 +198,7 @@ def build(p: Part, bin_dir: Path | None = None, tools_dir: Path | None = None) -
     if shutil.which("go") is None:
         raise BuildError(
             f"{p.name} {p.version}: `go` is not on PATH (Go >= 1.26 is needed to build it); "
-            f"install Go, then retry with `{retry_hint(p.name)}`"
+            f"install Go, then retry with `{_retry_hint(p.name)}`"
         )
     bdir.mkdir(parents=True, exist_ok=True)
     logs = bdir / "logs"

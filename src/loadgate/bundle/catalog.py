@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-UPSTREAM_FORMAT = "loadgate-upstream-charms/1"
-ROLES = ("provides", "requires", "peers")
+_UPSTREAM_FORMAT = "loadgate-upstream-charms/1"
+_ROLES = ("provides", "requires", "peers")
 
 
 class CatalogError(ValueError):
@@ -52,7 +52,7 @@ class Catalog:
     )
     local: dict[str, CharmInfo] = field(default_factory=dict[str, CharmInfo])
 
-    def tracks(self, charm: str) -> list[str]:
+    def _tracks(self, charm: str) -> list[str]:
         return sorted(self.upstream.get(charm, {}))
 
     def requires_trust(self, charm: str) -> bool:
@@ -69,15 +69,15 @@ def _mapping(value: Any, where: str) -> Mapping[str, Any]:
 def _endpoint(name: str, raw: Any, where: str) -> Endpoint:
     data = _mapping(raw, f"{where}: endpoint {name}")
     role, interface = data.get("role"), data.get("interface")
-    if role not in ROLES:
-        raise CatalogError(f"{where}: endpoint {name}: role must be one of {ROLES}, got {role!r}")
+    if role not in _ROLES:
+        raise CatalogError(f"{where}: endpoint {name}: role must be one of {_ROLES}, got {role!r}")
     if not isinstance(interface, str) or not interface:
         raise CatalogError(f"{where}: endpoint {name}: interface is missing")
     limit = data.get("limit")
     return Endpoint(name, role, interface, int(limit) if isinstance(limit, int) else None)
 
 
-OPTION_TYPES = ("string", "int", "float", "boolean", "secret")
+_OPTION_TYPES = ("string", "int", "float", "boolean", "secret")
 
 
 def _options(raw: Any, where: str) -> dict[str, str] | None:
@@ -86,20 +86,20 @@ def _options(raw: Any, where: str) -> dict[str, str] | None:
         return None
     out = {str(k): str(v) for k, v in _mapping(raw, f"{where}: options").items()}
     for name, kind in out.items():
-        if kind not in OPTION_TYPES:
-            raise CatalogError(f"{where}: option {name}: type must be one of {OPTION_TYPES}")
+        if kind not in _OPTION_TYPES:
+            raise CatalogError(f"{where}: option {name}: type must be one of {_OPTION_TYPES}")
     return out
 
 
-def load_upstream(path: Path) -> dict[str, dict[str, CharmInfo]]:
+def _load_upstream(path: Path) -> dict[str, dict[str, CharmInfo]]:
     """Charm name -> track -> CharmInfo, from the upstream data file."""
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(f"{path}: cannot read: {exc}") from None
     data = _mapping(data, str(path))
-    if data.get("format") != UPSTREAM_FORMAT:
-        raise CatalogError(f"{path}: format must be {UPSTREAM_FORMAT!r}")
+    if data.get("format") != _UPSTREAM_FORMAT:
+        raise CatalogError(f"{path}: format must be {_UPSTREAM_FORMAT!r}")
     out: dict[str, dict[str, CharmInfo]] = {}
     for charm, raw in _mapping(data.get("charms"), f"{path}: charms").items():
         entry = _mapping(raw, f"{path}: {charm}")
@@ -131,7 +131,7 @@ def info_from_metadata(data: Mapping[str, Any], source: str) -> CharmInfo:
     if not isinstance(name, str) or not name:
         raise CatalogError(f"{source}: name is missing")
     endpoints: dict[str, Endpoint] = {}
-    for role in ROLES:
+    for role in _ROLES:
         for ep_name, raw in _mapping(data.get(role) or {}, f"{source}: {role}").items():
             endpoints[ep_name] = _endpoint(ep_name, {**_mapping(raw, source), "role": role}, source)
     return CharmInfo(
@@ -144,7 +144,7 @@ def info_from_metadata(data: Mapping[str, Any], source: str) -> CharmInfo:
     )
 
 
-def load_charmcraft(path: Path) -> CharmInfo:
+def _load_charmcraft(path: Path) -> CharmInfo:
     """A local charm's facts from its charmcraft.yaml (provides/requires/peers, storage, ...)."""
     try:
         data = yaml.safe_load(path.read_text())
@@ -154,5 +154,5 @@ def load_charmcraft(path: Path) -> CharmInfo:
 
 
 def build(upstream_file: Path, charmcraft_files: Iterable[Path]) -> Catalog:
-    local = {info.name: info for info in map(load_charmcraft, charmcraft_files)}
-    return Catalog(upstream=load_upstream(upstream_file), local=local)
+    local = {info.name: info for info in map(_load_charmcraft, charmcraft_files)}
+    return Catalog(upstream=_load_upstream(upstream_file), local=local)

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-METADATA_FILES = ("metadata.yaml", "charmcraft.yaml")
+_METADATA_FILES = ("metadata.yaml", "charmcraft.yaml")
 
 
 class CharmFileError(ValueError):
@@ -61,7 +61,7 @@ def read(path: Path) -> CharmFile:
         raise CharmFileError(f"{path}: not a packed charm (zip archive): {exc}") from None
     with archive:
         names = set(archive.namelist())
-        for member in METADATA_FILES:
+        for member in _METADATA_FILES:
             if member not in names:
                 continue
             try:
@@ -71,4 +71,4 @@ def read(path: Path) -> CharmFile:
             if not isinstance(data, dict) or not isinstance(data.get("name"), str):
                 raise CharmFileError(f"{path}: {member} has no charm `name`")
             return CharmFile(path, data, member)  # pyright: ignore[reportUnknownArgumentType]
-    raise CharmFileError(f"{path}: has neither {' nor '.join(METADATA_FILES)}: not a packed charm")
+    raise CharmFileError(f"{path}: has neither {' nor '.join(_METADATA_FILES)}: not a packed charm")

@@ -21,14 +21,14 @@ from loadgate.bundle import charm_file
 from loadgate.bundle.catalog import Catalog, CharmInfo, Endpoint, info_from_metadata
 from loadgate.yamlfile import load_mapping
 
-BUNDLE_KEYS = frozenset({"bundle", "description", "name", "applications", "relations"})
-OVERLAY_KEYS = frozenset({"description", "applications", "relations"})
-APP_KEYS = frozenset(
+_BUNDLE_KEYS = frozenset({"bundle", "description", "name", "applications", "relations"})
+_OVERLAY_KEYS = frozenset({"description", "applications", "relations"})
+_APP_KEYS = frozenset(
     {"charm", "channel", "revision", "scale", "trust", "storage", "options", "resources",
      "constraints", "annotations", "base", "placement", "bindings"}
 )  # fmt: skip
 # Keys of an application whose mapping an overlay merges key by key (others it replaces).
-MERGED_APP_KEYS = frozenset({"options", "storage", "resources", "annotations", "bindings"})
+_MERGED_APP_KEYS = frozenset({"options", "storage", "resources", "annotations", "bindings"})
 
 
 class BundleError(ValueError):
@@ -94,7 +94,7 @@ def merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]
             continue
         current: dict[str, Any] = apps[name]
         for key, value in spec.items():  # pyright: ignore[reportUnknownVariableType]
-            if key in MERGED_APP_KEYS and isinstance(value, dict):
+            if key in _MERGED_APP_KEYS and isinstance(value, dict):
                 merged = dict(current.get(key) or {})
                 merged.update(copy.deepcopy(value))  # pyright: ignore[reportUnknownArgumentType]
                 current[key] = merged
@@ -115,13 +115,13 @@ def load(bundle: Path, overlays: Sequence[Path] = ()) -> tuple[dict[str, Any], l
     """Read the bundle and overlays and merge them; problems of shape come back as Problems."""
     problems: list[Problem] = []
     doc = read_yaml(bundle)
-    problems += _unknown_keys(doc, BUNDLE_KEYS, bundle.name)
+    problems += _unknown_keys(doc, _BUNDLE_KEYS, bundle.name)
     if doc.get("bundle") != "kubernetes":
         problems.append(Problem(bundle.name, None, "`bundle:` must be `kubernetes`"))
     _absolute_charm_paths(doc, bundle.parent)
     for path in overlays:
         part = read_yaml(path)
-        problems += _unknown_keys(part, OVERLAY_KEYS, path.name)
+        problems += _unknown_keys(part, _OVERLAY_KEYS, path.name)
         _absolute_charm_paths(part, path.parent)
         doc = merge(doc, part)
     return doc, problems
@@ -138,7 +138,7 @@ def track_of(channel: str) -> str:
     return parts[0]
 
 
-def local_charm_name(charm: str) -> str:
+def _local_charm_name(charm: str) -> str:
     """`.../loadgate-k6-k8s.charm` or `.../k6-k8s_amd64.charm` -> the charm name the file is
     named after; a charm folder -> its folder name."""
     base = Path(charm).name
@@ -151,7 +151,7 @@ def _local_info(app: str, charm: str, catalog: Catalog) -> tuple[CharmInfo | Non
     """A local charm's facts: this repository's charms from their charmcraft.yaml, any other
     packed charm from the metadata inside the file. A missing file is a problem of its own."""
     path = Path(charm)
-    name = local_charm_name(charm)
+    name = _local_charm_name(charm)
     if path.is_file():
         try:
             packed = charm_file.read(path)
@@ -179,7 +179,7 @@ def _local_info(app: str, charm: str, catalog: Catalog) -> tuple[CharmInfo | Non
     return info, []
 
 
-def resolve_charm(
+def _resolve_charm(
     app: str, spec: Mapping[str, Any], catalog: Catalog
 ) -> tuple[CharmInfo | None, list[Problem]]:
     charm = spec.get("charm")
@@ -253,7 +253,7 @@ _OPTION_CHECK: dict[str, tuple[str, Callable[[object], bool]]] = {
 }
 
 
-def check_options(app: str, options: Mapping[str, Any], info: CharmInfo) -> list[Problem]:
+def _check_options(app: str, options: Mapping[str, Any], info: CharmInfo) -> list[Problem]:
     """Each option the charm has, of its type, where the charm's options are recorded (Juju
     refuses the deployment otherwise, after it has started)."""
     if info.options is None:
@@ -281,12 +281,12 @@ def check_options(app: str, options: Mapping[str, Any], info: CharmInfo) -> list
     return problems
 
 
-def check_app(app: str, spec: Any, info: CharmInfo | None) -> list[Problem]:
+def _check_app(app: str, spec: Any, info: CharmInfo | None) -> list[Problem]:
     if not isinstance(spec, dict):
         return [Problem(app, None, "must be a mapping with `charm`, `channel`, `scale`, ...")]
     problems = [
-        Problem(app, None, f"unknown key {k!r}; allowed: {', '.join(sorted(APP_KEYS))}")
-        for k in sorted(set(spec) - APP_KEYS)  # pyright: ignore[reportUnknownArgumentType]
+        Problem(app, None, f"unknown key {k!r}; allowed: {', '.join(sorted(_APP_KEYS))}")
+        for k in sorted(set(spec) - _APP_KEYS)  # pyright: ignore[reportUnknownArgumentType]
     ]
     scale = spec.get("scale")  # pyright: ignore[reportUnknownMemberType]
     if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
@@ -301,7 +301,7 @@ def check_app(app: str, spec: Any, info: CharmInfo | None) -> list[Problem]:
             )
     if info is None:
         return problems
-    problems += check_options(app, options, info)
+    problems += _check_options(app, options, info)
     if info.requires_trust and spec.get("trust") is not True:  # pyright: ignore[reportUnknownMemberType]
         problems.append(Problem(app, None, f"charm {info.name} needs `trust: true`"))
     storage: Mapping[str, Any] = spec.get("storage") or {}  # pyright: ignore[reportUnknownMemberType]
@@ -348,7 +348,7 @@ def _check_side(
     return ep, []
 
 
-def check_relations(
+def _check_relations(
     relations: Any, apps: Mapping[str, Any], infos: Mapping[str, CharmInfo | None]
 ) -> list[Problem]:
     problems: list[Problem] = []
@@ -408,11 +408,11 @@ def check(doc: Mapping[str, Any], catalog: Catalog) -> list[Problem]:
     for name, spec in apps.items():  # pyright: ignore[reportUnknownVariableType]
         info: CharmInfo | None = None
         if isinstance(spec, dict):
-            info, found = resolve_charm(str(name), spec, catalog)  # pyright: ignore[reportUnknownArgumentType]
+            info, found = _resolve_charm(str(name), spec, catalog)  # pyright: ignore[reportUnknownArgumentType]
             problems += found
         infos[str(name)] = info
-        problems += check_app(str(name), spec, info)
-    problems += check_relations(doc.get("relations") or [], apps, infos)  # pyright: ignore[reportUnknownArgumentType]
+        problems += _check_app(str(name), spec, info)
+    problems += _check_relations(doc.get("relations") or [], apps, infos)  # pyright: ignore[reportUnknownArgumentType]
     return problems
 
 

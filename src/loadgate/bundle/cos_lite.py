@@ -17,7 +17,7 @@ import yaml
 
 from loadgate import paths
 
-FORMAT = "loadgate-cos-lite/1"
+_FORMAT = "loadgate-cos-lite/1"
 
 
 class ReferenceError(ValueError):
@@ -25,7 +25,7 @@ class ReferenceError(ValueError):
 
 
 @dataclass(frozen=True)
-class Accepted:
+class _Accepted:
     what: str
     measures: bool  # whether the difference changes what the gate measures
     why: str
@@ -36,7 +36,7 @@ class Reference:
     source: str  # e.g. canonical/observability-stack terraform/cos-lite @ tf-cos-lite-3.0.2
     apps: Mapping[str, Mapping[str, Any]]
     relations: frozenset[tuple[str, str]]
-    accepted: tuple[Accepted, ...]
+    accepted: tuple[_Accepted, ...]
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Comparison:
     accepted entries no longer seen (the reference's list must stay true)."""
 
     reference: str
-    kept: tuple[Accepted, ...]
+    kept: tuple[_Accepted, ...]
     unexplained: tuple[str, ...]
     stale: tuple[str, ...]
 
@@ -54,7 +54,7 @@ class Comparison:
         return not self.unexplained and not self.stale
 
 
-def reference_file() -> Path:
+def _reference_file() -> Path:
     return paths.data_dir() / "cos-lite.yaml"
 
 
@@ -66,14 +66,14 @@ def _pair(raw: Any, where: str) -> tuple[str, str]:
 
 
 def load(path: Path | None = None) -> Reference:
-    file = path or reference_file()
+    file = path or _reference_file()
     data = yaml.safe_load(file.read_text())
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ReferenceError(f"{file}: not a {FORMAT} file")
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise ReferenceError(f"{file}: not a {_FORMAT} file")
     src = data.get("source") or {}
     source = f"{src.get('repo')} {src.get('path')} @ {src.get('ref')} ({src.get('commit', '')[:7]})"
     accepted = tuple(
-        Accepted(str(a["what"]), bool(a["measures"]), " ".join(str(a["why"]).split()))
+        _Accepted(str(a["what"]), bool(a["measures"]), " ".join(str(a["why"]).split()))
         for a in data.get("accepted") or []
     )
     relations = frozenset(_pair(r, f"{file}: relations") for r in data.get("relations") or [])

@@ -20,7 +20,7 @@ from loadgate.measure.saturation import SaturationFigures
 from loadgate.records import fields as f
 from loadgate.records import files
 
-RESULT_FORMAT = "loadgate-result/1"
+_RESULT_FORMAT = "loadgate-result/1"
 RESULT_FILE = "result.json"
 
 
@@ -62,7 +62,7 @@ class Delivery:
 class RunResult:
     """result.json. Its `labels` are the spec's, written beside it for other readers."""
 
-    FORMAT: ClassVar[str] = RESULT_FORMAT
+    FORMAT: ClassVar[str] = _RESULT_FORMAT
     FILE: ClassVar[str] = RESULT_FILE
 
     run_id: str
@@ -103,7 +103,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "format": RESULT_FORMAT,
+            "format": _RESULT_FORMAT,
             "run_id": self.run_id,
             "target": self.target,
             "started_at": self.started_at,
