@@ -39,9 +39,9 @@ from loadgate.stack.ports import Ports
 from loadgate.stack.procs import parent_death_signal
 from loadgate.stack.profile import PROFILES
 
-TARGET_PER_CORE = 2_000_000  # log records per minute per k6 core (issue target)
+_TARGET_PER_CORE = 2_000_000  # log records per minute per k6 core (issue target)
 # Each scenario's target, where it has one (units per minute per k6 core).
-TARGETS_PER_CORE: dict[str, int] = {OTLP_LOGS.name: TARGET_PER_CORE}
+TARGETS_PER_CORE: dict[str, int] = {OTLP_LOGS.name: _TARGET_PER_CORE}
 
 
 @dataclass(frozen=True)

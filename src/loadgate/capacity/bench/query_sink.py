@@ -16,32 +16,32 @@ import ssl
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PUSH_PATH = "/loki/api/v1/push"
-VECTOR = json.dumps(
+_PUSH_PATH = "/loki/api/v1/push"
+_VECTOR = json.dumps(
     {"status": "success", "data": {"resultType": "vector", "result": [
         {"metric": {}, "value": [0, "0"]}]}}
 ).encode()  # fmt: skip
-MATRIX = json.dumps(
+_MATRIX = json.dumps(
     {"status": "success", "data": {"resultType": "matrix", "result": [
         {"metric": {}, "values": [[0, "0"]]}]}}
 ).encode()  # fmt: skip
-ANSWERS = {"/loki/api/v1/query": VECTOR, "/loki/api/v1/query_range": MATRIX, "/ready": b"ready"}
+_ANSWERS = {"/loki/api/v1/query": _VECTOR, "/loki/api/v1/query_range": _MATRIX, "/ready": b"ready"}
 
 
-class LokiLike(BaseHTTPRequestHandler):
+class _LokiLike(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as k6 keeps its connections
     disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(length)
-        status = 204 if self.path == PUSH_PATH else 404
+        status = 204 if self.path == _PUSH_PATH else 404
         self.send_response(status)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
     def do_GET(self) -> None:
-        body = ANSWERS.get(self.path.partition("?")[0])
+        body = _ANSWERS.get(self.path.partition("?")[0])
         self.send_response(200 if body is not None else 404)
         body = body or b""
         self.send_header("Content-Type", "application/json")
@@ -53,8 +53,8 @@ class LokiLike(BaseHTTPRequestHandler):
         return
 
 
-def serve(port: int, cert: str, key: str) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", port), LokiLike)
+def _serve(port: int, cert: str, key: str) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", port), _LokiLike)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
@@ -62,4 +62,4 @@ def serve(port: int, cert: str, key: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), sys.argv[2], sys.argv[3])
+    _serve(int(sys.argv[1]), sys.argv[2], sys.argv[3])

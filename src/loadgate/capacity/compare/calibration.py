@@ -26,8 +26,8 @@ from loadgate.capacity.compare import margins
 from loadgate.capacity.compare.record import CompareRecord, side_values
 from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, Metric
 
-INTERVAL = 2 * margins.SPREAD_LEVEL - 1  # 90 %: its upper end is the one-sided 95 % bound
-PAIRS_SHOWN = tuple(range(3, 9))
+_INTERVAL = 2 * margins.SPREAD_LEVEL - 1  # 90 %: its upper end is the one-sided 95 % bound
+_PAIRS_SHOWN = tuple(range(3, 9))
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Spread:
     spread: float
     df: int
 
-    def interval(self, confidence: float = INTERVAL) -> tuple[float, float]:
+    def interval(self, confidence: float = _INTERVAL) -> tuple[float, float]:
         """The true spread's two-sided confidence interval (chi-square on df)."""
         if self.df < 1:
             raise ValueError(f"degrees of freedom: must be at least 1; got {self.df}")
@@ -54,7 +54,7 @@ class Spread:
         return self.interval()[1]
 
 
-def side_squares(values: Iterable[float | None]) -> tuple[float, int]:
+def _side_squares(values: Iterable[float | None]) -> tuple[float, int]:
     """The squared deviations of a side's log values from their mean, and their n - 1 (0, 0
     with fewer than two values)."""
     logs = [math.log(v) for v in values if v is not None and v > 0]
@@ -70,7 +70,7 @@ def pooled(records: Sequence[CompareRecord], name: str) -> Spread | None:
     squares, df = 0.0, 0
     for record in records:
         for side in (BASELINE, CANDIDATE):
-            s, n = side_squares(side_values(record.runs, side, name))
+            s, n = _side_squares(side_values(record.runs, side, name))
             squares += s
             df += n
     if df == 0:
@@ -100,7 +100,7 @@ def margin_row(metric: Metric, spread: Spread, pairs: int, family: int) -> Margi
 
 
 def margin_rows(
-    metric: Metric, spread: Spread, family: int, pairs: Sequence[int] = PAIRS_SHOWN
+    metric: Metric, spread: Spread, family: int, pairs: Sequence[int] = _PAIRS_SHOWN
 ) -> list[MarginRow]:
     """The margins each number of pairs can bound at this spread, in a comparison of `family`
     metrics."""

@@ -11,7 +11,7 @@ the comparison's 5 % shared by its metrics). A margin M (m = ln(1 + M)) meets tw
 - **settled**: bounds at most half the margin wide, m >= 2h, so that every change at least half
   a margin away from the margin is settled (an A/A comparison says "no regression");
 - **powered**: a worsening of twice the margin (relative: 1 + 2M) is a regression at least
-  `POWER` (80 %) of the time: its lower bound must reach m, so ln((1 + 2M) / (1 + M)) >=
+  `_POWER` (80 %) of the time: its lower bound must reach m, so ln((1 + 2M) / (1 + M)) >=
   h + z(POWER) * se (normal approximation). This binds only a wide margin: ln((1+2M)/(1+M))
   is almost m for a narrow one but never more than ln 2.
 
@@ -19,7 +19,7 @@ the comparison's 5 % shared by its metrics). A margin M (m = ln(1 + M)) meets tw
 about half the time, and a margin chosen from it would then be too narrow for its pairs just
 as often. So the margin is chosen at the spread's one-sided 95 % upper confidence bound (the
 upper end of the 90 % interval `calibration` prints, from the chi-square distribution of the
-pooled variance): the smallest whole 5 % (`MARGIN_STEP`) at least `margin_needed` there. With
+pooled variance): the smallest whole 5 % (`_MARGIN_STEP`) at least `margin_needed` there. With
 38 degrees of freedom the bound is 1.24 times the estimate; a margin chosen at the estimate
 itself is printed beside it, its sensitivity.
 
@@ -37,9 +37,9 @@ from loadgate.capacity.compare import rule
 from loadgate.capacity.compare.sequential import DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Plan
 
 DEFAULT_BUDGET_PAIRS = 4  # pairs the default budget fits (a pair: 3.6-3.8 minutes here)
-MARGIN_STEP = 0.05  # margins are chosen in whole 5 %
+_MARGIN_STEP = 0.05  # margins are chosen in whole 5 %
 SPREAD_LEVEL = 0.95  # margins are chosen at this one-sided upper confidence bound of the spread
-POWER = 0.80  # a worsening of twice the margin is a regression at least this often
+_POWER = 0.80  # a worsening of twice the margin is a regression at least this often
 
 
 def half_width(spread: float, pairs: int, confidence: float) -> float:
@@ -66,7 +66,7 @@ def margin_needed(spread: float, pairs: int, confidence: float) -> float:
     h = half_width(spread, pairs, confidence)
     settled = math.exp(2 * h) - 1
     special = extras.load("scipy.special")  # loadgate[stats]
-    reach = h + float(special.ndtri(POWER)) * spread * math.sqrt(2 / pairs)
+    reach = h + float(special.ndtri(_POWER)) * spread * math.sqrt(2 / pairs)
     if reach >= math.log(2):
         return math.inf
     powered = math.expm1(reach) / (2 - math.exp(reach))  # (1 + 2M) = e^reach (1 + M)
@@ -83,8 +83,8 @@ def pairs_needed(spread: float, margin: float, confidence: float) -> int | None:
 def chosen_margin(spread: float, pairs: int, confidence: float) -> float:
     """The margin for this spread (give the spread's upper confidence bound: `calibration`):
     `margin_needed`, rounded up to a whole MARGIN_STEP."""
-    steps = math.ceil(round(margin_needed(spread, pairs, confidence) / MARGIN_STEP, 6))
-    return steps * MARGIN_STEP
+    steps = math.ceil(round(margin_needed(spread, pairs, confidence) / _MARGIN_STEP, 6))
+    return steps * _MARGIN_STEP
 
 
 def repeats_for(capacities: Sequence[int], precision: float) -> int | None:

@@ -35,7 +35,7 @@ from loadgate.capacity.compare import values
 from loadgate.capacity.compare.rule import Metric
 from loadgate.records import fields as f
 
-MARGINS_FORMAT = "loadgate-margins/1"
+_MARGINS_FORMAT = "loadgate-margins/1"
 MEASURED = "measured by loadgate calibrate"
 
 
@@ -78,7 +78,7 @@ def _number(x: float) -> float | int:
 class MarginsFile:
     """The margins, by `--metrics` key, and how they were obtained."""
 
-    FORMAT: ClassVar[str] = MARGINS_FORMAT
+    FORMAT: ClassVar[str] = _MARGINS_FORMAT
 
     status: str
     metrics: dict[str, MarginEntry]
@@ -90,7 +90,7 @@ class MarginsFile:
 
     def to_yaml(self) -> str:
         data: dict[str, Any] = {
-            "format": MARGINS_FORMAT,
+            "format": _MARGINS_FORMAT,
             "status": self.status,
             "command": self.command,
             "date": self.date,
@@ -110,7 +110,7 @@ class MarginsFile:
         return {values.METRIC_KEYS[k].name: e.margin_percent / 100 for k, e in self.metrics.items()}
 
 
-def parse(data: object, where: str) -> MarginsFile:
+def _parse(data: object, where: str) -> MarginsFile:
     """A margins file from its YAML mapping; MarginsError names the first bad field."""
     try:
         found = f.read(MarginsFile, data, where)
@@ -130,7 +130,7 @@ def parse(data: object, where: str) -> MarginsFile:
 
 def read(path: Path) -> MarginsFile:
     """The margins file at `path`; MarginsError names the file and what is wrong."""
-    return parse(yamlfile.load_mapping(path, MarginsError, "a YAML mapping of margins"), str(path))
+    return _parse(yamlfile.load_mapping(path, MarginsError, "a YAML mapping of margins"), str(path))
 
 
 def shipped() -> MarginsFile:

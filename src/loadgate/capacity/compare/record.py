@@ -42,7 +42,7 @@ from loadgate.judge.soundness import Unsound
 from loadgate.records import fields as f
 
 COMPARE_FORMAT = "loadgate-compare/2"
-PREVIOUS_FORMAT = "loadgate-compare/1"  # the rule before issue 33: read as recorded
+_PREVIOUS_FORMAT = "loadgate-compare/1"  # the rule before issue 33: read as recorded
 COMPARE_FILE = "compare.json"
 
 
@@ -139,7 +139,7 @@ class CompareRecord:
     """compare.json: both sides, the schedule's runs, a decision per metric, the rule."""
 
     FORMAT: ClassVar[str] = COMPARE_FORMAT
-    FORMATS: ClassVar[tuple[str, ...]] = (COMPARE_FORMAT, PREVIOUS_FORMAT)  # read by from_dict
+    FORMATS: ClassVar[tuple[str, ...]] = (COMPARE_FORMAT, _PREVIOUS_FORMAT)  # read by from_dict
     FILE: ClassVar[str] = COMPARE_FILE
 
     compare_id: str
@@ -256,7 +256,7 @@ class CompareRecord:
     def to_dict(self) -> dict[str, Any]:
         data = self._fields()
         if self.recorded:  # the previous rule's record, written back as that rule wrote it
-            data.update(format=PREVIOUS_FORMAT, verdict=self.verdict, exit_code=self.exit_code)
+            data.update(format=_PREVIOUS_FORMAT, verdict=self.verdict, exit_code=self.exit_code)
             del data["fail_on"]
             was = self.recorded.data.get("plan")
             if isinstance(was, dict) and data["plan"] is not None and "method" in was:
@@ -293,7 +293,7 @@ class CompareRecord:
         """The record; `verdict` and `exit_code` are derived from the decisions, and a stored
         value that disagrees is refused. A record of format 1 keeps its recorded ones."""
         d = f.mapping(data, where)
-        if d.get("format") == PREVIOUS_FORMAT:
+        if d.get("format") == _PREVIOUS_FORMAT:
             record = f.read(cls, {**d, "format": COMPARE_FORMAT}, where)
             was = f.read(Recorded, d, where)
             return replace(record, recorded=replace(was, data=dict(d)))

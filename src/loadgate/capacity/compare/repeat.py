@@ -122,7 +122,7 @@ def saturating(spec: RunSpec, rate: int | None = None) -> RunSpec:
     return RunSpec.from_params(params)
 
 
-def pressure_for(saturation: float, fraction: float, run_id: str) -> Pressure:
+def _pressure_for(saturation: float, fraction: float, run_id: str) -> Pressure:
     """The pressure rate from a baseline saturation throughput."""
     return Pressure(fraction, max(1, round(saturation * fraction)), saturation, run_id)
 
@@ -219,7 +219,7 @@ class LocalRepeats:
         return any(m.name in names for m in self.metrics)
 
     @property
-    def fixed_rate(self) -> bool:
+    def _fixed_rate(self) -> bool:
         return self._wants(*cv.FIXED_RATE_METRICS)
 
     @property
@@ -227,12 +227,12 @@ class LocalRepeats:
         return self._wants(rule.CAPACITY.name)
 
     @property
-    def pressured(self) -> bool:
+    def _pressured(self) -> bool:
         return self._wants(*cv.PRESSURE_METRICS)
 
-    def saturates(self, run: ScheduledRun) -> bool:
+    def _saturates(self, run: ScheduledRun) -> bool:
         """A saturation run: for its metric, or for the pressure rate (a baseline's, once)."""
-        needs_rate = self.pressured and self.pressure is None and run.side == BASELINE
+        needs_rate = self._pressured and self.pressure is None and run.side == BASELINE
         return self._wants(rule.SATURATION.name) or needs_rate
 
     def _phase(self, text: str) -> None:
@@ -262,7 +262,7 @@ class LocalRepeats:
                 self._phase("stack down")
                 self.stack.down(self.root)
 
-    def spec_for(self, run: ScheduledRun, run_id: str, base: RunSpec | None = None) -> RunSpec:
+    def _spec_for(self, run: ScheduledRun, run_id: str, base: RunSpec | None = None) -> RunSpec:
         """`base` (the fixed-rate spec by default) with this repeat's run id and labels."""
         base = base or self.spec
         labels = {
@@ -279,14 +279,14 @@ class LocalRepeats:
         with self._stack(stack, run_id) as info:
             target = self.open_target(info)
             try:
-                if self.saturates(run):
+                if self._saturates(run):
                     self._saturation(run, saturation_id_for(run_id), target, tally)
-                if self.pressured:
+                if self._pressured:
                     self._pressure(run, pressure_id_for(run_id), target, tally)
-                if self.fixed_rate:
+                if self._fixed_rate:
                     self._fixed(run, run_id, target, tally)
                 if self.capacity:
-                    search_id = search_id_for(run_id) if self.fixed_rate else run_id
+                    search_id = search_id_for(run_id) if self._fixed_rate else run_id
                     tally.refs.append(search_id)
                     value, more = self._capacity(stack, run, search_id, target)
                     tally.values[rule.CAPACITY.name] = value
@@ -299,7 +299,7 @@ class LocalRepeats:
     def scope(self, target: Target) -> Scope:
         """The series of the scenario's pipeline on this side's stack: its signal and exporter,
         and the collector's own series where the stack holds other copies of them (a stack
-        carrying metrics remote-writes them too: runner.run_parts.with_collector_series)."""
+        carrying metrics remote-writes them too: runner.run_parts.scenario_scope)."""
         return scenario_scope(self.spec.scenario, Scope(), target)
 
     def _execute(
@@ -322,7 +322,7 @@ class LocalRepeats:
 
     def _saturation(self, run: ScheduledRun, run_id: str, target: Target, tally: _Tally) -> None:
         base = self.saturate_spec or saturating(self.spec)
-        result = self._execute(self.spec_for(run, run_id, base), target, "saturation", tally)
+        result = self._execute(self._spec_for(run, run_id, base), target, "saturation", tally)
         if result is None or not tally.ran("saturation", result):
             return
         value, notes = cv.saturation_value(result)
@@ -331,12 +331,12 @@ class LocalRepeats:
             tally.values[rule.SATURATION.name] = value
         if self.pressure is None and run.side == BASELINE:
             if value is not None:
-                self.pressure = pressure_for(value, self.pressure_fraction, run_id)
+                self.pressure = _pressure_for(value, self.pressure_fraction, run_id)
             elif (bound := took_at_least(result)) is not None:
                 # A baseline that took everything offered carries the fraction of that lower
                 # bound at most at the fraction of its limit: pressure enough to compare.
                 set_by = f"{run_id}, a lower bound: the baseline took all it was offered"
-                self.pressure = pressure_for(bound, self.pressure_fraction, set_by)
+                self.pressure = _pressure_for(bound, self.pressure_fraction, set_by)
 
     def _pressure(self, run: ScheduledRun, run_id: str, target: Target, tally: _Tally) -> None:
         if self.pressure is None:
@@ -347,7 +347,7 @@ class LocalRepeats:
             return
         vus = (self.saturate_spec or saturating(self.spec)).vus
         base = replace(self.spec, rate=self.pressure.rate_per_min, vus=vus)
-        result = self._execute(self.spec_for(run, run_id, base), target, "pressure", tally)
+        result = self._execute(self._spec_for(run, run_id, base), target, "pressure", tally)
         if result is None or not tally.ran("pressure", result):
             return
         measured, sources = cv.pressure_values(result)
@@ -355,7 +355,7 @@ class LocalRepeats:
         tally.sources.update({k: v for k, v in sources.items() if self._wants(k)})
 
     def _fixed(self, run: ScheduledRun, run_id: str, target: Target, tally: _Tally) -> None:
-        result = self._execute(self.spec_for(run, run_id), target, "fixed-rate", tally)
+        result = self._execute(self._spec_for(run, run_id), target, "fixed-rate", tally)
         if result is None or not tally.ran("fixed-rate", result):
             return
         tally.take(self.metrics, cv.fixed_rate_values(result), run_id)
@@ -365,7 +365,7 @@ class LocalRepeats:
     def _capacity(
         self, stack: ComparedStack, run: ScheduledRun, search_id: str, target: Target
     ) -> tuple[float | None, list[str]]:
-        base = self.spec_for(run, search_id)
+        base = self._spec_for(run, search_id)
         try:
             record = self.search(
                 target,

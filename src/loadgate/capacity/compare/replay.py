@@ -47,7 +47,7 @@ from loadgate.capacity.search.record import SEARCH_FILE, SearchRecord
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
 
-REPLAY_FILE = "compare-replay.json"
+_REPLAY_FILE = "compare-replay.json"
 
 
 class ReplayError(ValueError):
@@ -136,7 +136,7 @@ def replay(
 
 def write_replay(results_root: Path, replayed: CompareRecord) -> Path:
     """The re-decision, beside the recorded comparison: results/<id>/compare-replay.json."""
-    path = results_root / replayed.compare_id / REPLAY_FILE
+    path = results_root / replayed.compare_id / _REPLAY_FILE
     results.write_atomic(path, replayed.to_json())
     return path
 

@@ -72,9 +72,9 @@ DECISIONS = (REGRESSION, WORSE, NO_REGRESSION, TOO_NOISY)
 # `--fail-on`: the least outcome that fails (exit 1).
 FAIL_ON = (REGRESSION, WORSE)
 DEFAULT_FAIL_ON = REGRESSION
-EXIT_NO_REGRESSION = 0
+_EXIT_NO_REGRESSION = 0
 EXIT_REGRESSION = 1
-EXIT_TOO_NOISY = 3  # 2 is the command line's: bad input, a broken stack
+_EXIT_TOO_NOISY = 3  # 2 is the command line's: bad input, a broken stack
 
 HIGHER = "higher"
 LOWER = "lower"
@@ -297,7 +297,7 @@ def interval_half_width(va: float, na: int, vb: float, nb: int, confidence: floa
     return _t(df, confidence) * se
 
 
-def repeats_needed(
+def _repeats_needed(
     va: float, vb: float, half_width: float, start: int, confidence: float
 ) -> int | None:
     """The smallest n per side, from `start`, whose interval half-width would be at most
@@ -379,7 +379,7 @@ class Bounds:
         )
 
 
-def classify(lo: float, hi: float, m: float) -> str:
+def _classify(lo: float, hi: float, m: float) -> str:
     """The outcome of bounds lo..hi of the worsening against the margin m (all in logs)."""
     if lo >= m:
         return REGRESSION
@@ -455,7 +455,7 @@ def judge(
             repeats_needed=2,
         )
     m = math.log1p(metric.margin)
-    decision = classify(bounds.lo, bounds.hi, m)
+    decision = _classify(bounds.lo, bounds.hi, m)
     settled = decision == REGRESSION or bounds.hi < m
     margin = f"the {metric.margin:.0%} margin"
     none_shown = "no worsening shown (the lower bound is at or below 0)"
@@ -478,7 +478,7 @@ def judge(
     needed = None
     if not settled:
         start = max(len(a), len(b)) + 1
-        needed = repeats_needed(bounds.va, bounds.vb, m / 2, start, confidence)
+        needed = _repeats_needed(bounds.va, bounds.vb, m / 2, start, confidence)
         half = f"±{math.expm1(m / 2):.1%}"
         why += (
             f"; about {needed} repeats a side would narrow the bounds to {half}"
@@ -532,8 +532,8 @@ def verdict_exit_code(verdict: str, fail_on: str = DEFAULT_FAIL_ON) -> int:
     if verdict == REGRESSION or (verdict == WORSE and fail_on == WORSE):
         return EXIT_REGRESSION
     if verdict == TOO_NOISY:
-        return EXIT_TOO_NOISY
-    return EXIT_NO_REGRESSION
+        return _EXIT_TOO_NOISY
+    return _EXIT_NO_REGRESSION
 
 
 def exit_code(decisions: Sequence[MetricDecision], fail_on: str = DEFAULT_FAIL_ON) -> int:

@@ -21,9 +21,9 @@ from loadgate.capacity.compare import values as cv
 from loadgate.contract.scenarios import OTLP_LOGS, Scenario
 from loadgate.measure import scenarios as scenario_measures
 
-CPU_METRICS = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
-PER_MINUTE = "records/min"
-CPU_UNIT = "CPU s"
+_CPU_METRICS = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
+_PER_MINUTE = "records/min"
+_CPU_UNIT = "CPU s"
 
 
 def default_metrics(kind: Scenario) -> tuple[str, ...]:
@@ -58,7 +58,7 @@ def problems(
                 f"from a saturation run (measured of otlp-logs only); give {kind.short}/min",
             )
         )
-    if not measures.through_collector and names & set(CPU_METRICS):
+    if not measures.through_collector and names & set(_CPU_METRICS):
         found.append(
             (
                 "--metrics",
@@ -76,9 +76,9 @@ def in_unit(metrics: Sequence[rule.Metric], kind: Scenario) -> tuple[rule.Metric
         return tuple(metrics)
     out: list[rule.Metric] = []
     for m in metrics:
-        if m.unit == PER_MINUTE:
+        if m.unit == _PER_MINUTE:
             m = replace(m, unit=f"{kind.short}/min")
-        elif m.name in CPU_METRICS and m.unit == CPU_UNIT:
-            m = replace(m, unit=f"{CPU_UNIT} per 1,000 {kind.short}")
+        elif m.name in _CPU_METRICS and m.unit == _CPU_UNIT:
+            m = replace(m, unit=f"{_CPU_UNIT} per 1,000 {kind.short}")
         out.append(m)
     return tuple(out)

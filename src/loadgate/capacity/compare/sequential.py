@@ -132,7 +132,7 @@ class Plan:
         `pairs`, in a comparison of `family` metrics (each spends alpha / family), the look at
         `pairs` spending all of its share left when `last` (or at `max_pairs`). A fixed plan:
         its one look at 1 - alpha / family."""
-        share = share_of(family)
+        share = _share_of(family)
         if not self.sequential:
             return (1.0 - share,)
         first = self.first_look(metric)
@@ -163,7 +163,7 @@ class Plan:
         return f.read(cls, data, where)
 
 
-def share_of(family: int) -> float:
+def _share_of(family: int) -> float:
     """Each metric's share of the comparison's alpha, with `family` metrics compared."""
     if family < 1:
         raise ValueError(f"metrics compared: must be at least 1; got {family}")

@@ -1,6 +1,6 @@
 """`loadgate compare`'s two sides: the settings each is given (`parse_side`: `queue-size=5000`,
 `otelcol=rev160`, …, the stack flags' keys, checked for shape here; the command line turns them
-into the same stack choice `run` prepares), what each runs (`describe`, `short_name`), and
+into the same stack choice `run` prepares), what each runs (`_describe`, `_short_name`), and
 whether the two run the same stack (`sameness`: an A/A comparison, a calibration of the noise).
 """
 
@@ -18,7 +18,7 @@ from loadgate.stack.charm_stack import PreparedCharms
 from loadgate.stack.profile import Profile
 
 # Side keys -> the stack flag each mirrors (and the StackFlags field it sets).
-SIDE_KEYS: dict[str, str] = {
+_SIDE_KEYS: dict[str, str] = {
     "profile": "profile",
     "queue-size": "queue_size",
     "otelcol": "otelcol_charm",
@@ -27,10 +27,10 @@ SIDE_KEYS: dict[str, str] = {
     "loki-config": "loki_config",
     "hand": "hand",
 }
-REPEATABLE_KEYS = ("charm-config", "loki-config", "hand")
+_REPEATABLE_KEYS = ("charm-config", "loki-config", "hand")
 SIDE_SYNTAX = (
     "KEY=VALUE settings (several in one quoted value, or the flag repeated); keys: "
-    + ", ".join(SIDE_KEYS)
+    + ", ".join(_SIDE_KEYS)
     + " (charm-config, loki-config and hand take K=V and may repeat)"
 )
 
@@ -58,8 +58,8 @@ class SideSettings:
         K=V pairs (added after the shared flags', so a side's value wins)."""
         out: dict[str, Any] = {}
         for key, value in self.items:
-            attr = SIDE_KEYS[key]
-            if key in REPEATABLE_KEYS:
+            attr = _SIDE_KEYS[key]
+            if key in _REPEATABLE_KEYS:
                 out.setdefault(attr, []).append(value)
             else:
                 out[attr] = value
@@ -83,19 +83,19 @@ def parse_side(role: str, values: Sequence[str]) -> SideSettings:
             key = key.strip()
             if not sep:
                 raise SideError(f"{flag}: expected KEY=VALUE, got {token!r}; {SIDE_SYNTAX}")
-            if key not in SIDE_KEYS:
+            if key not in _SIDE_KEYS:
                 raise SideError(
                     f"{flag}: unknown key {key!r} in {token!r}; allowed keys: "
-                    + ", ".join(SIDE_KEYS)
+                    + ", ".join(_SIDE_KEYS)
                 )
             if not val.strip():
                 raise SideError(f"{flag}: {key}: empty value in {token!r}")
-            if key in REPEATABLE_KEYS and "=" not in val:
+            if key in _REPEATABLE_KEYS and "=" not in val:
                 raise SideError(
                     f"{flag}: {key}: expected {key}=OPTION=VALUE (an option and its value), "
                     f"got {token!r}"
                 )
-            if key not in REPEATABLE_KEYS and any(k == key for k, _ in items):
+            if key not in _REPEATABLE_KEYS and any(k == key for k, _ in items):
                 raise SideError(
                     f"{flag}: {key} given twice (only charm-config, loki-config and hand may "
                     "repeat)"
@@ -108,7 +108,7 @@ def _part_version(name: str) -> str | None:
     return next((p.version for p in binaries.PARTS if p.name == name), None)
 
 
-def describe(what: local.StackChoice) -> dict[str, Any]:
+def _describe(what: local.StackChoice) -> dict[str, Any]:
     """What a side runs, for compare.json: each charm's source (repository, ref, commit,
     revisions), its options and workload build; or the hand profile and its binaries."""
     if isinstance(what, Profile):
@@ -122,7 +122,7 @@ def describe(what: local.StackChoice) -> dict[str, Any]:
     return {"kind": "charms", **what.to_dict()}
 
 
-def short_name(settings: SideSettings, what: local.StackChoice) -> str:
+def _short_name(settings: SideSettings, what: local.StackChoice) -> str:
     """A side in a few words: its charms (revision or commit) and workloads, and what was set."""
     if isinstance(what, Profile):
         base = f"hand profile {what.name}"
@@ -163,12 +163,12 @@ class ComparedStack:
 
     @property
     def name(self) -> str:
-        return short_name(self.settings, self.what)
+        return _short_name(self.settings, self.what)
 
     def side(self) -> Side:
         return Side(
             self.name,
-            {"settings": self.settings.label, **describe(self.what)},
+            {"settings": self.settings.label, **_describe(self.what)},
         )
 
 

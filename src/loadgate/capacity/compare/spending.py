@@ -35,7 +35,7 @@ from itertools import pairwise
 from loadgate import extras
 
 
-def obrien_fleming_spent(t: float, alpha: float) -> float:
+def _obrien_fleming_spent(t: float, alpha: float) -> float:
     """The alpha spent by information fraction t (0 < t <= 1): 2 - 2 Phi(z(1-alpha/2)/sqrt t)."""
     if not 0 < t <= 1:
         raise ValueError(f"information fraction: must be in (0, 1]; got {t}")
@@ -59,7 +59,7 @@ def look_levels(
         raise ValueError(
             f"looks: the pairs must increase from 1 to at most {max_pairs}; got {list(pairs)}"
         )
-    spent = [obrien_fleming_spent(n / max_pairs, alpha) for n in pairs]
+    spent = [_obrien_fleming_spent(n / max_pairs, alpha) for n in pairs]
     if last:
         spent[-1] = alpha
     levels = [spent[0]] + [b - a for a, b in pairwise(spent)]

@@ -55,7 +55,7 @@ PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSUR
 FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
 
 # Where a CPU per 1,000 records came from.
-CPU_KERNEL = "kernel"  # marginal: /proc at the load window's edges, less the idle rate
+_CPU_KERNEL = "kernel"  # marginal: /proc at the load window's edges, less the idle rate
 CPU_PROMETHEUS = "prometheus"  # the collector's mean cores over the load x its seconds
 
 
@@ -136,7 +136,7 @@ def _percent(text: str) -> float | None:
     return number
 
 
-def prometheus_cpu_per_1000(result: results.RunResult) -> float | None:
+def _prometheus_cpu_per_1000(result: results.RunResult) -> float | None:
     """The collector's mean CPU (Prometheus) x the load window / records k6 had accepted."""
     cpu_mean = result.pipeline.collector_cpu_mean if result.pipeline is not None else None
     window = result.ended_at - result.started_at
@@ -162,19 +162,19 @@ def fixed_rate_values(result: results.RunResult) -> dict[str, float | None]:
         return _unknown(FIXED_RATE_METRICS)
     return {
         rule.P99_AT_RATE.name: result.client.p99_ms,
-        rule.CPU_PER_1000.name: prometheus_cpu_per_1000(result),
+        rule.CPU_PER_1000.name: _prometheus_cpu_per_1000(result),
     }
 
 
-def collector_cpu_per_1000(result: results.RunResult) -> tuple[float | None, str | None]:
+def _collector_cpu_per_1000(result: results.RunResult) -> tuple[float | None, str | None]:
     """The collector's CPU seconds per 1,000 records and where it came from: the kernel's
     marginal figure when the run read its processes (a `cpu` block), else Prometheus's (a
     target that cannot see them: Juju). A `cpu` block without the collector's (it restarted)
     is unknown: the other figure is another quantity, not a stand-in."""
     if result.cpu is not None:
         value = result.cpu.per_1000_records.get("otelcol")
-        return (value, CPU_KERNEL) if value is not None else (None, None)
-    value = prometheus_cpu_per_1000(result)
+        return (value, _CPU_KERNEL) if value is not None else (None, None)
+    value = _prometheus_cpu_per_1000(result)
     return (value, CPU_PROMETHEUS) if value is not None else (None, None)
 
 
@@ -207,7 +207,7 @@ def pressure_values(
     CPU figures; all None (and no source) when the run is unsound."""
     if unsound(result) is not None:
         return _unknown(PRESSURE_METRICS), {}
-    cpu, source = collector_cpu_per_1000(result)
+    cpu, source = _collector_cpu_per_1000(result)
     ratio = cpu_per_k6_cpu(result)
     values = {
         rule.PRESSURE_P99.name: result.client.p99_ms,
@@ -216,7 +216,7 @@ def pressure_values(
     }
     sources = {rule.PRESSURE_CPU.name: source} if source else {}
     if ratio is not None:
-        sources[rule.PRESSURE_CPU_K6.name] = CPU_KERNEL
+        sources[rule.PRESSURE_CPU_K6.name] = _CPU_KERNEL
     return values, sources
 
 

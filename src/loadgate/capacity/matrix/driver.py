@@ -31,7 +31,7 @@ from loadgate.stack.ports import Ports
 from loadgate.stack.procs import ProcessId
 from loadgate.targets.local import LocalTarget
 
-SearchFn = Callable[..., object]
+_SearchFn = Callable[..., object]
 
 
 @dataclass

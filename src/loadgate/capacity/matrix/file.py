@@ -47,10 +47,10 @@ from loadgate.stack.choice import StackFlags
 NAME_RULE = "1-24 characters of a-z, 0-9 and '-', starting with a letter or digit"
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,23}", re.ASCII)
 SATURATE, SEARCH = "saturate", "search"
-RESERVED_LABELS = ("matrix", "experiment", "cell")
-MAX_DRAIN_TIMEOUT = 3600.0
+_RESERVED_LABELS = ("matrix", "experiment", "cell")
+_MAX_DRAIN_TIMEOUT = 3600.0
 
-TOP_KEYS: dict[str, str] = {
+_TOP_KEYS: dict[str, str] = {
     "matrix": f"the matrix's id ({NAME_RULE})",
     "description": "text",
     "stack": "stack settings every experiment starts from",
@@ -58,15 +58,15 @@ TOP_KEYS: dict[str, str] = {
     "scenarios": "a list of scenarios, each a name and run parameters",
     "rates": "a list of records/min, saturate or search",
     "search": "the plan of search cells",
-    "drain_timeout": f"seconds to wait for each run's queue to drain (0-{MAX_DRAIN_TIMEOUT:g})",
+    "drain_timeout": f"seconds to wait for each run's queue to drain (0-{_MAX_DRAIN_TIMEOUT:g})",
 }
-EXPERIMENT_KEYS: dict[str, str] = {"name": NAME_RULE, "description": "text", **STACK_KEYS}
-SEARCH_KEYS: dict[str, str] = {
+_EXPERIMENT_KEYS: dict[str, str] = {"name": NAME_RULE, "description": "text", **STACK_KEYS}
+_SEARCH_KEYS: dict[str, str] = {
     "start_rate": "start_rate", "min_rate": "min_rate", "max_rate": "max_rate",
     "precision": "precision", "growth": "growth", "probe": "probe_s", "hold": "hold_s",
     "max_steps": "max_steps", "budget": "budget_s",
 }  # fmt: skip
-RUN_KEYS = tuple(k for k in BY_NAME if k not in ("run-id", "target"))
+_RUN_KEYS = tuple(k for k in BY_NAME if k not in ("run-id", "target"))
 
 
 class MatrixFileError(ValueError):
@@ -172,9 +172,9 @@ def parse(text: str, source: str, base_dir: Path | None = None) -> MatrixFile:
     problems = _Problems(doc)
     data = doc.data
     if not isinstance(data, dict):
-        raise MatrixFileError(source, ["the file must be a mapping with " + ", ".join(TOP_KEYS)])
+        raise MatrixFileError(source, ["the file must be a mapping with " + ", ".join(_TOP_KEYS)])
     top = dict(mapping_items(data))
-    problems.unknown_keys((), top, TOP_KEYS)
+    problems.unknown_keys((), top, _TOP_KEYS)
     default_id = re.sub(r"[^a-z0-9-]", "-", Path(source).stem.lower())[:24] or "matrix"
     matrix_id = _name(problems, ("matrix",), top.get("matrix", default_id))
     shared = _stack(problems, ("stack",), top.get("stack") or {}, base_dir, {})
@@ -182,7 +182,9 @@ def parse(text: str, source: str, base_dir: Path | None = None) -> MatrixFile:
     scenarios = _scenarios(problems, top.get("scenarios"))
     loads = _loads(problems, top.get("rates"), scenarios)
     plan = _search(problems, top.get("search") or {})
-    drain = _number(problems, ("drain_timeout",), top.get("drain_timeout", 60.0), MAX_DRAIN_TIMEOUT)
+    drain = _number(
+        problems, ("drain_timeout",), top.get("drain_timeout", 60.0), _MAX_DRAIN_TIMEOUT
+    )
     if problems.items:
         raise MatrixFileError(source, problems.items)
     return MatrixFile(
@@ -238,7 +240,7 @@ def _experiments(
 ) -> list[Experiment]:
     out: list[Experiment] = []
     for path, exp_name, entry in _named_items(
-        problems, "experiments", value, "experiments", EXPERIMENT_KEYS
+        problems, "experiments", value, "experiments", _EXPERIMENT_KEYS
     ):
         settings = {k: v for k, v in entry.items() if k in STACK_KEYS}
         merged = _stack(problems, path, settings, base_dir, shared)
@@ -280,7 +282,7 @@ def _stack(
 
 def _scenarios(problems: _Problems, value: object) -> list[Scenario]:
     allowed = {"name": NAME_RULE, "description": "text"}
-    allowed.update({k.replace("-", "_"): BY_NAME[k].help for k in RUN_KEYS})
+    allowed.update({k.replace("-", "_"): BY_NAME[k].help for k in _RUN_KEYS})
     out: list[Scenario] = []
     for path, scn_name, entry in _named_items(problems, "scenarios", value, "scenarios", allowed):
         params = {
@@ -296,7 +298,7 @@ def _scenarios(problems: _Problems, value: object) -> list[Scenario]:
             for param, why in exc.problems:
                 problems.add((*path, param.replace("-", "_")), why)
             continue
-        taken = sorted(set(spec.labels) & set(RESERVED_LABELS))
+        taken = sorted(set(spec.labels) & set(_RESERVED_LABELS))
         if taken:
             problems.add((*path, "labels"), f"{', '.join(taken)} are set by the matrix")
         out.append(Scenario(scn_name, spec, str(entry.get("description") or ""),
@@ -331,14 +333,14 @@ def _loads(problems: _Problems, value: object, scenarios: list[Scenario]) -> lis
 
 def _search(problems: _Problems, value: object) -> SearchPlan:
     if not isinstance(value, dict):
-        problems.add(("search",), f"must be a mapping of {', '.join(SEARCH_KEYS)}")
+        problems.add(("search",), f"must be a mapping of {', '.join(_SEARCH_KEYS)}")
         return SearchPlan()
     given = dict(mapping_items(value))
-    problems.unknown_keys(("search",), given, SEARCH_KEYS)
+    problems.unknown_keys(("search",), given, _SEARCH_KEYS)
     plan = replace(
-        SearchPlan(), **{SEARCH_KEYS[k]: v for k, v in given.items() if k in SEARCH_KEYS}
+        SearchPlan(), **{_SEARCH_KEYS[k]: v for k, v in given.items() if k in _SEARCH_KEYS}
     )
-    back = {v: k for k, v in SEARCH_KEYS.items()}
+    back = {v: k for k, v in _SEARCH_KEYS.items()}
     for name, why in plan_problems(plan):
         problems.add(("search", back.get(name, name)), why)
     return plan

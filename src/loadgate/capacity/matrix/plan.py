@@ -28,7 +28,7 @@ from loadgate.capacity.matrix.file import (
 from loadgate.contract.spec import RunSpec, SpecError
 from loadgate.measure.saturation import SATURATE_PARAMS
 
-MAX_BASE_RUN_ID = 54  # room for an attempt (`-a99`) and a search's step (`-NN`) in 64
+_MAX_BASE_RUN_ID = 54  # room for an attempt (`-a99`) and a search's step (`-NN`) in 64
 DONE, FAILED, RUNNING = "done", "failed", "running"
 
 
@@ -104,10 +104,10 @@ def cells(matrix: MatrixFile) -> list[Cell]:
 
 def _cell_problems(cell: Cell) -> list[str]:
     run_id = cell.run_id()
-    if len(run_id) > MAX_BASE_RUN_ID:
+    if len(run_id) > _MAX_BASE_RUN_ID:
         return [
             f"cell {cell.cell_id}: its run id {run_id!r} has {len(run_id)} characters, at most "
-            f"{MAX_BASE_RUN_ID}: shorten the matrix id (matrix) or the names of experiment "
+            f"{_MAX_BASE_RUN_ID}: shorten the matrix id (matrix) or the names of experiment "
             f"{cell.experiment.name!r} (line {cell.experiment.line}) or scenario "
             f"{cell.scenario.name!r} (line {cell.scenario.line})"
         ]

@@ -17,10 +17,10 @@ from loadgate.records import fields as f
 from loadgate.records import files
 from loadgate.records.result import write_atomic
 
-MATRIX_FORMAT = "loadgate-matrix/1"
+_MATRIX_FORMAT = "loadgate-matrix/1"
 MATRIX_FILE = "matrix.json"
-CELL_FORMAT = "loadgate-matrix-cell/1"
-CELLS_DIR = "cells"
+_CELL_FORMAT = "loadgate-matrix-cell/1"
+_CELLS_DIR = "cells"
 RUNS_DIR = "runs"
 TABLE_FILE = "matrix.md"
 
@@ -29,7 +29,7 @@ TABLE_FILE = "matrix.md"
 class CellRecord:
     """`cells/<cell_id>.json`."""
 
-    FORMAT: ClassVar[str] = CELL_FORMAT
+    FORMAT: ClassVar[str] = _CELL_FORMAT
     FILE: ClassVar[str] = "<cell_id>.json"  # under cells/, one per cell (read by read_cells)
 
     matrix_id: str
@@ -50,7 +50,7 @@ class CellRecord:
     verdict: str | None = None  # the run's (PASS/FAIL) or the search's status
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": CELL_FORMAT, **asdict(self)}
+        return {"format": _CELL_FORMAT, **asdict(self)}
 
     @classmethod
     def from_dict(cls, data: object, where: str = "cell") -> CellRecord:
@@ -61,7 +61,7 @@ class CellRecord:
 class MatrixRecord:
     """`matrix.json`: what the matrix is (not its figures: those are in the cells' runs)."""
 
-    FORMAT: ClassVar[str] = MATRIX_FORMAT
+    FORMAT: ClassVar[str] = _MATRIX_FORMAT
     FILE: ClassVar[str] = MATRIX_FILE
 
     matrix_id: str
@@ -78,7 +78,7 @@ class MatrixRecord:
     notes: list[str] = field(default_factory=list[str])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": MATRIX_FORMAT, **asdict(self)}
+        return {"format": _MATRIX_FORMAT, **asdict(self)}
 
     @classmethod
     def from_dict(cls, data: object, where: str = "matrix") -> MatrixRecord:
@@ -93,12 +93,12 @@ def runs_root(results_root: Path, matrix_id: str) -> Path:
     return matrix_dir(results_root, matrix_id) / RUNS_DIR
 
 
-def cell_path(folder: Path, cell_id: str) -> Path:
-    return folder / CELLS_DIR / f"{cell_id}.json"
+def _cell_path(folder: Path, cell_id: str) -> Path:
+    return folder / _CELLS_DIR / f"{cell_id}.json"
 
 
 def write_cell(folder: Path, cell: CellRecord) -> Path:
-    path = cell_path(folder, cell.cell_id)
+    path = _cell_path(folder, cell.cell_id)
     return write_atomic(path, json.dumps(cell.to_dict(), indent=2) + "\n")
 
 
@@ -117,7 +117,7 @@ def read_matrix(folder: Path) -> MatrixRecord | None:
 def read_cells(folder: Path) -> dict[str, CellRecord]:
     """Every cell record in `folder/cells`, by cell id; RecordError names a bad one."""
     out: dict[str, CellRecord] = {}
-    for path in sorted((folder / CELLS_DIR).glob("*.json")):
+    for path in sorted((folder / _CELLS_DIR).glob("*.json")):
         cell = files.read(CellRecord, path)
         out[cell.cell_id] = cell
     return out

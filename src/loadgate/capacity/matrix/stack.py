@@ -15,11 +15,11 @@ from loadgate.charms import signals as signal_relations
 from loadgate.stack import faults, hand, quantity
 from loadgate.stack.choice import StackFlags, profile_names
 
-MAX_QUEUE_SIZE = 10_000_000  # as --queue-size
+_MAX_QUEUE_SIZE = 10_000_000  # as --queue-size
 
 STACK_KEYS: dict[str, str] = {
     "profile": "a charm preset (bundles/overlays/profile-<name>.yaml) or hand-nop",
-    "queue_size": f"the otelcol charm's queue_size, an integer from 1 to {MAX_QUEUE_SIZE:,}",
+    "queue_size": f"the otelcol charm's queue_size, an integer from 1 to {_MAX_QUEUE_SIZE:,}",
     "otelcol_charm": "an otelcol charm source: ., LOCATION@REF, @REF or revN",
     "loki_charm": "a Loki charm source: ., LOCATION@REF, @REF or revN",
     "charm_config": "a mapping of otelcol charm options (a mapping value is written as YAML)",
@@ -38,7 +38,7 @@ class Bad:
     why: str
 
 
-def option_text(value: object) -> str:
+def _option_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list):
@@ -53,7 +53,7 @@ def _options(raw: object, base_dir: Path | None) -> dict[str, str] | Bad:
     for key, value in mapping_items(raw):
         if value is None:
             return Bad(f"{key}: no value")
-        text = option_text(value)
+        text = _option_text(value)
         if text.startswith("@") and base_dir is not None and not Path(text[1:]).is_absolute():
             text = "@" + str(base_dir / text[1:])
         out[key] = text
@@ -96,7 +96,7 @@ def _profile(raw: object, _: Path | None) -> str | Bad:
 
 
 def _queue(raw: object, _: Path | None) -> int | Bad:
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= MAX_QUEUE_SIZE:
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= _MAX_QUEUE_SIZE:
         return Bad(f"got {raw!r}")
     return raw
 
@@ -126,7 +126,7 @@ def _signals(raw: object, _: Path | None) -> tuple[str, ...] | Bad:
         return Bad(str(exc))
 
 
-CHECKS: dict[str, Callable[[object, Path | None], Any]] = {
+_CHECKS: dict[str, Callable[[object, Path | None], Any]] = {
     "profile": _profile,
     "queue_size": _queue,
     "otelcol_charm": _text_check(lambda _: None),
@@ -142,7 +142,7 @@ CHECKS: dict[str, Callable[[object, Path | None], Any]] = {
 
 def check(key: str, raw: object, base_dir: Path | None) -> Any:
     """The value of one setting, checked (a `Bad` says why not)."""
-    return CHECKS[key](raw, base_dir)
+    return _CHECKS[key](raw, base_dir)
 
 
 def to_flags(merged: Mapping[str, Any]) -> tuple[StackFlags, list[tuple[str, str]]]:

@@ -41,9 +41,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-SPAN = 8.0  # the posterior's window: this many sigma beyond the lowest and highest rate tried
-STEP = 0.1  # its grid: this many sigma apart
-MAX_POINTS = 4000
+_SPAN = 8.0  # the posterior's window: this many sigma beyond the lowest and highest rate tried
+_STEP = 0.1  # its grid: this many sigma apart
+_MAX_POINTS = 4000
 
 
 @dataclass(frozen=True)
@@ -122,9 +122,9 @@ def knee_interval(
     if step_noise <= 0 or not trials:
         return capacity, failing
     rates = [capacity, failing, *(t.rate for t in trials)]
-    lo = math.log(min(rates)) - SPAN * step_noise
-    hi = math.log(max(rates)) + SPAN * step_noise
-    points = min(MAX_POINTS, math.ceil((hi - lo) / (STEP * step_noise)))
+    lo = math.log(min(rates)) - _SPAN * step_noise
+    hi = math.log(max(rates)) + _SPAN * step_noise
+    points = min(_MAX_POINTS, math.ceil((hi - lo) / (_STEP * step_noise)))
     ks, weights = posterior(trials, step_noise, lo, hi, points)
     tail = (1 - confidence) / 2
     low = math.exp(_quantile(ks, weights, tail))

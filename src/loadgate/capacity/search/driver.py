@@ -54,38 +54,38 @@ from loadgate.records.result import RunResult
 from loadgate.runner import run as runner
 from loadgate.runner.target import Progress, Target
 
-RUNS_DIR = "runs"
+_RUNS_DIR = "runs"
 SETTLE_TIMEOUT = 120.0  # seconds the queue may take to empty between steps
-MAX_SEARCH_ID = 60  # leaves room for the step suffix in a run id (64 characters)
+_MAX_SEARCH_ID = 60  # leaves room for the step suffix in a run id (64 characters)
 PREALLOCATED_VUS_MAX = 100  # each VU compiles the scenario: start-up time and memory
 # A saturation step's pre-allocated VUs, as `loadgate run --saturate`'s.
-SATURATE_VUS = int(str(SATURATE_PARAMS["vus"]))
+_SATURATE_VUS = int(str(SATURATE_PARAMS["vus"]))
 
 Execute = Callable[..., RunResult]
 
 
-def search_dir(results_root: Path, search_id: str) -> Path:
+def _search_dir(results_root: Path, search_id: str) -> Path:
     return results_root / search_id
 
 
 def search_file(results_root: Path, search_id: str) -> Path:
-    return search_dir(results_root, search_id) / SEARCH_FILE
+    return _search_dir(results_root, search_id) / SEARCH_FILE
 
 
 def runs_root(results_root: Path, search_id: str) -> Path:
     """Where the steps' runs are written (each in its own `<run_id>/` folder)."""
-    return search_dir(results_root, search_id) / RUNS_DIR
+    return _search_dir(results_root, search_id) / _RUNS_DIR
 
 
-def step_run_id(search_id: str, step: Step) -> str:
+def _step_run_id(search_id: str, step: Step) -> str:
     return f"{search_id}-{step.index:02d}"
 
 
 def check_search_id(search_id: str) -> str | None:
     """What is wrong with a search id (None: fine)."""
-    if not is_run_id(search_id) or len(search_id) > MAX_SEARCH_ID:
+    if not is_run_id(search_id) or len(search_id) > _MAX_SEARCH_ID:
         return (
-            f"must be 1-{MAX_SEARCH_ID} characters of letters, digits, '_', '.', '-', starting "
+            f"must be 1-{_MAX_SEARCH_ID} characters of letters, digits, '_', '.', '-', starting "
             f"with a letter or digit; got {search_id!r}"
         )
     return None
@@ -117,7 +117,7 @@ def step_spec(base: RunSpec, step: Step, run_id: str) -> RunSpec:
     )
     if step.phase == SATURATION:
         params.update({k: v for k, v in SATURATE_PARAMS.items() if k not in ("rate", "vus")})
-        params["vus"] = max(base.vus, SATURATE_VUS)
+        params["vus"] = max(base.vus, _SATURATE_VUS)
     try:
         return RunSpec.from_params(params)
     except SpecError as exc:
@@ -234,7 +234,7 @@ def outcome_of(
     )
 
 
-def settle(
+def _settle(
     prom: PrometheusAPI,
     scope: pipe.Scope,
     timeout: float = SETTLE_TIMEOUT,
@@ -346,8 +346,8 @@ class _StepRunner:
 
     def run(self, base: RunSpec, search_id: str, step: Step) -> RunResult:
         self.phase(f"settle: waiting for the collector's queue to empty before step {step.index}")
-        settle(self.target.prometheus(), self.scope, self.settle_timeout, self.scrape_timeout)
-        spec = step_spec(base, step, step_run_id(search_id, step))
+        _settle(self.target.prometheus(), self.scope, self.settle_timeout, self.scrape_timeout)
+        spec = step_spec(base, step, _step_run_id(search_id, step))
         what = f"retry of {step.phase}" if step.attempt > 1 else step.phase
         self.phase(f"step {step.index}: {what} at {step.rate:,} records/min for {step.duration_s}s")
         return self.execute(

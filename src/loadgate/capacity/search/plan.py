@@ -18,7 +18,7 @@ from loadgate.records import fields as f
 SATURATE = "saturate"
 BISECT = "bisect"
 METHODS = (SATURATE, BISECT)
-MIN_SATURATE_S = 15  # a steady window of 10 s after the queue filled, or after the warm-up
+_MIN_SATURATE_S = 15  # a steady window of 10 s after the queue filled, or after the warm-up
 
 
 class PlanError(ValueError):
@@ -88,9 +88,9 @@ class SearchPlan:
         if durations and self.method == BISECT and self.hold_s < self.probe_s:
             checks.bad("hold_s", f"must be at least probe_s ({self.probe_s}); got {self.hold_s}")
         checks.integer("saturate_rate", 1, MAX_RATE)
-        checks.integer("saturate_s", MIN_SATURATE_S, 3600)
+        checks.integer("saturate_s", _MIN_SATURATE_S, 3600)
         checks.integer("hold_min_s", 1, 3600)
-        checks.integer_or_off("keep_up_s", MIN_SATURATE_S, 3600, "holds judged by the gates alone")
+        checks.integer_or_off("keep_up_s", _MIN_SATURATE_S, 3600, "holds judged by the gates alone")
         checks.share("max_error_rate")
         checks.number("confidence", 0.5, 0.99)
         checks.share("step_noise", 0.25)

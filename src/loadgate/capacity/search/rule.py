@@ -214,7 +214,7 @@ def plan_from_settings(settings: Mapping[str, Any]) -> SearchPlan:
     return validated(SearchPlan(**dict(settings)))
 
 
-def noiseless_outcome(step: Step, knee: float) -> StepOutcome:
+def _noiseless_outcome(step: Step, knee: float) -> StepOutcome:
     """A pipeline without noise whose knee is `knee`: a judged step passes up to it; a
     saturation step above it measures it (its queue of unknown size)."""
     if step.phase == SATURATION:
@@ -232,7 +232,7 @@ def _noiseless_worst_case(plan: SearchPlan) -> tuple[int, int]:
     while knee <= plan.max_rate * 2:
         history: list[tuple[Step, StepOutcome]] = []
         while isinstance(step := advance(plan, history), Step):
-            history.append((step, noiseless_outcome(step, knee)))
+            history.append((step, _noiseless_outcome(step, knee)))
         worst = max(worst, (step.steps, step.load_s), key=lambda w: (w[1], w[0]))
         knee *= 1.01
     return worst

@@ -105,16 +105,16 @@ from loadgate.capacity.search.state import (
 from loadgate.contract.params import ACCEPTED_SHARE  # the logs_per_minute gate's share
 
 # The error-rate gate is to be passed by this factor when the queue overflowed.
-GATE_MARGIN = 1.25
+_GATE_MARGIN = 1.25
 # Above this share of the hold refusing, the hold cannot be sized: `hold_s`.
-MAX_REFUSING_SHARE = 0.9
+_MAX_REFUSING_SHARE = 0.9
 # A saturation step offered more than this times what the pipeline took is measured once more
 # at MILD_OVERLOAD times it: heavy overload costs a small machine's pipeline CPU.
-HEAVY_OVERLOAD = 2.0
-MILD_OVERLOAD = 1.5
+_HEAVY_OVERLOAD = 2.0
+_MILD_OVERLOAD = 1.5
 
 
-def saturation_rate(plan: SearchPlan) -> int:
+def _saturation_rate(plan: SearchPlan) -> int:
     """What the first saturation step offers."""
     return min(plan.saturate_rate, plan.max_rate)
 
@@ -128,8 +128,8 @@ def derived_end(plan: SearchPlan, saturation: Saturation) -> int:
     assert s is not None
     end = s / ACCEPTED_SHARE
     q = saturation.queue_records
-    refusing = GATE_MARGIN * plan.max_error_rate
-    if not plan.keep_up_s and q and q > 0 and refusing < MAX_REFUSING_SHARE:
+    refusing = _GATE_MARGIN * plan.max_error_rate
+    if not plan.keep_up_s and q and q > 0 and refusing < _MAX_REFUSING_SHARE:
         t = hold_seconds(plan, saturation)
         end = max(end, s + (60 * q + refusing * t * s) / (t * (1 - refusing)))
     return round_rate(end)
@@ -164,8 +164,8 @@ def hold_seconds(plan: SearchPlan, saturation: Saturation | None) -> int:
         return plan.hold_s
     p = plan.precision
     fill_s = 60 * q / (p * s)
-    refusing = GATE_MARGIN * plan.max_error_rate * (1 + p) / p
-    if refusing >= MAX_REFUSING_SHARE:
+    refusing = _GATE_MARGIN * plan.max_error_rate * (1 + p) / p
+    if refusing >= _MAX_REFUSING_SHARE:
         return plan.hold_s
     return min(plan.hold_s, max(plan.hold_min_s, math.ceil(fill_s / (1 - refusing))))
 
@@ -180,7 +180,7 @@ def hold_basis(state: State) -> Saturation | None:
 def propose(plan: SearchPlan, state: State) -> tuple[int, str, int] | str:
     """The next (rate, phase, attempt) by the saturate method, or a final status."""
     if not state.saturations:
-        return saturation_rate(plan), SATURATION, 1
+        return _saturation_rate(plan), SATURATION, 1
     last = state.saturations[-1]
     if not last.measured:
         if last.attempt < 2:
@@ -205,9 +205,9 @@ def _milder(plan: SearchPlan, state: State, reading: Saturation) -> int | None:
     assert s is not None
     saturated = sum(bool(x.measured and x.saturated) for x in state.saturations)
     lower = any(x.rate < reading.rate for x in state.saturations)
-    if reading.rate <= HEAVY_OVERLOAD * s or lower or saturated > 1 or s < plan.min_rate:
+    if reading.rate <= _HEAVY_OVERLOAD * s or lower or saturated > 1 or s < plan.min_rate:
         return None
-    rate = round_rate(MILD_OVERLOAD * s)
+    rate = round_rate(_MILD_OVERLOAD * s)
     return rate if rate < reading.rate else None
 
 

@@ -270,7 +270,7 @@ class State:
     load_s: int = 0
     wall_s: float | None = 0.0
 
-    def rates(self, phase: str | None, *, passed: bool) -> list[int]:
+    def _rates(self, phase: str | None, *, passed: bool) -> list[int]:
         return [
             rate
             for (rate, ph), t in self.tries.items()
@@ -335,12 +335,12 @@ class State:
     @property
     def low(self) -> int | None:
         """C from the probes: the highest rate below F whose probe passed."""
-        return self._below_high(self.rates(PROBE, passed=True))
+        return self._below_high(self._rates(PROBE, passed=True))
 
     @property
     def held(self) -> int | None:
         """The highest rate below F whose hold passed."""
-        return self._below_high(self.rates(HOLD, passed=True))
+        return self._below_high(self._rates(HOLD, passed=True))
 
     @property
     def capacity(self) -> int | None:
@@ -348,7 +348,7 @@ class State:
 
     @property
     def failed_hold(self) -> bool:
-        return bool(self.rates(HOLD, passed=False))
+        return bool(self._rates(HOLD, passed=False))
 
     def hold_seconds(self, rate: int | None) -> int | None:
         t = self.tries.get((rate, HOLD)) if rate is not None else None
@@ -418,7 +418,9 @@ def judged_trials(state: State) -> list[Trials]:
     return trials
 
 
-def interval_of(plan: SearchPlan, state: State, capacity: int, high: int) -> tuple[int, int, float]:
+def _interval_of(
+    plan: SearchPlan, state: State, capacity: int, high: int
+) -> tuple[int, int, float]:
     """Where the knee of a found bracket [capacity, high] lies, with the plan's confidence."""
     low, top = knee_interval(judged_trials(state), capacity, high, plan.step_noise, plan.confidence)
     return low, top, plan.confidence
@@ -457,7 +459,7 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
     elif status == FOUND:
         assert capacity is not None
         assert high is not None
-        interval = interval_of(plan, state, capacity, high)
+        interval = _interval_of(plan, state, capacity, high)
         knee = interval_text(*interval, "records/min")
         summary = (
             f"{rate_text(capacity)} records/min, the knee {knee} (step noise up to "
