@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 # Options that would switch certificate verification off.
-NEVER_TRUE = ("tls_insecure_skip_verify",)
+_NEVER_TRUE = ("tls_insecure_skip_verify",)
 _TRUE = ("true", "yes", "on")
 _FALSE = ("false", "no", "off")
 
@@ -20,7 +20,7 @@ class OptionError(ValueError):
     """An option is unknown or its value does not fit its type; names the flag and option."""
 
 
-def declared(charmcraft_text: str) -> dict[str, dict[str, Any]]:
+def _declared(charmcraft_text: str) -> dict[str, dict[str, Any]]:
     """The charm's options: name -> {type, default, description}."""
     data = yaml.safe_load(charmcraft_text) or {}
     options = ((data.get("config") or {}).get("options")) or {}
@@ -47,15 +47,15 @@ def split_pairs(pairs: Iterable[str], flag: str) -> list[tuple[str, str]]:
 
 def parse(charmcraft_text: str, pairs: Iterable[str], flag: str, charm: str) -> dict[str, Any]:
     """Typed option values, each checked against the charm's declaration."""
-    options = declared(charmcraft_text)
+    options = _declared(charmcraft_text)
     values: dict[str, Any] = {}
     for key, raw in split_pairs(pairs, flag):
         if key not in options:
             allowed = ", ".join(sorted(options)) or "none"
             raise OptionError(f"{flag}: {charm} has no option {key!r}; its options: {allowed}")
         kind = str(options[key].get("type") or "string")
-        values[key] = typed(raw, kind, f"{flag}: {key}")
-        if key in NEVER_TRUE and values[key] is True:
+        values[key] = _typed(raw, kind, f"{flag}: {key}")
+        if key in _NEVER_TRUE and values[key] is True:
             raise OptionError(
                 f"{flag}: {key}=true is refused: loadgate verifies TLS everywhere (the stack's "
                 "CA is trusted instead)"
@@ -63,7 +63,7 @@ def parse(charmcraft_text: str, pairs: Iterable[str], flag: str, charm: str) -> 
     return values
 
 
-def typed(raw: str, kind: str, where: str) -> Any:
+def _typed(raw: str, kind: str, where: str) -> Any:
     text = raw.strip()
     if kind == "string":
         return raw

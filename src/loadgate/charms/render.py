@@ -33,12 +33,12 @@ from . import venvs
 from .sources import KNOWN, CharmSource, cache_dir
 
 MODEL = "loadgate"
-MODEL_UUID = "6c6f6164-6761-4465-8000-000000000001"
+_MODEL_UUID = "6c6f6164-6761-4465-8000-000000000001"
 # The charms' clock during a render: Loki's schema starts "today" on a fresh install.
 RENDER_EPOCH = "2026-01-01T00:00:00+00:00"
-DRIVERS = Path(__file__).resolve().parent / "drivers"
-LOKI_OPTION_DEFAULTS: dict[str, Any] = {"reporting-enabled": False}
-CERT_DAYS = 30
+_DRIVERS = Path(__file__).resolve().parent / "drivers"
+_LOKI_OPTION_DEFAULTS: dict[str, Any] = {"reporting-enabled": False}
+_CERT_DAYS = 30
 
 
 class RenderError(RuntimeError):
@@ -132,7 +132,7 @@ def _request(
         "work_dir": str(work_dir),
         "app": app,
         "unit_id": 0,
-        "model": {"name": MODEL, "uuid": MODEL_UUID},
+        "model": {"name": MODEL, "uuid": _MODEL_UUID},
         "fqdn": fqdn(app),
         "config": dict(config),
         "relations": relations,
@@ -142,7 +142,7 @@ def _request(
     }
 
 
-def loki_request(
+def _loki_request(
     source: CharmSource,
     work_dir: Path,
     *,
@@ -162,14 +162,14 @@ def loki_request(
             "kind": "tls-certificates",
             "ca_cert": ca_cert,
             "ca_key": ca_key,
-            "days": CERT_DAYS,
+            "days": _CERT_DAYS,
         }
     ]
-    config = {**LOKI_OPTION_DEFAULTS, **options}
+    config = {**_LOKI_OPTION_DEFAULTS, **options}
     return _request("loki", source, work_dir, config, relations, exchanges, version_output)
 
 
-def otelcol_request(
+def _otelcol_request(
     source: CharmSource,
     work_dir: Path,
     *,
@@ -214,7 +214,7 @@ def otelcol_request(
                 "kind": "tls-certificates",
                 "ca_cert": ca_cert,
                 "ca_key": ca_key,
-                "days": CERT_DAYS,
+                "days": _CERT_DAYS,
             }
         )
     relations += [dict(r) for r in extra_relations]
@@ -225,7 +225,7 @@ def otelcol_request(
 # ---- running a driver -------------------------------------------------------------------
 
 
-def pycache_dir() -> Path:
+def _pycache_dir() -> Path:
     return cache_dir() / "charm-pycache"
 
 
@@ -242,13 +242,13 @@ def run_driver(
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(work),
         "LANG": "C.UTF-8",
-        "PYTHONPYCACHEPREFIX": str(pycache_dir()),
+        "PYTHONPYCACHEPREFIX": str(_pycache_dir()),
         "PYTHONHASHSEED": "0",
     }
     began = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.run(
-            [str(venv.python), str(DRIVERS / "render_charm.py"), str(req_file)],
+            [str(venv.python), str(_DRIVERS / "render_charm.py"), str(req_file)],
             cwd=work,
             env=env,
             stdout=out,
@@ -264,7 +264,7 @@ def run_driver(
             f"rendering {source.name} {source.label} failed (exit {proc.returncode}): "
             f"{_reason(log)}; full log {log}"
         )
-    return read_output(source, venv, work / "out", seconds)
+    return _read_output(source, venv, work / "out", seconds)
 
 
 def _reason(log: Path) -> str:
@@ -275,7 +275,7 @@ def _reason(log: Path) -> str:
     return lines[-1][-400:] if lines else "no output"
 
 
-def read_output(
+def _read_output(
     source: CharmSource, venv: venvs.CharmVenv, out: Path, seconds: float
 ) -> RenderedCharm:
     data = json.loads((out / "result.json").read_text())
@@ -363,7 +363,7 @@ def render_pipeline(
         loki,
         "Loki",
         on_step,
-        lambda: loki_request(
+        lambda: _loki_request(
             loki,
             work_dir / "loki",
             ca_cert=ca_cert,
@@ -376,7 +376,7 @@ def render_pipeline(
         otelcol,
         "otelcol",
         on_step,
-        lambda: otelcol_request(
+        lambda: _otelcol_request(
             otelcol,
             work_dir / "otelcol",
             loki_logging_unit_data=loki_out.published("logging")["unit"],

@@ -21,13 +21,13 @@ from typing import Any
 LOGS, METRICS, TRACES = "logs", "metrics", "traces"
 SIGNALS = (LOGS, METRICS, TRACES)
 DEFAULT: tuple[str, ...] = (LOGS,)
-PROMETHEUS_APP = "prometheus"
+_PROMETHEUS_APP = "prometheus"
 TRACES_APP = "tempo"
-PROMETHEUS_PORT = 9090
-REMOTE_WRITE_PATH = "/api/v1/write"
+_PROMETHEUS_PORT = 9090
+_REMOTE_WRITE_PATH = "/api/v1/write"
 # Tempo's OTLP receivers (the ports its coordinator publishes).
-TEMPO_OTLP_GRPC = 4317
-TEMPO_OTLP_HTTP = 4318
+_TEMPO_OTLP_GRPC = 4317
+_TEMPO_OTLP_HTTP = 4318
 REMOTE_WRITE_ENDPOINT = "send-remote-write"
 TRACES_ENDPOINT = "send-traces"
 
@@ -67,18 +67,18 @@ def unit_host(app: str, model: str) -> str:
     return f"{app}-0.{app}-endpoints.{model}.svc.cluster.local"
 
 
-def prometheus_url(model: str) -> str:
+def _prometheus_url(model: str) -> str:
     """The Prometheus charm's most external URL in the bundle (TLS from the CA, no ingress)."""
-    return f"https://{unit_host(PROMETHEUS_APP, model)}:{PROMETHEUS_PORT}"
+    return f"https://{unit_host(_PROMETHEUS_APP, model)}:{_PROMETHEUS_PORT}"
 
 
-def tempo_receivers(model: str) -> dict[str, str]:
+def _tempo_receivers(model: str) -> dict[str, str]:
     """The receiver URLs a Tempo coordinator with TLS publishes: HTTP ones with a scheme, gRPC
     ones as host:port."""
     host = unit_host(TRACES_APP, model)
     return {
-        "otlp_http": f"https://{host}:{TEMPO_OTLP_HTTP}",
-        "otlp_grpc": f"{host}:{TEMPO_OTLP_GRPC}",
+        "otlp_http": f"https://{host}:{_TEMPO_OTLP_HTTP}",
+        "otlp_grpc": f"{host}:{_TEMPO_OTLP_GRPC}",
     }
 
 
@@ -100,7 +100,7 @@ def relations(
             {
                 "endpoint": REMOTE_WRITE_ENDPOINT,
                 "interface": "prometheus_remote_write",
-                "remote_app_name": PROMETHEUS_APP,
+                "remote_app_name": _PROMETHEUS_APP,
             }
         )
         exchanges.append(
@@ -108,8 +108,8 @@ def relations(
                 "endpoint": REMOTE_WRITE_ENDPOINT,
                 "kind": "prometheus_remote_write",
                 "provider_lib": str(provider_lib),
-                "server_url": prometheus_url(model),
-                "endpoint_path": REMOTE_WRITE_PATH,
+                "server_url": _prometheus_url(model),
+                "endpoint_path": _REMOTE_WRITE_PATH,
             }
         )
     if TRACES in wanted:
@@ -121,7 +121,7 @@ def relations(
                 "endpoint": TRACES_ENDPOINT,
                 "kind": "tracing",
                 "provider_lib": str(provider_lib),
-                "receiver_urls": tempo_receivers(model),
+                "receiver_urls": _tempo_receivers(model),
             }
         )
     return rels, exchanges

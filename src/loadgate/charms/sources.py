@@ -31,12 +31,12 @@ import yaml
 
 from .. import paths
 
-CHARMS = ("otelcol", "loki", "prometheus")
+_CHARMS = ("otelcol", "loki", "prometheus")
 ENV_SOURCES_DIR = "LOADGATE_CHARM_SOURCES"
 
 
 @dataclass(frozen=True)
-class Known:
+class _Known:
     """What loadgate knows of one charm: its name, repository and the pinned revision."""
 
     role: str
@@ -47,8 +47,8 @@ class Known:
     container: str  # the workload container, whose image tag is the workload version
 
 
-KNOWN: dict[str, Known] = {
-    "otelcol": Known(
+KNOWN: dict[str, _Known] = {
+    "otelcol": _Known(
         role="otelcol",
         name="opentelemetry-collector-k8s",
         url="https://github.com/canonical/opentelemetry-collector-k8s-operator",
@@ -56,7 +56,7 @@ KNOWN: dict[str, Known] = {
         pinned="rev221",
         container="otelcol",
     ),
-    "loki": Known(
+    "loki": _Known(
         role="loki",
         name="loki-k8s",
         url="https://github.com/canonical/loki-k8s-operator",
@@ -66,7 +66,7 @@ KNOWN: dict[str, Known] = {
     ),
     # Rendered for its provider libraries only (remote write, tracing): its lib/ is the code
     # that writes the bundle's `send-remote-write` and `send-traces` data (charms/signals.py).
-    "prometheus": Known(
+    "prometheus": _Known(
         role="prometheus",
         name="prometheus-k8s",
         url="https://github.com/canonical/prometheus-k8s-operator",
@@ -180,7 +180,7 @@ def default_location(role: str, folder: Path | None) -> str:
 def parse(role: str, text: str, folder: Path | None = None) -> SourceSpec:
     """Parse `--otelcol-charm TEXT` / `--loki-charm TEXT` (see the module docstring)."""
     if role not in KNOWN:
-        raise SourceError(f"charm: must be one of {', '.join(CHARMS)}; got {role!r}")
+        raise SourceError(f"charm: must be one of {', '.join(_CHARMS)}; got {role!r}")
     flag = f"--{role}-charm"
     value = text.strip()
     if not value or value != text or any(c in value for c in "\n\r\t"):
@@ -265,13 +265,13 @@ def _git(*args: str, cwd: Path | None = None) -> str:
     return proc.stdout.strip()
 
 
-ENV_CACHE_DIR = "LOADGATE_CACHE_DIR"
+_ENV_CACHE_DIR = "LOADGATE_CACHE_DIR"
 
 
 def cache_dir() -> Path:
     """Where charm code, repositories, venvs and bytecode are cached: $LOADGATE_CACHE_DIR, else
     $XDG_CACHE_HOME/loadgate (~/.cache/loadgate), beside the binaries' default folder."""
-    override = os.environ.get(ENV_CACHE_DIR)
+    override = os.environ.get(_ENV_CACHE_DIR)
     if override:
         return Path(override).expanduser()
     cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -305,7 +305,7 @@ def _repository(spec: SourceSpec) -> Path:
     return mirror
 
 
-def revision_tags(repo: Path, commit: str) -> tuple[int, ...]:
+def _revision_tags(repo: Path, commit: str) -> tuple[int, ...]:
     tags = _git("tag", "--points-at", commit, "--list", "rev*", cwd=repo).split()
     return tuple(sorted(int(t[3:]) for t in tags if t[3:].isdigit()))
 
@@ -369,7 +369,7 @@ def resolve(spec: SourceSpec) -> CharmSource:
         if (path / ".git").exists():
             commit = _git("rev-parse", "HEAD", cwd=path)
             dirty = bool(_git("status", "--porcelain", "--untracked-files=no", cwd=path))
-            revisions = revision_tags(path, commit)
+            revisions = _revision_tags(path, commit)
     elif spec.kind == "snapshot":
         archive = Path(spec.location).expanduser().resolve()
         if not archive.is_file():
@@ -392,14 +392,14 @@ def resolve(spec: SourceSpec) -> CharmSource:
             raise SourceError(
                 f"{flag}: {spec.ref!r} is not a tag, branch or commit of {spec.location}"
             ) from None
-        revisions = revision_tags(repo, commit)
+        revisions = _revision_tags(repo, commit)
         path = src_cache / commit
         if not path.is_dir():
             _extract_commit(repo, commit, path)
-    return describe(spec, path, commit, revisions, dirty)
+    return _describe(spec, path, commit, revisions, dirty)
 
 
-def describe(
+def _describe(
     spec: SourceSpec, path: Path, commit: str | None, revisions: tuple[int, ...], dirty: bool
 ) -> CharmSource:
     flag = f"--{spec.role}-charm"

@@ -28,12 +28,12 @@ from packaging.version import Version
 
 from .sources import CharmSource, cache_dir
 
-ENV_PYTHON = "LOADGATE_CHARM_PYTHON"
-MIN_PYTHON = Version("3.10")
+_ENV_PYTHON = "LOADGATE_CHARM_PYTHON"
+_MIN_PYTHON = Version("3.10")
 _GIT_DEP_RE = re.compile(r"^([A-Za-z0-9_.\-\[\]]+) @ git\+\S+$", re.M)
 
 
-class VenvError(RuntimeError):
+class _VenvError(RuntimeError):
     """The charm's virtualenv cannot be made; the message says why."""
 
 
@@ -67,7 +67,7 @@ class CharmVenv:
         return data
 
 
-def local_interpreters() -> dict[str, Path]:
+def _local_interpreters() -> dict[str, Path]:
     """Python 3 interpreters of this machine by full version: pyenv's, PATH's, and ours."""
     found: dict[str, Path] = {}
     candidates: list[Path] = [Path(sys.executable)]
@@ -93,20 +93,20 @@ def local_interpreters() -> dict[str, Path]:
     return found
 
 
-def choose_interpreter(
+def _choose_interpreter(
     base_python: str | None, requires: str, available: dict[str, Path]
 ) -> Interpreter:
     """Pick the interpreter for a charm (pure: `available` maps versions to executables)."""
-    forced = os.environ.get(ENV_PYTHON)
+    forced = os.environ.get(_ENV_PYTHON)
     if forced:
         version = next((v for v, p in available.items() if str(p) == forced), "unknown")
-        return Interpreter(Path(forced), version, f"${ENV_PYTHON}")
+        return Interpreter(Path(forced), version, f"${_ENV_PYTHON}")
     usable = sorted(
-        ((Version(v), p) for v, p in available.items() if Version(v) >= MIN_PYTHON),
+        ((Version(v), p) for v, p in available.items() if Version(v) >= _MIN_PYTHON),
         key=lambda vp: vp[0],
     )
     if not usable:
-        raise VenvError(f"no Python >= {MIN_PYTHON} on this machine to run the charm")
+        raise _VenvError(f"no Python >= {_MIN_PYTHON} on this machine to run the charm")
     if base_python:
         on_base = [(v, p) for v, p in usable if f"{v.major}.{v.minor}" == base_python]
         if on_base:
@@ -130,10 +130,10 @@ def choose_interpreter(
     )
 
 
-def requirements(source_dir: Path, lock: dict[str, Any]) -> tuple[str, list[str]]:
+def _requirements(source_dir: Path, lock: dict[str, Any]) -> tuple[str, list[str]]:
     """The locked runtime requirements plus the locked ops-scenario, and notes on anything
     that could not be had as locked (git-pinned packages: no GitHub here)."""
-    uv = uv_binary()
+    uv = _uv_binary()
     exported = subprocess.run(
         [str(uv), "export", "--frozen", "--no-hashes", "--no-emit-project", "--no-dev",
          "--format", "requirements-txt"],
@@ -143,7 +143,7 @@ def requirements(source_dir: Path, lock: dict[str, Any]) -> tuple[str, list[str]
         check=False,
     )  # fmt: skip
     if exported.returncode != 0:
-        raise VenvError(f"uv export in {source_dir} failed: {exported.stderr.strip()[-300:]}")
+        raise _VenvError(f"uv export in {source_dir} failed: {exported.stderr.strip()[-300:]}")
     notes: list[str] = []
 
     def unpin(m: re.Match[str]) -> str:
@@ -162,7 +162,7 @@ def requirements(source_dir: Path, lock: dict[str, Any]) -> tuple[str, list[str]
     return text, notes
 
 
-def uv_binary() -> Path:
+def _uv_binary() -> Path:
     from uv import find_uv_bin  # the `uv` package on PyPI ships its binary
 
     return Path(find_uv_bin())
@@ -172,10 +172,10 @@ def ensure(source: CharmSource, available: dict[str, Path] | None = None) -> Cha
     """The charm's venv, made (once per lock and interpreter) when it is not cached."""
     lock_text = (source.path / "uv.lock").read_text()
     lock = tomllib.loads(lock_text)
-    chosen = choose_interpreter(
+    chosen = _choose_interpreter(
         source.base_python,
         str(lock.get("requires-python") or ""),
-        available or local_interpreters(),
+        available or _local_interpreters(),
     )
     folder = cache_dir() / "charm-venvs" / f"{source.lock_sha256[:16]}-py{chosen.version}"
     info = folder / "loadgate-venv.json"
@@ -188,11 +188,11 @@ def ensure(source: CharmSource, available: dict[str, Path] | None = None) -> Cha
     # half venv in the cache. Only `bin/python` is used, which a rename does not break.
     tmp = Path(tempfile.mkdtemp(prefix="venv-", dir=folder.parent))
     try:
-        req_text, notes = requirements(source.path, lock)
+        req_text, notes = _requirements(source.path, lock)
         req = tmp / "requirements.txt"
         req.write_text(req_text)
         venv = tmp / "venv"
-        uv = str(uv_binary())
+        uv = str(_uv_binary())
         _run([uv, "venv", "--quiet", "--python", str(chosen.path), str(venv)])
         python = str(venv / "bin" / "python")
         _run([uv, "pip", "install", "--quiet", "--python", python, "-r", str(req)])
@@ -209,4 +209,4 @@ def _run(argv: Iterable[str]) -> None:
     args = list(argv)
     proc = subprocess.run(args, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        raise VenvError(f"`{' '.join(args[:3])}` failed: {proc.stderr.strip()[-400:]}")
+        raise _VenvError(f"`{' '.join(args[:3])}` failed: {proc.stderr.strip()[-400:]}")

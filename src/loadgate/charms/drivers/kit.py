@@ -22,7 +22,7 @@ import ops
 from ops import testing
 from sandbox import Journal
 
-CHARM_FILES = ("charmcraft.yaml", "metadata.yaml", "config.yaml", "actions.yaml")
+_CHARM_FILES = ("charmcraft.yaml", "metadata.yaml", "config.yaml", "actions.yaml")
 
 
 @dataclasses.dataclass
@@ -98,7 +98,7 @@ def virtual_root(charm_dir: Path, work_dir: Path) -> Path:
     rules, dashboards), so whatever the charm writes under its own folder stays in work_dir."""
     root = work_dir / "charm-root"
     root.mkdir(parents=True)
-    for name in CHARM_FILES:
+    for name in _CHARM_FILES:
         if (charm_dir / name).is_file():
             shutil.copy(charm_dir / name, root / name)
     for folder in (charm_dir / "src").iterdir():
@@ -147,13 +147,13 @@ def frozen_clock(now: dt.datetime) -> types.ModuleType:
     return shim
 
 
-def answer(
+def _answer(
     request: Request, exchange: Mapping[str, Any], out: testing.State, rel: testing.Relation
 ) -> testing.Relation:
     """The provider's answer to what the charm published on an exchange relation."""
     import providers
 
-    current = relation_of(out, rel.id)
+    current = _relation_of(out, rel.id)
     own_app = request.app
     if exchange["kind"] == "tls-certificates":
         if "certificate_signing_requests" not in current.local_unit_data:
@@ -193,7 +193,7 @@ def answer(
     return dataclasses.replace(current, remote_app_data=app_data, remote_units_data={0: unit_data})
 
 
-def relation_of(state: testing.State, relation_id: int) -> testing.Relation:
+def _relation_of(state: testing.State, relation_id: int) -> testing.Relation:
     found = state.get_relation(relation_id)
     if not isinstance(found, testing.Relation):
         raise SystemExit(f"relation {relation_id} is not a regular relation")
@@ -232,10 +232,10 @@ def run(
         out = ctx.run(ctx.on.config_changed(), out)
         runs += 1
     for rel in rels:
-        out = ctx.run(ctx.on.relation_created(relation_of(out, rel.id)), out)
+        out = ctx.run(ctx.on.relation_created(_relation_of(out, rel.id)), out)
         runs += 1
     for rel in rels:
-        answered = answer(request, exchanges[rel.endpoint], out, relation_of(out, rel.id))
+        answered = _answer(request, exchanges[rel.endpoint], out, _relation_of(out, rel.id))
         others = [r for r in out.relations if r.id != answered.id]
         out = ctx.run(
             ctx.on.relation_changed(answered, remote_unit=0),

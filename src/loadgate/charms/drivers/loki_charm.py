@@ -12,10 +12,10 @@ from kit import Request, always, frozen_clock, patch_if_present
 from ops import testing
 from sandbox import Journal, host_path_class
 
-CONTAINER = "loki"
+_CONTAINER = "loki"
 # The charm writes CA certificates into its own container (the host here) and refreshes its
 # trust store: both go to the sandbox.
-HOST_PREFIXES = ("/usr/local/share/ca-certificates", "/etc/ssl/certs")
+_HOST_PREFIXES = ("/usr/local/share/ca-certificates", "/etc/ssl/certs")
 
 
 def containers(request: Request) -> list[testing.Container]:
@@ -28,7 +28,7 @@ def containers(request: Request) -> list[testing.Container]:
         }
     )
     loki = testing.Container(
-        CONTAINER,
+        _CONTAINER,
         can_connect=True,
         execs={
             testing.Exec(["update-ca-certificates", "--fresh"], return_code=0),
@@ -60,5 +60,5 @@ def patch(
     if hasattr(charm, "datetime"):
         stack.enter_context(mock.patch.object(charm, "datetime", frozen_clock(request.now)))
     if hasattr(charm, "Path"):
-        sandboxed = host_path_class(request.sandbox_dir, HOST_PREFIXES, journal)
+        sandboxed = host_path_class(request.sandbox_dir, _HOST_PREFIXES, journal)
         stack.enter_context(mock.patch.object(charm, "Path", sandboxed))

@@ -11,8 +11,8 @@ from kit import Request, always, patch_if_present
 from ops import testing
 from sandbox import Journal
 
-CONTAINER = "otelcol"
-RESOURCES_PATCH = "charms.observability_libs.v0.kubernetes_compute_resources_patch"
+_CONTAINER = "otelcol"
+_RESOURCES_PATCH = "charms.observability_libs.v0.kubernetes_compute_resources_patch"
 
 
 def containers(request: Request) -> list[testing.Container]:
@@ -20,7 +20,7 @@ def containers(request: Request) -> list[testing.Container]:
         testing.Exec(["update-ca-certificates", "--fresh"], return_code=0),
         testing.Exec(["/usr/bin/otelcol", "--version"], stdout=request.version_output),
     }
-    return [testing.Container(CONTAINER, can_connect=True, execs=execs)]
+    return [testing.Container(_CONTAINER, can_connect=True, execs=execs)]
 
 
 def patch(
@@ -29,13 +29,13 @@ def patch(
     """No Kubernetes API (resource-limit patch, lightkube), the unit's in-cluster name."""
     del charm, journal
     try:
-        __import__(RESOURCES_PATCH)
+        __import__(_RESOURCES_PATCH)
     except ImportError:
         pass  # an old revision without resource limits
     else:
         stack.enter_context(
             mock.patch.multiple(
-                f"{RESOURCES_PATCH}.KubernetesComputeResourcesPatch",
+                f"{_RESOURCES_PATCH}.KubernetesComputeResourcesPatch",
                 _namespace=request.model_name,
                 _patch=always,
                 is_ready=always,

@@ -32,12 +32,12 @@ import ops
 from kit import own_unit_data
 from ops import testing
 
-PROVIDER_APP = "ca"
-TLS_LIBS = (
+_PROVIDER_APP = "ca"
+_TLS_LIBS = (
     "charms.tls_certificates_interface.v4.tls_certificates",
     "charmlibs.interfaces.tls_certificates",
 )
-TRANSFER_LIBS = (
+_TRANSFER_LIBS = (
     "charms.certificate_transfer_interface.v1.certificate_transfer",
     "charmlibs.interfaces.certificate_transfer",
 )
@@ -77,7 +77,7 @@ def _run_provider(
     requirer_app: str,
     requirer_app_data: Mapping[str, str],
     requirer_unit_data: Mapping[str, str],
-    provider_app: str = PROVIDER_APP,
+    provider_app: str = _PROVIDER_APP,
     event: str = "changed",
 ) -> tuple[dict[str, str], dict[str, str]]:
     meta = {"name": provider_app, "provides": {endpoint: {"interface": interface}}}
@@ -105,7 +105,7 @@ def tls_certificates(
     ca_key_pem: str,
     days: int,
 ) -> tuple[dict[str, str], dict[str, str]]:
-    lib = _library(TLS_LIBS, "tls-certificates")
+    lib = _library(_TLS_LIBS, "tls-certificates")
     ca = lib.Certificate.from_string(ca_pem)
     key = lib.PrivateKey.from_string(ca_key_pem)
 
@@ -145,7 +145,7 @@ def _generate(lib: types.ModuleType, csr: Any, ca: Any, key: Any, validity: dt.t
 def certificate_transfer(
     requirer_app: str, requirer_app_data: Mapping[str, str], certificates: Iterable[str]
 ) -> tuple[dict[str, str], dict[str, str]]:
-    lib = _library(TRANSFER_LIBS, "certificate_transfer")
+    lib = _library(_TRANSFER_LIBS, "certificate_transfer")
     pems = {c.strip() for c in certificates if c.strip()}
 
     class Provider(ops.CharmBase):
@@ -162,8 +162,8 @@ def certificate_transfer(
     )
 
 
-REMOTE_WRITE_LIB = "charms.prometheus_k8s.v1.prometheus_remote_write"
-TRACING_LIB = "charms.tempo_coordinator_k8s.v0.tracing"
+_REMOTE_WRITE_LIB = "charms.prometheus_k8s.v1.prometheus_remote_write"
+_TRACING_LIB = "charms.tempo_coordinator_k8s.v0.tracing"
 
 
 def prometheus_remote_write(
@@ -172,7 +172,7 @@ def prometheus_remote_write(
     """The Prometheus charm's `receive-remote-write` side: its provider, built as the charm
     builds it (`server_url_func` its most external URL, `endpoint_path`), publishes the URL
     when the relation is created."""
-    lib = _library_file(lib_dir, REMOTE_WRITE_LIB)
+    lib = _library_file(lib_dir, _REMOTE_WRITE_LIB)
 
     class Provider(ops.CharmBase):
         def __init__(self, framework: ops.Framework):
@@ -199,7 +199,7 @@ def tracing(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The Tempo coordinator's `tracing` side: the protocols the requirer asked for (read by
     the library), each published with its URL from `receiver_urls`."""
-    lib = _library_file(lib_dir, TRACING_LIB)
+    lib = _library_file(lib_dir, _TRACING_LIB)
 
     class Provider(ops.CharmBase):
         def __init__(self, framework: ops.Framework):

@@ -23,14 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit
 import sandbox
 
-DRIVERS = ("otelcol", "loki")
+_DRIVERS = ("otelcol", "loki")
 
 
 def main(argv: list[str]) -> int:
     began = time.perf_counter()
     request = kit.Request.load(Path(argv[1]))
-    if request.driver not in DRIVERS:
-        print(f"render: unknown driver {request.driver!r}; allowed: {', '.join(DRIVERS)}")
+    if request.driver not in _DRIVERS:
+        print(f"render: unknown driver {request.driver!r}; allowed: {', '.join(_DRIVERS)}")
         return 2
     request.out_dir.mkdir(parents=True, exist_ok=True)
     tmp = request.work_dir / "tmp"

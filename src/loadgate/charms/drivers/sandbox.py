@@ -37,7 +37,7 @@ _SPAWN_EVENTS = (
 )  # fmt: skip
 
 
-class SandboxError(PermissionError):
+class _SandboxError(PermissionError):
     """The charm tried to change this machine, start a process or reach the network."""
 
 
@@ -130,7 +130,7 @@ def install_guard(allowed: Sequence[str | os.PathLike[str]]) -> None:
             return
         real = os.path.realpath(path)
         if not _inside(real, roots):
-            raise SandboxError(f"charm sandbox: {event} of {path} refused (outside sandbox)")
+            raise _SandboxError(f"charm sandbox: {event} of {path} refused (outside sandbox)")
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -149,8 +149,8 @@ def install_guard(allowed: Sequence[str | os.PathLike[str]]) -> None:
         elif event in _SPAWN_EVENTS:
             argv = args[1] if event == "subprocess.Popen" and len(args) > 1 else args[:1]
             shown = " ".join(_argv(argv))
-            raise SandboxError(f"charm sandbox: {event} refused ({shown})")
+            raise _SandboxError(f"charm sandbox: {event} refused ({shown})")
         elif event == "socket.connect" and len(args) >= 2:
-            raise SandboxError(f"charm sandbox: network connection to {args[1]!r} refused")
+            raise _SandboxError(f"charm sandbox: network connection to {args[1]!r} refused")
 
     sys.addaudithook(hook)
