@@ -66,13 +66,13 @@ __all__ = [
 ]
 
 
-class Command(Protocol):
+class _Command(Protocol):
     """A command module: `register` adds its sub-parser, flags and handler to `sub`."""
 
     def register(self, sub: Subparsers) -> None: ...
 
 
-COMMANDS: tuple[Command, ...] = (
+COMMANDS: tuple[_Command, ...] = (
     binaries,
     stack,
     run,

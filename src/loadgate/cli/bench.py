@@ -35,12 +35,12 @@ BENCH_PARAMS = (
     "lines-per-stream", "loki-streams", "traces-per-request", "spans-per-trace",
     "span-attributes", "attribute-size", "push-rate", "query-window",
 )  # fmt: skip
-DEFAULT = RunSpec()
+_DEFAULT = RunSpec()
 # What the benchmark fixes of a run: constant VUs, a default run's bodies, gates that never fail.
-FIXED: dict[str, object] = {
+_FIXED: dict[str, object] = {
     "executor": "constant-vus",
-    "body-min": DEFAULT.body_min,
-    "body-max": DEFAULT.body_max,
+    "body-min": _DEFAULT.body_min,
+    "body-max": _DEFAULT.body_max,
     "p99-ms": MAX_P99_MS,
     "max-error-rate": 1,
     "run-id": "bench-generator",
@@ -49,7 +49,7 @@ FIXED: dict[str, object] = {
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
-    p.set_defaults(handler=cmd_bench)
+    p.set_defaults(handler=_cmd_bench)
     bench_sub = p.add_subparsers(dest="bench", required=True)
     p_gen = bench_sub.add_parser(
         "generator",
@@ -65,15 +65,15 @@ def bench_spec(args: argparse.Namespace) -> RunSpec:
     """The benchmark's run: the flags given and what it fixes (the bodies only for a scenario
     that has them); bad flags raise UsageError naming each."""
     given = load_params(args, BENCH_PARAMS)
-    kind = SCENARIOS.get(str(given.get("scenario", DEFAULT.scenario)))
-    fixed = {k: v for k, v in FIXED.items() if kind is None or applies(k, kind)}
+    kind = SCENARIOS.get(str(given.get("scenario", _DEFAULT.scenario)))
+    fixed = {k: v for k, v in _FIXED.items() if kind is None or applies(k, kind)}
     try:
         return RunSpec.from_params({**given, **fixed})
     except SpecError as exc:
         raise UsageError("; ".join(f"--{n}: {m}" for n, m in exc.problems)) from None
 
 
-def cmd_bench(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_bench(args: argparse.Namespace, seams: Seams) -> int:
     spec = bench_spec(args)
     if seams.build_missing(("k6", "otelcol"), command="bench") != EXIT_OK:
         return EXIT_BAD_INPUT
@@ -85,17 +85,17 @@ def cmd_bench(args: argparse.Namespace, seams: Seams) -> int:
     sink = "a sink answering as Loki" if spec.kind.pushed else "a nop collector"
     with (
         tempfile.TemporaryDirectory(prefix="loadgate-bench-") as tmp,
-        console.status(f"k6 {spec.vus} VUs for {spec.duration} against {sink} ({payload(spec)})"),
+        console.status(f"k6 {spec.vus} VUs for {spec.duration} against {sink} ({_payload(spec)})"),
     ):
         figures = seams.bench_generator(spec, ports, Path(tmp))
     stdout.print(bench_table(spec, figures))
     return EXIT_OK
 
 
-def payload(spec: RunSpec) -> str:
+def _payload(spec: RunSpec) -> str:
     """What one request of the benchmark carries, in words."""
     kind = spec.kind
-    if kind.name == DEFAULT.scenario:
+    if kind.name == _DEFAULT.scenario:
         return (
             f"{spec.logs_per_request} records per request, {spec.requests_per_iteration} "
             f"requests per iteration, bodies {spec.body_min}-{spec.body_max} chars"
@@ -107,7 +107,7 @@ def payload(spec: RunSpec) -> str:
     )
 
 
-def one(unit: str) -> str:
+def _one(unit: str) -> str:
     """The singular of a unit: `log record`, `query`."""
     return unit[:-3] + "y" if unit.endswith("ies") else unit.removesuffix("s")
 
@@ -120,7 +120,7 @@ def bench_table(spec: RunSpec, figures: GeneratorFigures) -> Table:
     table = Table(title=f"bench generator: k6 {kind.name} against {sink}")
     table.add_column("figure")
     table.add_column("value", justify="right")
-    if kind.name == DEFAULT.scenario:
+    if kind.name == _DEFAULT.scenario:
         setup = f"{spec.logs_per_request} records/request"
     elif kind.pushed is not None:
         setup = "1 query/request"
@@ -144,7 +144,7 @@ def bench_table(spec: RunSpec, figures: GeneratorFigures) -> Table:
     )
     if figures.k6_cpu_s and figures.records_accepted:
         micro = figures.k6_cpu_s / figures.records_accepted * 1e6
-        table.add_row(f"k6 CPU per {one(kind.unit)}", f"{micro:.2f} µs")
+        table.add_row(f"k6 CPU per {_one(kind.unit)}", f"{micro:.2f} µs")
     if kind.pushed is not None:
         table.add_row("pushed beside the queries", f"{spec.push_rate:,} lines/min (push-rate)")
     table.add_row(f"{'sink' if kind.pushed else 'collector'} CPU time",

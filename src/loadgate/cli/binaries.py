@@ -19,8 +19,8 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("binaries", help="build the pinned upstream binaries into the cache")
     p.add_argument("--only", nargs="+", choices=binaries.PART_NAMES, help="build only these parts")
     p.add_argument("--force", action="store_true", help="rebuild even if current")
-    p.set_defaults(handler=cmd_binaries)
+    p.set_defaults(handler=_cmd_binaries)
 
 
-def cmd_binaries(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_binaries(args: argparse.Namespace, seams: Seams) -> int:
     return build_missing(list(args.only or binaries.PART_NAMES), force=args.force)

@@ -30,7 +30,7 @@ from .compare import add_comparison_flags, budget_of, count_of, run_comparison
 if TYPE_CHECKING:
     from .seams import Seams
 
-DEFAULT_PAIRS = 6  # 10 degrees of freedom a metric from one calibration
+_DEFAULT_PAIRS = 6  # 10 degrees of freedom a metric from one calibration
 
 
 def register(sub: Subparsers) -> None:
@@ -45,7 +45,7 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument(
         "--pairs",
-        help=f"A/A pairs to run (2-100; default {DEFAULT_PAIRS}, none with only --from)",
+        help=f"A/A pairs to run (2-100; default {_DEFAULT_PAIRS}, none with only --from)",
     )
     p.add_argument(
         "--budget",
@@ -72,7 +72,7 @@ def register(sub: Subparsers) -> None:
     )
     add_comparison_flags(p)
     p.set_defaults(
-        handler=cmd_calibrate,
+        handler=_cmd_calibrate,
         margins=None,
         margins_file=None,
         fail_on=rule.DEFAULT_FAIL_ON,
@@ -80,7 +80,7 @@ def register(sub: Subparsers) -> None:
     )
 
 
-def cmd_calibrate(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_calibrate(args: argparse.Namespace, seams: Seams) -> int:
     results_root = paths.results_dir()
     margin_pairs = count_of(args.margin_pairs, "--margin-pairs")
     if margin_pairs < 2:
@@ -88,7 +88,7 @@ def cmd_calibrate(args: argparse.Namespace, seams: Seams) -> int:
     records = [_recorded(results_root, ref) for ref in args.sources or ()]
     live = args.pairs is not None or not records
     if live:
-        pairs = count_of(args.pairs or str(DEFAULT_PAIRS), "--pairs")
+        pairs = count_of(args.pairs or str(_DEFAULT_PAIRS), "--pairs")
         if pairs < 2:
             raise UsageError(f"--pairs: at least 2 pairs show a spread; got {args.pairs!r}")
         budget = None if args.budget is None else budget_of(args.budget)

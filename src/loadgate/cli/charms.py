@@ -60,7 +60,7 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--signals",
-        type=signals_flag,
+        type=_signals_flag,
         default=signal_relations.DEFAULT,
         metavar="LIST",
         help="what the collector carries, from logs,metrics,traces (default logs): metrics "
@@ -69,7 +69,7 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def signals_flag(text: str) -> tuple[str, ...]:
+def _signals_flag(text: str) -> tuple[str, ...]:
     try:
         return signal_relations.parse(text)
     except signal_relations.SignalsError as exc:
@@ -80,11 +80,11 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "charms", help="run the otelcol and Loki charms' own code offline: what they render"
     )
-    p.set_defaults(handler=cmd_charms)
-    add_flags(p)
+    p.set_defaults(handler=_cmd_charms)
+    _add_flags(p)
 
 
-def add_flags(p: argparse.ArgumentParser) -> None:
+def _add_flags(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="charms_action", required=True)
     p_render = sub.add_parser("render", help="render both charms and localize their configs")
     add_source_flags(p_render)
@@ -98,7 +98,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     p_diff.add_argument("--charm-config", metavar="K=V", action="append", default=[])
 
 
-def choice_of(args: argparse.Namespace) -> charm_stack.CharmChoice:
+def _choice_of(args: argparse.Namespace) -> charm_stack.CharmChoice:
     return charm_stack.CharmChoice.from_flags(
         args.otelcol_charm,
         args.loki_charm,
@@ -108,7 +108,7 @@ def choice_of(args: argparse.Namespace) -> charm_stack.CharmChoice:
     )
 
 
-def render_to(
+def _render_to(
     choice: charm_stack.CharmChoice, out: Path, ports: Ports
 ) -> tuple[charm_stack.PreparedCharms, charm_build.CharmStackFiles, float]:
     prepared = charm_stack.prepare(choice)
@@ -135,7 +135,7 @@ def render_to(
     return prepared, files, time.monotonic() - began
 
 
-def render_table(report: dict[str, Any], seconds: float) -> Table:
+def _render_table(report: dict[str, Any], seconds: float) -> Table:
     table = Table(title=f"charms rendered in {seconds:.1f}s")
     for col in (
         "charm",
@@ -166,28 +166,28 @@ def render_table(report: dict[str, Any], seconds: float) -> Table:
     return table
 
 
-def cmd_charms(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_charms(args: argparse.Namespace, seams: Seams) -> int:
     """`loadgate charms render|diff`; bad sources or options exit 2 naming the flag."""
     try:
         if args.charms_action == "render":
-            return cmd_render(args, err_console, stdout)
-        return cmd_diff(args, err_console, stdout)
+            return _cmd_render(args, err_console, stdout)
+        return _cmd_diff(args, err_console, stdout)
     except (charm_stack.CharmStackError, OSError, ValueError) as exc:
         error(f"charms {args.charms_action}", exc)
         return EXIT_BAD_INPUT
 
 
-def cmd_render(args: argparse.Namespace, console: Any, stdout: Any) -> int:
+def _cmd_render(args: argparse.Namespace, console: Any, stdout: Any) -> int:
     out = Path(args.out or "charm-render").resolve()
     ports = Ports.from_base(args.base_port)
-    prepared, files, seconds = render_to(choice_of(args), out, ports)
+    prepared, files, seconds = _render_to(_choice_of(args), out, ports)
     layout = Layout(out)
     (layout.config / "otelcol.yaml").write_text(
         yaml.safe_dump(files.collector_config, sort_keys=False)
     )
     (layout.config / "loki.yaml").write_text(yaml.safe_dump(files.loki_config, sort_keys=False))
     (out / "render.json").write_text(json.dumps(files.report, indent=1, default=str) + "\n")
-    stdout.print(render_table(files.report, seconds))
+    stdout.print(_render_table(files.report, seconds))
     for role in ("otelcol", "loki"):
         stdout.print(f"[bold]{role}: localized[/bold]")
         for change in files.report["localized"][role]:
@@ -210,12 +210,12 @@ def _change_text(change: dict[str, Any]) -> str:
     return f"{change['where']}: {before!r} -> {after!r} ({change['why']})"
 
 
-def cmd_diff(args: argparse.Namespace, console: Any, stdout: Any) -> int:
+def _cmd_diff(args: argparse.Namespace, console: Any, stdout: Any) -> int:
     rendered: list[tuple[str, list[str]]] = []
     for text in (args.a, args.b):
         choice = charm_stack.CharmChoice.from_flags(text, None, args.charm_config, ())
         out = paths.stack_dir().parent / "charm-diff" / text.replace("/", "_").replace("@", "_")
-        _, files, _ = render_to(choice, out, Ports())
+        _, files, _ = _render_to(choice, out, Ports())
         config = (
             out
             / "render"

@@ -30,11 +30,11 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "check-bundle", help="check the Juju bundle and overlays against the charms' endpoints"
     )
-    add_flags(p)
-    p.set_defaults(handler=cmd_check_bundle)
+    _add_flags(p)
+    p.set_defaults(handler=_cmd_check_bundle)
 
 
-def add_flags(p: argparse.ArgumentParser) -> None:
+def _add_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundle", nargs="?", help="bundle file (default bundles/bundle.yaml)")
     p.add_argument(
         "--overlay",
@@ -55,7 +55,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def cmd_check_bundle(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_check_bundle(args: argparse.Namespace, seams: Seams) -> int:
     bundle = Path(args.bundle) if args.bundle else default_bundle()
     upstream = Path(args.upstream) if args.upstream else default_upstream()
     try:
@@ -80,11 +80,11 @@ def cmd_check_bundle(args: argparse.Namespace, seams: Seams) -> int:
         else:
             stdout.print(f"[green]OK[/green]   {label}", soft_wrap=True)
     if args.cos_lite or not args.bundle:
-        failed = not print_cos_lite(bundle) or failed
+        failed = not _print_cos_lite(bundle) or failed
     return EXIT_GATE_FAILED if failed else EXIT_OK
 
 
-def print_cos_lite(bundle: Path) -> bool:
+def _print_cos_lite(bundle: Path) -> bool:
     """The bundle against COS Lite: each difference kept on purpose with why, and any other
     (a failure). Whether nothing unexplained was found."""
     try:

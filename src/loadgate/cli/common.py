@@ -46,7 +46,7 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class _Signals:
@@ -80,7 +80,7 @@ def signals_stop_like_ctrl_c() -> Generator[None]:
         yield
         return
     state = _Signals()
-    previous = {sig: signal.signal(sig, state.handler) for sig in STOP_SIGNALS}
+    previous = {sig: signal.signal(sig, state.handler) for sig in _STOP_SIGNALS}
     _signals = state
     try:
         yield
@@ -127,7 +127,7 @@ def base_port(value: str) -> int:
     return port
 
 
-MAX_QUEUE_SIZE = 10_000_000
+_MAX_QUEUE_SIZE = 10_000_000
 
 
 def queue_size(value: str) -> int:
@@ -135,9 +135,9 @@ def queue_size(value: str) -> int:
         size = int(value.strip(), 10) if value.strip().isascii() else int("x")
     except ValueError:
         size = 0
-    if not 1 <= size <= MAX_QUEUE_SIZE:
+    if not 1 <= size <= _MAX_QUEUE_SIZE:
         raise argparse.ArgumentTypeError(
-            f"must be an integer between 1 and {MAX_QUEUE_SIZE:,}, got {value!r}"
+            f"must be an integer between 1 and {_MAX_QUEUE_SIZE:,}, got {value!r}"
         )
     return size
 

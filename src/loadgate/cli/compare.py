@@ -73,11 +73,11 @@ COMPARE_PARAMS = _FIRST + tuple(
 )
 # compare's own defaults: 30 s runs, so a pair (a saturation and a pressure run on each side's
 # fresh stack) takes about 5 minutes and 3 pairs fit the default budget. To be calibrated.
-COMPARE_DEFAULTS: dict[str, str | int | float] = {"duration": "30s"}
-MAX_COMPARE_ID = 52  # room for `-c100-sat` in a run id and `-c100-s` in a search id (60)
-RESERVED_LABELS = ("compare", "side", "repeat")
-MAX_BUDGET_S = 24 * 3600.0
-SEQUENTIAL_FLAGS = ("min_pairs", "max_pairs", "budget")
+_COMPARE_DEFAULTS: dict[str, str | int | float] = {"duration": "30s"}
+_MAX_COMPARE_ID = 52  # room for `-c100-sat` in a run id and `-c100-s` in a search id (60)
+_RESERVED_LABELS = ("compare", "side", "repeat")
+_MAX_BUDGET_S = 24 * 3600.0
+_SEQUENTIAL_FLAGS = ("min_pairs", "max_pairs", "budget")
 
 
 def register(sub: Subparsers) -> None:
@@ -126,7 +126,7 @@ def register(sub: Subparsers) -> None:
         action="store_true",
         help="with --replay: record the re-decision beside it (results/ID/compare-replay.json)",
     )
-    p.set_defaults(handler=cmd_compare)
+    p.set_defaults(handler=_cmd_compare)
 
 
 def add_comparison_flags(p: argparse.ArgumentParser) -> None:
@@ -141,7 +141,7 @@ def add_comparison_flags(p: argparse.ArgumentParser) -> None:
         "load; another scenario than otlp-logs: p99, and cpu through the collector)",
     )  # fmt: skip
     _add_pressure_flags(p)
-    add_load_flags(p, COMPARE_PARAMS, COMPARE_DEFAULTS)
+    add_load_flags(p, COMPARE_PARAMS, _COMPARE_DEFAULTS)
     p.add_argument("--compare-id", help="the comparison's id (default: time stamp and suffix)")
     p.add_argument(
         "--search-precision",
@@ -239,7 +239,7 @@ def count_of(value: str, flag: str, high: int = seq.MAX_PAIRS) -> int:
     return count
 
 
-def repeats_of(value: str) -> int:
+def _repeats_of(value: str) -> int:
     return count_of(value, "--repeats")
 
 
@@ -250,7 +250,7 @@ def budget_of(value: str) -> float:
         seconds = float(text) if text.replace(".", "", 1).isdigit() else parse_duration(text)
     except ValueError:
         seconds = -1.0
-    if not 0 < seconds <= MAX_BUDGET_S:
+    if not 0 < seconds <= _MAX_BUDGET_S:
         raise UsageError(
             f"--budget: must be a duration like 15m, 900s or 1h, more than 0 and at most 24h; "
             f"got {value!r}"
@@ -262,11 +262,11 @@ def _given(value: str | None, default: int) -> str:
     return str(default) if value is None else value
 
 
-def plan_of(args: argparse.Namespace) -> Plan:
+def _plan_of(args: argparse.Namespace) -> Plan:
     """`--repeats N`: N pairs, one look; else pairs added until decided (the sequential flags)."""
     given = [
         f"--{name.replace('_', '-')}"
-        for name in SEQUENTIAL_FLAGS
+        for name in _SEQUENTIAL_FLAGS
         if getattr(args, name) is not None
     ]
     if args.repeats is not None:
@@ -275,7 +275,7 @@ def plan_of(args: argparse.Namespace) -> Plan:
                 f"--repeats: a fixed number of pairs; {', '.join(given)} set the sequential "
                 "comparison: give one or the other"
             )
-        return Plan.fixed(repeats_of(args.repeats))
+        return Plan.fixed(_repeats_of(args.repeats))
     plan = Plan(
         min_pairs=count_of(_given(args.min_pairs, seq.DEFAULT_MIN_PAIRS), "--min-pairs"),
         max_pairs=count_of(_given(args.max_pairs, seq.DEFAULT_MAX_PAIRS), "--max-pairs"),
@@ -287,17 +287,17 @@ def plan_of(args: argparse.Namespace) -> Plan:
     return plan
 
 
-def spec_of(args: argparse.Namespace, compare_id: str) -> RunSpec:
+def _spec_of(args: argparse.Namespace, compare_id: str) -> RunSpec:
     """The fixed-rate run every repeat makes (its run id and labels are set per repeat)."""
     try:
         labels = parse_labels(args.labels or "")
     except ValueError as exc:
         raise UsageError(f"--labels: {exc}") from None
-    taken = sorted(set(labels) & set(RESERVED_LABELS))
+    taken = sorted(set(labels) & set(_RESERVED_LABELS))
     if taken:
         raise UsageError(
             f"--labels: {', '.join(taken)} are set by compare on every run "
-            f"({', '.join(RESERVED_LABELS)}); choose other names"
+            f"({', '.join(_RESERVED_LABELS)}); choose other names"
         )
     params: dict[str, Any] = {
         **load_params(args, COMPARE_PARAMS),
@@ -311,7 +311,7 @@ def spec_of(args: argparse.Namespace, compare_id: str) -> RunSpec:
         raise invalid_flags((f"--{name}", msg) for name, msg in exc.problems) from None
 
 
-def saturate_spec_of(args: argparse.Namespace, spec: RunSpec) -> RunSpec:
+def _saturate_spec_of(args: argparse.Namespace, spec: RunSpec) -> RunSpec:
     """The saturation runs: the fixed-rate spec's load shape, `--saturate`'s load and gates."""
     rate = count_of(args.saturate_rate, "--saturate-rate", MAX_RATE)
     try:
@@ -320,7 +320,7 @@ def saturate_spec_of(args: argparse.Namespace, spec: RunSpec) -> RunSpec:
         raise invalid_flags((f"--{name}", msg) for name, msg in exc.problems) from None
 
 
-def pressure_of(args: argparse.Namespace) -> tuple[float, Pressure | None]:
+def _pressure_of(args: argparse.Namespace) -> tuple[float, Pressure | None]:
     """The pressure fraction, and the pressure when `--pressure-rate` fixes it."""
     try:
         fraction = float(args.pressure_fraction)
@@ -337,17 +337,17 @@ def pressure_of(args: argparse.Namespace) -> tuple[float, Pressure | None]:
     return fraction, Pressure(None, rate, None, "--pressure-rate")
 
 
-def compare_id_of(args: argparse.Namespace) -> str:
+def _compare_id_of(args: argparse.Namespace) -> str:
     compare_id = args.compare_id or new_run_id()
-    if not is_run_id(compare_id) or len(compare_id) > MAX_COMPARE_ID:
+    if not is_run_id(compare_id) or len(compare_id) > _MAX_COMPARE_ID:
         raise UsageError(
-            f"--compare-id: must be 1-{MAX_COMPARE_ID} characters of letters, digits, '_', '.', "
+            f"--compare-id: must be 1-{_MAX_COMPARE_ID} characters of letters, digits, '_', '.', "
             f"'-', starting with a letter or digit; got {compare_id!r}"
         )
     return compare_id
 
 
-def check_compare_id_free(results_root: Path, compare_id: str, pairs: int) -> None:
+def _check_compare_id_free(results_root: Path, compare_id: str, pairs: int) -> None:
     """No results under the comparison's id or its runs' ids yet (ids name one run each)."""
     ids = [compare_id]
     for run in rule.schedule(pairs):
@@ -382,7 +382,7 @@ def side_flags(shared: StackFlags, settings: comparing.SideSettings) -> StackFla
     return replace(shared, **changes)
 
 
-def prepare_side(
+def _prepare_side(
     shared: StackFlags,
     role: str,
     values: Sequence[str],
@@ -403,7 +403,7 @@ def prepare_side(
 # ---- the command -----------------------------------------------------------------------------
 
 
-def margins_of(args: argparse.Namespace) -> margins_file.MarginsFile:
+def _margins_of(args: argparse.Namespace) -> margins_file.MarginsFile:
     """The margins file in force: `--margins-file`, or the one shipped with loadgate."""
     try:
         if args.margins_file is not None:
@@ -413,18 +413,18 @@ def margins_of(args: argparse.Namespace) -> margins_file.MarginsFile:
         raise UsageError(f"--margins-file: {exc}") from None
 
 
-def with_margins(
+def _with_margins(
     args: argparse.Namespace, metrics: tuple[rule.Metric, ...]
 ) -> tuple[rule.Metric, ...]:
     """The metrics with the margins file's margins, then `--margins`' (they win per key)."""
-    metrics = margins_file.apply(metrics, margins_of(args))
+    metrics = margins_file.apply(metrics, _margins_of(args))
     try:
         return comparing.apply_margins(metrics, args.margins)
     except comparing.SideError as exc:
         raise UsageError(str(exc)) from None
 
 
-def metrics_and_plan(
+def _metrics_and_plan(
     args: argparse.Namespace, kind: Scenario
 ) -> tuple[tuple[rule.Metric, ...], SearchPlan]:
     """The metrics to compare (those the scenario can be compared on, in its unit, with their
@@ -439,7 +439,7 @@ def metrics_and_plan(
     refused = compare_scenario.problems(kind, metrics, args.pressure_rate is not None)
     if refused:
         raise invalid_flags(refused)
-    metrics = compare_scenario.in_unit(with_margins(args, metrics), kind)
+    metrics = compare_scenario.in_unit(_with_margins(args, metrics), kind)
     plan = SearchPlan(precision=args.search_precision)
     problems = plan_problems(plan)
     if problems:
@@ -451,11 +451,11 @@ def metrics_and_plan(
 
 
 # Flags a replay does not take (it runs nothing): those without a default.
-NOT_REPLAYED = ("baseline", "candidate", "repeats", "min_pairs", "max_pairs", "budget", "metrics",
+_NOT_REPLAYED = ("baseline", "candidate", "repeats", "min_pairs", "max_pairs", "budget", "metrics",
                 "compare_id", "pressure_rate")  # fmt: skip
 
 
-def fail_on_of(args: argparse.Namespace) -> str:
+def _fail_on_of(args: argparse.Namespace) -> str:
     if args.fail_on not in rule.FAIL_ON:
         raise UsageError(
             f"--fail-on: must be one of {', '.join(rule.FAIL_ON)}; got {args.fail_on!r}"
@@ -463,10 +463,10 @@ def fail_on_of(args: argparse.Namespace) -> str:
     return args.fail_on
 
 
-def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
-    fail_on_of(args)
+def _cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
+    _fail_on_of(args)
     if args.replay is not None:
-        return cmd_replay(args)
+        return _cmd_replay(args)
     if args.write:
         raise UsageError("--write: records a replay's re-decision; give it with --replay ID")
     missing = [f"--{side}" for side in (rule.BASELINE, rule.CANDIDATE) if not getattr(args, side)]
@@ -475,12 +475,12 @@ def cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
             f"{' and '.join(missing)}: required ({comparing.SIDE_SYNTAX}), or --replay ID to "
             "decide a recorded comparison again"
         )
-    return run_comparison(args, seams, plan_of(args), args.baseline, args.candidate)
+    return run_comparison(args, seams, _plan_of(args), args.baseline, args.candidate)
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
+def _cmd_replay(args: argparse.Namespace) -> int:
     """`--replay ID`: the recorded comparison decided again and printed; written with --write."""
-    given = [f"--{name.replace('_', '-')}" for name in NOT_REPLAYED if getattr(args, name)]
+    given = [f"--{name.replace('_', '-')}" for name in _NOT_REPLAYED if getattr(args, name)]
     if given:
         raise UsageError(
             f"--replay: {', '.join(given)} not taken: a replay runs nothing and decides the "
@@ -492,7 +492,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         record = replaying.recorded(results_root, args.replay)
     except replaying.ReplayError as exc:
         raise UsageError(f"--replay: {exc}") from None
-    metrics = with_margins(args, replaying.todays_metrics(record))
+    metrics = _with_margins(args, replaying.todays_metrics(record))
     replayed = replaying.replay(results_root, record, metrics, args.fail_on)
     written = replaying.write_replay(results_root, replayed.replayed) if args.write else None
     print_replay(replayed.recorded, replayed.replayed, written)
@@ -509,17 +509,17 @@ def run_comparison(
     """A comparison run live on this machine (`compare`, and `calibrate`'s A/A pairs): the
     sides prepared from their settings on top of the shared stack flags, the pairs driven with
     the live view, the result printed; the exit code."""
-    compare_id = compare_id_of(args)
-    spec = spec_of(args, compare_id)
-    saturate = saturate_spec_of(args, spec)
-    fraction, pressure = pressure_of(args)
-    metrics, search_plan = metrics_and_plan(args, spec.kind)
+    compare_id = _compare_id_of(args)
+    spec = _spec_of(args, compare_id)
+    saturate = _saturate_spec_of(args, spec)
+    fraction, pressure = _pressure_of(args)
+    metrics, search_plan = _metrics_and_plan(args, spec.kind)
     results_root = paths.results_dir()
-    check_compare_id_free(results_root, compare_id, plan.max_pairs)
+    _check_compare_id_free(results_root, compare_id, plan.max_pairs)
     check_results_dir(results_root, compare_id)
     shared = with_scenario_signals(stack_flags(args), spec)
-    baseline = prepare_side(shared, rule.BASELINE, baseline_values, seams.resolve_stack)
-    candidate = prepare_side(shared, rule.CANDIDATE, candidate_values, seams.resolve_stack)
+    baseline = _prepare_side(shared, rule.BASELINE, baseline_values, seams.resolve_stack)
+    candidate = _prepare_side(shared, rule.CANDIDATE, candidate_values, seams.resolve_stack)
     aa = comparing.sameness(baseline.what, candidate.what)
     parts = {"k6", *local.stack_parts(baseline.what), *local.stack_parts(candidate.what)}
     if seams.build_missing(tuple(sorted(parts)), command=args.command) != EXIT_OK:

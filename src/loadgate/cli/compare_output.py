@@ -24,7 +24,7 @@ from .common import EXIT_BAD_INPUT, console, error, stdout
 from .run import progress_line
 
 
-def print_result(record: CompareRecord, path: Path) -> None:
+def _print_result(record: CompareRecord, path: Path) -> None:
     """The decisions' tables and where the record is."""
     for line in compare_tables.result_lines(record):
         stdout.print(line, soft_wrap=True)
@@ -41,7 +41,7 @@ def print_replay(recorded: CompareRecord, replayed: CompareRecord, written: Path
 
 
 @dataclass
-class LiveView:
+class _LiveView:
     """What the terminal shows while a comparison runs: each run's progress and figures, the
     pressure rate once set, and each metric's decision so far after every pair."""
 
@@ -105,7 +105,7 @@ def drive_live(
     started = time.monotonic()
     with console.status("starting") as status:
         total = f"{2 * plan.max_pairs}" + (" at most" if plan.sequential else "")
-        live = LiveView(status, metrics, total)
+        live = _LiveView(status, metrics, total)
         repeat.on_phase = live.on_phase
         repeat.on_progress = live.on_progress
         repeat.on_search_step = live.on_search_step
@@ -123,6 +123,6 @@ def drive_live(
         except KeyboardInterrupt:
             console.print(Text(f"partial record: {path}"), soft_wrap=True)
             raise
-    print_result(record, path)
+    _print_result(record, path)
     console.print(f"wall time {time.monotonic() - started:.0f}s")
     return record.exit_code

@@ -15,7 +15,7 @@ from ..stack.choice import StackFlags
 from .charms import add_source_flags
 from .common import UsageError, base_port, queue_size, seconds_flag
 
-DEFAULT_DRAIN_TIMEOUT = 60.0
+_DEFAULT_DRAIN_TIMEOUT = 60.0
 MAX_DRAIN_TIMEOUT = 24 * 3600.0
 
 
@@ -55,8 +55,8 @@ def add_drain_timeout(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--drain-timeout",
         type=seconds_flag(0, MAX_DRAIN_TIMEOUT, allow_low=True),
-        default=DEFAULT_DRAIN_TIMEOUT,
-        help=f"seconds {what} (default {DEFAULT_DRAIN_TIMEOUT:g})",
+        default=_DEFAULT_DRAIN_TIMEOUT,
+        help=f"seconds {what} (default {_DEFAULT_DRAIN_TIMEOUT:g})",
     )
 
 

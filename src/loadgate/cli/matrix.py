@@ -59,7 +59,7 @@ from .stack import free_stack_dir, prepare_stack
 if TYPE_CHECKING:
     from .seams import Seams
 
-CELLS_PER_TABLE = 4  # columns of cells a terminal table shows side by side
+_CELLS_PER_TABLE = 4  # columns of cells a terminal table shows side by side
 
 
 def register(sub: Subparsers) -> None:
@@ -81,10 +81,10 @@ def register(sub: Subparsers) -> None:
         type=base_port,
         help="move every port of the stacks to base, base+1, ... (default: standard ports)",
     )
-    p.set_defaults(handler=cmd_matrix)
+    p.set_defaults(handler=_cmd_matrix)
 
 
-def read_file(path: Path) -> MatrixFile:
+def _read_file(path: Path) -> MatrixFile:
     try:
         text = path.read_text()
     except OSError as exc:
@@ -95,7 +95,7 @@ def read_file(path: Path) -> MatrixFile:
         raise UsageError(str(exc)) from None
 
 
-def matrix_id_of(args: argparse.Namespace, matrix: MatrixFile) -> MatrixFile:
+def _matrix_id_of(args: argparse.Namespace, matrix: MatrixFile) -> MatrixFile:
     given = args.matrix_id
     if given is None:
         return matrix
@@ -104,7 +104,7 @@ def matrix_id_of(args: argparse.Namespace, matrix: MatrixFile) -> MatrixFile:
     return replace(matrix, matrix_id=given)
 
 
-def steps_of(matrix: MatrixFile, folder: Path) -> list[Step]:
+def _steps_of(matrix: MatrixFile, folder: Path) -> list[Step]:
     """The plan: each cell run or skipped, from the records of earlier invocations."""
     try:
         cells = matrix_plan.cells(matrix)
@@ -115,7 +115,7 @@ def steps_of(matrix: MatrixFile, folder: Path) -> list[Step]:
         raise UsageError(f"{matrix.source}: {exc}") from None
 
 
-def resolve(
+def _resolve(
     matrix: MatrixFile, steps: list[Step], port: int | None, seams: Seams
 ) -> dict[str, local.StackChoice]:
     """Each experiment that has a cell to run, resolved before anything starts."""
@@ -132,7 +132,7 @@ def resolve(
     return out
 
 
-def print_plan(matrix: MatrixFile, steps: list[Step]) -> None:
+def _print_plan(matrix: MatrixFile, steps: list[Step]) -> None:
     todo = sum(s.action == "run" for s in steps)
     console.print(Text(
         f"matrix {matrix.matrix_id}: {len(matrix.experiments)} experiments x "
@@ -146,12 +146,12 @@ def print_plan(matrix: MatrixFile, steps: list[Step]) -> None:
                            f"{step.reason}"), soft_wrap=True)  # fmt: skip
 
 
-def print_tables(content: matrix_content.MatrixContent, path: Path) -> None:
+def _print_tables(content: matrix_content.MatrixContent, path: Path) -> None:
     """The comparison side by side (a column per cell, CELLS_PER_TABLE at a time); every
     column of the per-cell table is in matrix.md."""
     rows = list(content.rows)
-    for start in range(0, len(rows), CELLS_PER_TABLE):
-        part = rows[start : start + CELLS_PER_TABLE]
+    for start in range(0, len(rows), _CELLS_PER_TABLE):
+        part = rows[start : start + _CELLS_PER_TABLE]
         header, lines = comparison(part)
         end = start + len(part)
         table = Table(title=Text(f"matrix {content.record.matrix_id}: cells {start + 1}-{end}"))
@@ -225,12 +225,12 @@ def _settings_text(exp: matrix_file.Experiment) -> str:
     return ", ".join(p.replace("\n", " ") for p in parts) or "charm defaults"
 
 
-def cmd_matrix(args: argparse.Namespace, seams: Seams) -> int:
-    matrix = matrix_id_of(args, read_file(args.file))
+def _cmd_matrix(args: argparse.Namespace, seams: Seams) -> int:
+    matrix = _matrix_id_of(args, _read_file(args.file))
     results_root = paths.results_dir()
     folder = matrix_dir(results_root, matrix.matrix_id)
-    steps = steps_of(matrix, folder)
-    print_plan(matrix, steps)
+    steps = _steps_of(matrix, folder)
+    _print_plan(matrix, steps)
     if args.plan:
         return EXIT_OK
     try:
@@ -238,7 +238,7 @@ def cmd_matrix(args: argparse.Namespace, seams: Seams) -> int:
     except RecordError as exc:
         raise UsageError(str(exc)) from None
     todo = [s for s in steps if s.action == "run"]
-    stacks = resolve(matrix, steps, args.base_port, seams)
+    stacks = _resolve(matrix, steps, args.base_port, seams)
     parts = {"k6", *(p for what in stacks.values() for p in local.stack_parts(what))}
     if todo and seams.build_missing(tuple(sorted(parts)), command="matrix") != EXIT_OK:
         return EXIT_BAD_INPUT
@@ -250,7 +250,7 @@ def cmd_matrix(args: argparse.Namespace, seams: Seams) -> int:
     content = matrix_content.load_folder(folder)
     assert content is not None
     path = matrix_content.write_table(content)
-    print_tables(content, path)
+    _print_tables(content, path)
     failed = [r.cell_id for r in content.rows if r.status != "done"]
     if failed:
         notice(f"not done: {', '.join(failed)}; run the matrix again to resume them")

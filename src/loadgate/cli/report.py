@@ -20,7 +20,7 @@ from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, console, error, notice,
 if TYPE_CHECKING:
     from .seams import Seams
 
-REPORT_DIR = "report"
+_REPORT_DIR = "report"
 
 
 def register(sub: Subparsers) -> None:
@@ -31,9 +31,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--results", help="results folder (default $LOADGATE_RESULTS_DIR or ./results)")
     p.add_argument(
         "--out",
-        help=f"where to write report.md, report.html and PNGs (default RESULTS/{REPORT_DIR})",
+        help=f"where to write report.md, report.html and PNGs (default RESULTS/{_REPORT_DIR})",
     )
-    p.set_defaults(handler=cmd_report)
+    p.set_defaults(handler=_cmd_report)
 
 
 def write_report(report: rep.Report, out: Path) -> list[Path]:
@@ -69,9 +69,9 @@ def write_report(report: rep.Report, out: Path) -> list[Path]:
     return [md, html, *written]
 
 
-def cmd_report(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_report(args: argparse.Namespace, seams: Seams) -> int:
     root = Path(args.results) if args.results else paths.results_dir()
-    out = Path(args.out) if args.out else root / REPORT_DIR
+    out = Path(args.out) if args.out else root / _REPORT_DIR
     try:
         records = rep.load(root)
     except rep.ReportError as exc:

@@ -81,7 +81,7 @@ def register(sub: Subparsers) -> None:
     add_keep_stack(p, "run")
     add_drain_timeout(p, "to wait for the queue to drain")
     add_stack_flags(p)
-    p.set_defaults(handler=cmd_run)
+    p.set_defaults(handler=_cmd_run)
 
 
 def spec_from_args(args: argparse.Namespace, *, loopback_only: bool) -> RunSpec:
@@ -154,7 +154,7 @@ def report_result(result: RunResult, results_root: Path, *, saturate: bool = Fal
     stdout.print(tables.ledger_table(result.ledger))
     stdout.print(tables.verdict_table(result))
     stdout.print(bottleneck_text(result.bottleneck))
-    for note in [*result.notes, *exporter_notes(result)]:
+    for note in [*result.notes, *_exporter_notes(result)]:
         stdout.print(f"[yellow]note:[/yellow] {escape(note)}")
     for problem in result.problems:
         stdout.print(f"[red]incomplete:[/red] {escape(problem)}")
@@ -162,7 +162,7 @@ def report_result(result: RunResult, results_root: Path, *, saturate: bool = Fal
     stdout.print(Text(f"result: {path}"))
 
 
-def exporter_notes(result: RunResult) -> list[str]:
+def _exporter_notes(result: RunResult) -> list[str]:
     """With another exporter than Loki (`--hand exporter=`), why the ledger finds nothing
     stored and what the run's records did instead."""
     exporter = matrix_table.exporter_of(result)
@@ -206,14 +206,14 @@ def bottleneck_text(block: object) -> Text:
     return text
 
 
-def exit_code(result: RunResult) -> int:
+def _exit_code(result: RunResult) -> int:
     """2 when the stack broke and figures are missing, else 0 for PASS and 1 for FAIL."""
     if not result.complete:
         return EXIT_BAD_INPUT
     return EXIT_OK if result.verdict == PASS else EXIT_GATE_FAILED
 
 
-def run_with(
+def _run_with(
     target: Target,
     spec: RunSpec,
     drain_timeout: float,
@@ -244,10 +244,10 @@ def run_with(
             scrape_timeout=scrape_timeout,
         )
     report_result(result, results_root, saturate=saturate)
-    return exit_code(result)
+    return _exit_code(result)
 
 
-def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_run(args: argparse.Namespace, seams: Seams) -> int:
     juju = args.target == "juju"
     spec = spec_from_args(args, loopback_only=not juju)
     if juju and not args.model:
@@ -256,7 +256,7 @@ def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
         raise UsageError("--model: only applies with --target juju")
     check_results_dir(paths.results_dir(), spec.run_id)
     if juju:
-        return cmd_run_juju(args, spec, seams)
+        return _cmd_run_juju(args, spec, seams)
     flags = with_scenario_signals(stack_flags(args), spec)
     what = prepare_stack(flags, seams.resolve_stack)
     if seams.build_missing(("k6", *local.stack_parts(what)), command="run") != EXIT_OK:
@@ -264,7 +264,7 @@ def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
     try:
         with stack_session(seams, flags, "run", spec.run_id, what, keep=args.keep_stack) as target:
             # The exporter --hand chose.
-            return run_with(
+            return _run_with(
                 target, spec, args.drain_timeout, seams.execute, scope=target.scope,
                 saturate=args.saturate,
             )  # fmt: skip
@@ -276,7 +276,7 @@ def cmd_run(args: argparse.Namespace, seams: Seams) -> int:
         return EXIT_BAD_INPUT
 
 
-def cmd_run_juju(args: argparse.Namespace, spec: RunSpec, seams: Seams) -> int:
+def _cmd_run_juju(args: argparse.Namespace, spec: RunSpec, seams: Seams) -> int:
     """`loadgate run --target juju --model M`: the run through the model's k6 charm."""
     # Imported here: jubilant and the Juju target load only for a Juju run.
     import jubilant
@@ -300,7 +300,7 @@ def cmd_run_juju(args: argparse.Namespace, spec: RunSpec, seams: Seams) -> int:
         console.print(f"[red]loadgate run: model {args.model}: {exc}[/red]", soft_wrap=True)
         return EXIT_BAD_INPUT
     try:
-        return run_with(
+        return _run_with(
             target,
             spec,
             args.drain_timeout,

@@ -7,7 +7,7 @@ of patching module names.
 - `stack`: the local stack's up, down, info and status (loadgate.stack.ops.StackOps);
 - `open_target`: the load target on a running stack (LocalTarget, a runner.target.OpenedTarget);
 - `session`: the local stack for one command, holding its lock (stack.session.local_session;
-  cli.stack.session_hands gives it the terminal and the seams above);
+  cli.stack.stack_session gives it the terminal and the seams above);
 - `execute`: one run (runner.execute); `run_search`: one capacity search;
 - `bench_generator`: the generator benchmark (capacity.bench.generator).
 

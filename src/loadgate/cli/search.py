@@ -72,10 +72,10 @@ from .stack import prepare_stack, stack_session
 if TYPE_CHECKING:
     from .seams import Seams
 
-PLAN = SearchPlan()
+_PLAN = SearchPlan()
 
 # Flag -> the SearchPlan setting it sets, and its parser.
-PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
+_PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--precision": ("precision", float),
     "--start-rate": ("start_rate", int),
     "--min-rate": ("min_rate", int),
@@ -93,7 +93,7 @@ PLAN_FLAGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--confidence": ("confidence", float),
     "--step-noise": ("step_noise", float),
 }
-PLAN_FLAG_OF = {name: flag[2:] for flag, (name, _) in PLAN_FLAGS.items()}
+_PLAN_FLAG_OF = {name: flag[2:] for flag, (name, _) in _PLAN_FLAGS.items()}
 # Run parameters a search takes (the rate, duration and executor are the search's): the
 # scenario and the parameters of its own.
 _FIRST = (
@@ -106,14 +106,14 @@ SEARCH_PARAMS = _FIRST + tuple(
 # The saturate method measures what the collector's log queue takes: otlp-logs only. Other
 # scenarios search by bisection, from rates of their own unit where the defaults do not fit
 # (logql-query: about 3,000 queries/min here, docs/measurements.md).
-SATURATE_SCENARIOS = ("otlp-logs",)
-SCENARIO_PLANS: dict[str, dict[str, int]] = {
+_SATURATE_SCENARIOS = ("otlp-logs",)
+_SCENARIO_PLANS: dict[str, dict[str, int]] = {
     "logql-query": {"start_rate": 1_200, "min_rate": 120, "max_rate": 60_000},
 }
 
-MAX_REPEAT = 10
+_MAX_REPEAT = 10
 
-EXIT_BY_STATUS = {
+_EXIT_BY_STATUS = {
     FOUND: EXIT_OK,
     AT_LEAST_MAX: EXIT_OK,
     BELOW_MIN: EXIT_GATE_FAILED,
@@ -127,14 +127,14 @@ def _add_rate_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--start-rate",
         help=f"bisect: first probe, in the scenario's unit per minute (log records for "
-        f"otlp-logs) (default {PLAN.start_rate:,}; logql-query: 1,200 queries)",
+        f"otlp-logs) (default {_PLAN.start_rate:,}; logql-query: 1,200 queries)",
     )
     p.add_argument(
-        "--min-rate", help=f"lowest rate offered (default {PLAN.min_rate:,}; logql-query: 120)"
+        "--min-rate", help=f"lowest rate offered (default {_PLAN.min_rate:,}; logql-query: 120)"
     )
     p.add_argument(
         "--max-rate",
-        help=f"highest rate offered (default {PLAN.max_rate:,}; logql-query: 60,000)",
+        help=f"highest rate offered (default {_PLAN.max_rate:,}; logql-query: 60,000)",
     )
 
 
@@ -145,28 +145,28 @@ def register(sub: Subparsers) -> None:
     )
     _add_saturate_flags(p)
     _add_rate_flags(p)
-    p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {PLAN.probe_s})")
+    p.add_argument("--probe", help=f"bisect: seconds of a probe step (default {_PLAN.probe_s})")
     p.add_argument(
         "--hold",
-        help=f"seconds of a hold (bisect), of the longest hold (saturate) (default {PLAN.hold_s})",
+        help=f"seconds of a hold (bisect), of the longest hold (saturate) (default {_PLAN.hold_s})",
     )
     p.add_argument(
-        "--budget", help=f"seconds of load, all steps together (default {PLAN.budget_s})"
+        "--budget", help=f"seconds of load, all steps together (default {_PLAN.budget_s})"
     )
-    p.add_argument("--max-steps", help=f"most steps (default {PLAN.max_steps})")
+    p.add_argument("--max-steps", help=f"most steps (default {_PLAN.max_steps})")
     p.add_argument(
         "--growth",
-        help=f"factor between bracketing probes or saturation steps (default {PLAN.growth:g})",
+        help=f"factor between bracketing probes or saturation steps (default {_PLAN.growth:g})",
     )
     p.add_argument(
         "--confidence",
         help="the knee is reported between two rates with this confidence "
-        f"(default {PLAN.confidence:g})",
+        f"(default {_PLAN.confidence:g})",
     )
     p.add_argument(
         "--step-noise",
         help="the step-to-step noise of the knee (log-normal SD) that confidence allows for: a "
-        f"hold near the knee may pass above it or fail below it (default {PLAN.step_noise:g})",
+        f"hold near the knee may pass above it or fail below it (default {_PLAN.step_noise:g})",
     )
     add_load_flags(p, SEARCH_PARAMS)
     p.add_argument(
@@ -175,7 +175,7 @@ def register(sub: Subparsers) -> None:
         default="local",
         help="local (default): the local stack; juju: through the k6 charm of --model, with "
         "steps of minutes (defaults "
-        + ", ".join(f"--{PLAN_FLAG_OF[k]} {v}" for k, v in JUJU_PLAN.items())
+        + ", ".join(f"--{_PLAN_FLAG_OF[k]} {v}" for k, v in JUJU_PLAN.items())
         + ", as COS scrapes once a minute; flags given win)",
     )
     p.add_argument("--model", help="Juju model holding the bundle (with --target juju)")
@@ -183,13 +183,13 @@ def register(sub: Subparsers) -> None:
     p.add_argument(
         "--repeat",
         default="1",
-        help=f"search N times on the same stack and print the capacities' spread (1-{MAX_REPEAT}; "
+        help=f"search N times on the same stack and print the capacities' spread (1-{_MAX_REPEAT}; "
         "default 1); the searches are <search-id>-r1 ... under results/<search-id>/",
     )
     add_keep_stack(p, "search")
     add_drain_timeout(p, "each step waits for the queue to drain")
     add_stack_flags(p)
-    p.set_defaults(handler=cmd_search)
+    p.set_defaults(handler=_cmd_search)
 
 
 def _add_saturate_flags(p: argparse.ArgumentParser) -> None:
@@ -197,31 +197,32 @@ def _add_saturate_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--method",
         help=f"{SATURATE}: a saturation step, then holds around its throughput; {BISECT}: "
-        f"probes bracket and bisect, a hold confirms (default {PLAN.method})",
+        f"probes bracket and bisect, a hold confirms (default {_PLAN.method})",
     )
     p.add_argument(
         "--precision",
-        help=f"the knee within ±this fraction of the bracket's middle (default {PLAN.precision})",
+        help=f"the knee within ±this fraction of the bracket's middle (default {_PLAN.precision})",
     )
     p.add_argument(
         "--saturate-rate",
         help="saturate: the saturation step's rate, log records per minute, at most --max-rate "
-        f"(default {PLAN.saturate_rate:,})",
+        f"(default {_PLAN.saturate_rate:,})",
     )
     p.add_argument(
-        "--saturation", help=f"saturate: seconds of the saturation step (default {PLAN.saturate_s})"
+        "--saturation",
+        help=f"saturate: seconds of the saturation step (default {_PLAN.saturate_s})",
     )
     p.add_argument(
         "--min-hold",
         help="saturate with --keep-up-hold 0: seconds of the shortest hold "
-        f"(default {PLAN.hold_min_s})",
+        f"(default {_PLAN.hold_min_s})",
     )
     p.add_argument(
         "--keep-up-hold",
         help="saturate: seconds of every hold, which also fails when the pipeline fell behind "
         "(its exporter sent on less than 1 - precision/2 of what it took in); 0: holds judged "
         "by the gates alone, as long as the queue takes to fill at the precision's excess "
-        f"(default {PLAN.keep_up_s}; 0 on Juju)",
+        f"(default {_PLAN.keep_up_s}; 0 on Juju)",
     )
 
 
@@ -230,7 +231,7 @@ def _plan_problems(
 ) -> tuple[SearchPlan | None, list[tuple[str, str]]]:
     values: dict[str, Any] = dict(defaults or {})
     problems: list[tuple[str, str]] = []
-    for flag, (name, parse) in PLAN_FLAGS.items():
+    for flag, (name, parse) in _PLAN_FLAGS.items():
         raw = getattr(args, flag[2:].replace("-", "_"), None)
         if raw is None:
             continue
@@ -242,7 +243,7 @@ def _plan_problems(
     if problems:
         return None, problems
     plan = SearchPlan(**values)
-    by_name = {name: flag for flag, (name, _) in PLAN_FLAGS.items()}
+    by_name = {name: flag for flag, (name, _) in _PLAN_FLAGS.items()}
 
     def flags(text: str) -> str:  # "above min_rate (10000)" -> "above --min-rate (10000)"
         for name, flag in by_name.items():
@@ -257,8 +258,8 @@ def _spec_problems(
     args: argparse.Namespace, plan: SearchPlan | None
 ) -> tuple[RunSpec | None, list[tuple[str, str]]]:
     params = load_params(args, SEARCH_PARAMS)
-    params.update(executor="constant-arrival-rate", rate=(plan or PLAN).start_rate)
-    params["duration"] = f"{(plan or PLAN).probe_s}s"
+    params.update(executor="constant-arrival-rate", rate=(plan or _PLAN).start_rate)
+    params["duration"] = f"{(plan or _PLAN).probe_s}s"
     try:
         return RunSpec.from_params(params, loopback_only=True), []
     except SpecError as exc:
@@ -270,20 +271,20 @@ def _scenario_defaults(
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The plan settings another scenario than otlp-logs starts from: the bisect method
     (saturate refused, named) and its own rates."""
-    if scenario in SATURATE_SCENARIOS:
+    if scenario in _SATURATE_SCENARIOS:
         return {}, []
     if args.method is not None and str(args.method).strip() == SATURATE:
-        allowed = ", ".join(SATURATE_SCENARIOS)
+        allowed = ", ".join(_SATURATE_SCENARIOS)
         why = f"{SATURATE} measures {allowed} only; {scenario} searches by {BISECT}"
         return {}, [("--method", why)]
-    return {"method": BISECT, **SCENARIO_PLANS.get(scenario, {})}, []
+    return {"method": BISECT, **_SCENARIO_PLANS.get(scenario, {})}, []
 
 
 def plan_and_base(args: argparse.Namespace, juju: bool = False) -> tuple[SearchPlan, RunSpec]:
     """The search plan and the run every step repeats at its own rate and duration (payload,
     gates, labels); every bad flag is named with what is allowed, all at once. On a model
     (`juju`) the steps are minutes long (JUJU_PLAN)."""
-    scenario = str(getattr(args, "scenario", None) or SATURATE_SCENARIOS[0])
+    scenario = str(getattr(args, "scenario", None) or _SATURATE_SCENARIOS[0])
     defaults, problems = _scenario_defaults(args, scenario)
     if juju:
         defaults = {**JUJU_PLAN, **defaults}
@@ -296,7 +297,7 @@ def plan_and_base(args: argparse.Namespace, juju: bool = False) -> tuple[SearchP
     return replace(plan, max_error_rate=base.max_error_rate), base
 
 
-def search_id_from_args(args: argparse.Namespace, results_root: Path) -> str:
+def _search_id_from_args(args: argparse.Namespace, results_root: Path) -> str:
     search_id = args.search_id or new_run_id()
     problem = searching.check_search_id(search_id)
     if problem:
@@ -305,14 +306,14 @@ def search_id_from_args(args: argparse.Namespace, results_root: Path) -> str:
     return search_id
 
 
-def repeat_from_args(args: argparse.Namespace) -> int:
+def _repeat_from_args(args: argparse.Namespace) -> int:
     raw = str(getattr(args, "repeat", "1")).strip()
-    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_REPEAT):
-        raise UsageError(f"--repeat: must be an integer from 1 to {MAX_REPEAT}; got {raw!r}")
+    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= _MAX_REPEAT):
+        raise UsageError(f"--repeat: must be an integer from 1 to {_MAX_REPEAT}; got {raw!r}")
     return int(raw)
 
 
-def repeat_ids(search_id: str, repeat: int) -> list[str]:
+def _repeat_ids(search_id: str, repeat: int) -> list[str]:
     """The searches of a repeated search: the id itself once, else <id>-r1 ... <id>-rN."""
     ids = [search_id] if repeat == 1 else [f"{search_id}-r{i}" for i in range(1, repeat + 1)]
     for one in ids:
@@ -322,17 +323,17 @@ def repeat_ids(search_id: str, repeat: int) -> list[str]:
     return ids
 
 
-def exit_code(record: SearchRecord) -> int:
-    return EXIT_BY_STATUS.get(record.result.status, EXIT_GATE_FAILED)
+def _exit_code(record: SearchRecord) -> int:
+    return _EXIT_BY_STATUS.get(record.result.status, EXIT_GATE_FAILED)
 
 
-def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     juju = check_target_flags(args)
     plan, base = plan_and_base(args, juju)
-    repeat = repeat_from_args(args)
+    repeat = _repeat_from_args(args)
     results_root = paths.results_dir()
-    search_id = search_id_from_args(args, results_root)
-    ids = repeat_ids(search_id, repeat)
+    search_id = _search_id_from_args(args, results_root)
+    ids = _repeat_ids(search_id, repeat)
     root = results_root / search_id if repeat > 1 else results_root
     if juju:
         found = search_model(args, plan, base, root, ids, seams)
@@ -340,9 +341,9 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
             return EXIT_BAD_INPUT
         if repeat == 1:
             print_search(wide_stdout(), found[0], root)
-            return exit_code(found[0])
+            return _exit_code(found[0])
         print_spread(wide_stdout(), root, search_id, found, plan)
-        return max(exit_code(r) for r in found)
+        return max(_exit_code(r) for r in found)
     flags = run_cli.with_scenario_signals(stack_flags(args), base)
     what = prepare_stack(flags, seams.resolve_stack)
     if seams.build_missing(("k6", *local.stack_parts(what)), command="search") != EXIT_OK:
@@ -353,7 +354,7 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
     try:
         with stack_session(seams, flags, "search", search_id, what, keep=args.keep_stack) as target:
             stack = {"target": target.name, **target.environment()}
-            if base.scenario != SATURATE_SCENARIOS[0]:
+            if base.scenario != _SATURATE_SCENARIOS[0]:
                 stack["scenario"] = base.scenario  # the unit of its rates
             for i, one in enumerate(ids, 1):
                 path = searching.search_file(root, one)
@@ -377,6 +378,6 @@ def cmd_search(args: argparse.Namespace, seams: Seams) -> int:
         raise
     if repeat == 1:
         print_search(out, records[0], root)
-        return exit_code(records[0])
+        return _exit_code(records[0])
     print_spread(out, root, search_id, records, plan)
-    return max(exit_code(r) for r in records)
+    return max(_exit_code(r) for r in records)

@@ -42,7 +42,7 @@ JUJU_PLAN: dict[str, int] = {
 }
 # Between steps the collector's queue must be empty in a fresh scrape: a drain of minutes
 # and scrapes a minute apart.
-SETTLE_TIMEOUT = 600.0
+_SETTLE_TIMEOUT = 600.0
 
 
 def check_target_flags(args: argparse.Namespace) -> bool:
@@ -90,7 +90,7 @@ def search_model(
                 console.print(Text(f"search {i} of {len(search_ids)}: {one}", style="bold"))
             record = search_live(
                 target, plan, base, root, one, stack, args, seams,
-                scrape_timeout=SCRAPE_TIMEOUT, settle_timeout=SETTLE_TIMEOUT,
+                scrape_timeout=SCRAPE_TIMEOUT, settle_timeout=_SETTLE_TIMEOUT,
             )  # fmt: skip
             records.append(record)
             if len(search_ids) > 1:

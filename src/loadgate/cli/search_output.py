@@ -62,7 +62,7 @@ def spread_lines(records: list[SearchRecord], plan: SearchPlan) -> list[Text]:
     cv = f", CV {s.cv * 100:.1f} %" if s.cv is not None else ""
     lines.append(
         Text(
-            f"spread: median {s.median:,.0f}, {s.low:,}-{s.high:,} {unit_of(records[0])}/min "
+            f"spread: median {s.median:,.0f}, {s.low:,}-{s.high:,} {_unit_of(records[0])}/min "
             f"(range {s.relative_range * 100:.1f} % of the median{cv})"
             + (f"; {s.not_found} without a capacity" if s.not_found else "")
         )
@@ -144,7 +144,7 @@ def summary_lines(record: SearchRecord) -> list[Text]:
     """The capacity with the knee's interval and its confidence (or, when no knee was found,
     the holds' precision), status, load and wall time, and the bottleneck at the lowest failing
     rate with the figures it cites."""
-    r, plan, unit = record.result, record.plan, unit_of(record)
+    r, plan, unit = record.result, record.plan, _unit_of(record)
     lines: list[Text] = []
     if r.capacity_per_min is not None:
         held = "confirmed by a hold" if r.confirmed else "not confirmed by a hold"
@@ -227,7 +227,7 @@ def wide_stdout() -> Console:
     return stdout if stdout.is_terminal else Console(width=max(stdout.width, 150))
 
 
-def step_line(last: SearchStepRecord) -> Text:
+def _step_line(last: SearchStepRecord) -> Text:
     """A finished step in a line: its phase and rate, its verdict, what gave way."""
     return Text(
         f"step {last.step.index} {last.step.phase} {last.step.rate:,}/min: "
@@ -265,7 +265,7 @@ def search_live(
 
         def on_step(record: SearchRecord) -> None:
             state["record"] = record
-            console.log(step_line(record.steps[-1]))
+            console.log(_step_line(record.steps[-1]))
             refresh()
 
         def on_phase(text: str) -> None:
@@ -288,19 +288,19 @@ def search_live(
             on_progress=on_progress,
             drain_timeout=args.drain_timeout,
             execute=seams.execute,
-            scope=scope_of(target, base),
+            scope=_scope_of(target, base),
             scrape_timeout=scrape_timeout,
             settle_timeout=settle_timeout,
         )
 
 
-def scope_of(target: ScopedTarget, base: RunSpec) -> Scope:
+def _scope_of(target: ScopedTarget, base: RunSpec) -> Scope:
     """The series of the scenario's pipeline on this stack (its signal and exporter; the
     exporter --hand chose), for the settling between steps; each run reads the same."""
     return scenario_scope(base.scenario, target.scope, target)
 
 
-def unit_of(record: SearchRecord) -> str:
+def _unit_of(record: SearchRecord) -> str:
     """The unit of a search's rates, in a word ("records" for otlp-logs)."""
     name = record.stack.get("scenario")
     try:

@@ -1,7 +1,7 @@
 """`loadgate stack up|down|status`: the local stack of real binaries under Pebble;
-`prepare_stack`/`start_stack`, which `run`, `search` and `compare` use too, and
-`stack_session`: the stack for one command (loadgate.stack.session) with its progress and
-findings on the terminal."""
+`prepare_stack`, which `run`, `search` and `compare` use too, and `stack_session`: the stack
+for one command (loadgate.stack.session), started with its progress, its findings on the
+terminal."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("stack", help="the local stack of real binaries under Pebble")
-    p.set_defaults(handler=cmd_stack)
+    p.set_defaults(handler=_cmd_stack)
     stack_sub = p.add_subparsers(dest="action", required=True)
     p_up = stack_sub.add_parser("up", help="start otelcol, Loki (TLS) and Prometheus")
     add_stack_flags(p_up)
@@ -73,13 +73,13 @@ def prepare_stack(
         raise UsageError(str(exc)) from None
 
 
-def describe_stack(what: local.StackChoice) -> str:
+def _describe_stack(what: local.StackChoice) -> str:
     if isinstance(what, Profile):
         return f"hand-written profile {what.name}"
     return f"charms {what.otelcol.label} + {what.loki.label}, preset {what.preset}"
 
 
-def start_stack(
+def _start_stack(
     what: local.StackChoice,
     ports: Ports,
     *,
@@ -103,7 +103,7 @@ def start_stack(
         info = up(what, ports, timeout=timeout, on_wait=on_wait, owner=owner, on_step=on_step)
     console.print(
         f"[green]stack up[/green] in {time.monotonic() - started:.1f}s "
-        f"({escape(describe_stack(what))}, run dir {escape(str(info.root))})"
+        f"({escape(_describe_stack(what))}, run dir {escape(str(info.root))})"
     )
     for line in stack_notes(info):
         notice(line)
@@ -123,13 +123,13 @@ class _TerminalTell:
         console.print("stack stopped (use --keep-stack to leave it up)")
 
 
-def session_hands(seams: Seams) -> Hands[OpenedTarget]:
+def _session_hands(seams: Seams) -> Hands[OpenedTarget]:
     """What a stack session acts with on the command line: the seams' stack and target, a
-    stack started with its progress (`start_stack`), its findings said, its clean-ups shielded
+    stack started with its progress (`_start_stack`), its findings said, its clean-ups shielded
     from stop signals."""
 
     def start(what: local.StackChoice, ports: Ports, owner: local.Owner) -> local.StackInfo:
-        return start_stack(what, ports, up=seams.stack.up, owner=owner)
+        return _start_stack(what, ports, up=seams.stack.up, owner=owner)
 
     return Hands(seams.stack, start, seams.open_target, _TerminalTell(), shielded)
 
@@ -147,7 +147,7 @@ def stack_session(
     (stack.session.local_session) in the stack directory, on the flags' ports. Raises
     runlock.BusyError and local.StackError (see stack.session)."""
     request = SessionRequest(paths.stack_dir(), command, run_id, what, flags.base_port, keep)
-    return seams.session(request, session_hands(seams))
+    return seams.session(request, _session_hands(seams))
 
 
 def free_stack_dir(root: Path, ops: StackOps) -> bool:
@@ -179,10 +179,10 @@ def stack_notes(info: local.StackInfo) -> list[str]:
     backend = (info.charms or {}).get("traces_backend")
     if backend:
         notes.append(f"traces go to a {backend}, service {TRACES.service}")
-    return notes + limit_notes(info)
+    return notes + _limit_notes(info)
 
 
-def limit_notes(info: local.StackInfo) -> list[str]:
+def _limit_notes(info: local.StackInfo) -> list[str]:
     """The stack's resource limits (enforced or NOT) and its backend fault proxy."""
     notes = cgroups.describe(info.limits) if info.limits is not None else []
     fault = info.backend_fault
@@ -211,7 +211,7 @@ def _status_table(st: local.StackStatus) -> Table:
     return table
 
 
-def cmd_stack(args: argparse.Namespace, seams: Seams) -> int:
+def _cmd_stack(args: argparse.Namespace, seams: Seams) -> int:
     root = paths.stack_dir()
     if args.action == "down" and not root.is_dir():
         console.print("stopped: nothing was running")
@@ -236,7 +236,7 @@ def _stack_up(args: argparse.Namespace, seams: Seams) -> int:
         return EXIT_BAD_INPUT
     try:
         ports = Ports.from_base(flags.base_port)
-        start_stack(what, ports, up=seams.stack.up, timeout=args.timeout)
+        _start_stack(what, ports, up=seams.stack.up, timeout=args.timeout)
     except (local.StackError, ValueError) as exc:
         error("stack up", exc)
         return EXIT_BAD_INPUT
@@ -269,7 +269,7 @@ def _stack_status(root: Path, status: Callable[[Path], local.StackStatus]) -> in
             Text(f"run dir {st.info.root}  stack {st.info.name}  CA {st.info.ca_file}"),
             soft_wrap=True,
         )
-        for line in limit_notes(st.info):
+        for line in _limit_notes(st.info):
             stdout.print(Text(line), soft_wrap=True)
     holder = runlock.read_holder(root)  # cleared on release: a live process here holds it
     if holder is not None and holder.process.alive():
