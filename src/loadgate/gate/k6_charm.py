@@ -22,8 +22,8 @@ from pathlib import Path
 
 from loadgate import paths
 
-SOURCE_FILES = ("charmcraft.yaml", "pyproject.toml", "uv.lock", "README.md")
-CHARM_NAME = "loadgate-k6-k8s"
+_SOURCE_FILES = ("charmcraft.yaml", "pyproject.toml", "uv.lock", "README.md")
+_CHARM_NAME = "loadgate-k6-k8s"
 Runner = Callable[[Sequence[str], Path], "subprocess.CompletedProcess[str]"]
 
 
@@ -38,14 +38,14 @@ def source_dir() -> Path:
 
 def source_files(root: Path) -> list[Path]:
     """What charmcraft packs the charm from: its metadata, project and lock files, and src/."""
-    files = [root / name for name in SOURCE_FILES if (root / name).is_file()]
+    files = [root / name for name in _SOURCE_FILES if (root / name).is_file()]
     files += sorted(
         p for p in (root / "src").rglob("*") if p.is_file() and "__pycache__" not in p.parts
     )
     return files
 
 
-def source_hash(root: Path) -> str:
+def _source_hash(root: Path) -> str:
     digest = hashlib.sha256()
     for path in source_files(root):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -61,7 +61,7 @@ def _run(argv: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, check=False)
 
 
-def pack(
+def _pack(
     dest: Path,
     *,
     charmcraft: str | None = None,
@@ -78,7 +78,7 @@ def pack(
         )
     root = source_dir()
     with tempfile.TemporaryDirectory(prefix="loadgate-k6-charm-") as tmp:
-        build = Path(tmp) / CHARM_NAME
+        build = Path(tmp) / _CHARM_NAME
         for path in source_files(root):
             target = build / path.relative_to(root)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -89,10 +89,10 @@ def pack(
             raise K6CharmError(
                 f"`charmcraft pack` of the k6 charm failed ({done.returncode}):\n{tail}"
             )
-        packed = sorted(build.glob(f"{CHARM_NAME}_*.charm"))
+        packed = sorted(build.glob(f"{_CHARM_NAME}_*.charm"))
         if len(packed) != 1:
             raise K6CharmError(
-                f"expected one {CHARM_NAME}_*.charm after `charmcraft pack`, found {len(packed)}"
+                f"expected one {_CHARM_NAME}_*.charm after `charmcraft pack`, found {len(packed)}"
             )
         dest.parent.mkdir(parents=True, exist_ok=True)
         partial = dest.with_name(f".partial-{dest.name}")
@@ -107,10 +107,10 @@ def ensure(bundle: Path, *, run: Runner = _run, charmcraft: str | None = None) -
     beside = bundle.parent / paths.K6_CHARM_FILE
     if beside.is_file():
         return beside
-    cached = cache_dir() / source_hash(source_dir()) / paths.K6_CHARM_FILE
+    cached = cache_dir() / _source_hash(source_dir()) / paths.K6_CHARM_FILE
     if cached.is_file():
         return cached
-    return pack(cached, charmcraft=charmcraft, run=run)
+    return _pack(cached, charmcraft=charmcraft, run=run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     dest = Path(args[1]) if len(args) == 2 else Path.cwd() / paths.K6_CHARM_FILE
     try:
-        print(pack(dest.resolve(), extra=extra))
+        print(_pack(dest.resolve(), extra=extra))
     except K6CharmError as exc:
         print(f"loadgate: {exc}", file=sys.stderr)
         return 2

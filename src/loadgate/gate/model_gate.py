@@ -28,8 +28,8 @@ from .plan import TRACES_OVERLAY, Plan
 from .result import GateResult
 from .summary import summarize
 
-DRAIN_TIMEOUT = 300.0
-log = logging.getLogger("loadgate.gate")
+_DRAIN_TIMEOUT = 300.0
+_log = logging.getLogger("loadgate.gate")
 
 
 class GateError(RuntimeError):
@@ -76,7 +76,9 @@ class ModelGate:
                     f"scenarios need: deploy {paths.overlays_dir() / TRACES_OVERLAY} too, or "
                     "leave otlp-traces out (--gate-scenario)"
                 )
-        log.info("waiting for %s to settle in model %s", ", ".join(self.plan.apps), self.juju.model)
+        _log.info(
+            "waiting for %s to settle in model %s", ", ".join(self.plan.apps), self.juju.model
+        )
         return self._check(model.wait_ready(self.juju, self.plan.apps), requests)
 
     def _charms(self) -> dict[str, deploy.LocalCharm]:
@@ -85,7 +87,7 @@ class ModelGate:
         charms = dict(self.plan.local_charms)
         beside = self.plan.bundle.parent / paths.K6_CHARM_FILE
         if "k6" not in charms and not beside.is_file():
-            log.info("packing loadgate's k6 charm (once; cached in %s)", k6_charm.cache_dir())
+            _log.info("packing loadgate's k6 charm (once; cached in %s)", k6_charm.cache_dir())
             try:
                 path = k6_charm.ensure(self.plan.bundle)
             except k6_charm.K6CharmError as exc:
@@ -106,7 +108,7 @@ class ModelGate:
             deploy.check(staged)
         except deploy.DeployError as exc:
             raise GateError(str(exc)) from None
-        log.info("deploying %s into model %s", " ".join(staged.deploy_args()), self.juju.model)
+        _log.info("deploying %s into model %s", " ".join(staged.deploy_args()), self.juju.model)
         deploy.deploy(self.juju, staged)
 
     def _check(
@@ -148,8 +150,8 @@ class ModelGate:
             spec,
             target,
             self.results_root,
-            drain_timeout=DRAIN_TIMEOUT,
-            on_phase=lambda text: log.info("%s: %s", spec.run_id, text),
+            drain_timeout=_DRAIN_TIMEOUT,
+            on_phase=lambda text: _log.info("%s: %s", spec.run_id, text),
             scope=target.scope,
             scrape_timeout=SCRAPE_TIMEOUT,
         )
@@ -169,7 +171,7 @@ class ModelGate:
             )
         result = self._execute(self.spec(name))
         path = self._file(result)
-        log.info("%s: %s %s, written to %s", result.run_id, name, result.verdict, path)
+        _log.info("%s: %s %s, written to %s", result.run_id, name, result.verdict, path)
         return summarize(result, path)
 
     def saturation(self) -> GateResult:
@@ -184,7 +186,7 @@ class ModelGate:
         expected = self.plan.subject.component
         judged = saturation.judge(self._execute(gate.spec), gate.floor, expected)
         path = results.write(judged, self.results_root)
-        log.info("%s: saturation %s, written to %s", judged.run_id, judged.verdict, path)
+        _log.info("%s: saturation %s, written to %s", judged.run_id, judged.verdict, path)
         return summarize(judged, path, floor=gate.floor, expected=expected)
 
     def _file(self, result: RunResult) -> Path:

@@ -23,16 +23,16 @@ from loadgate.juju import settings
 from . import plan as plan_mod
 from .subject import CHARM_ENV, ENV_CHARM_PATH, keep_models
 
-ENV_REQUIRE = "LOADGATE_REQUIRE_JUJU"
-MODEL_OPTIONS = ("--model", "--keep-models", "--controller")
-JUBILANT_OPTION = "--juju-model"  # pytest-jubilant's: its presence says it is loaded
-FOLLOWS_JUBILANT = pytest.StashKey[bool]()
-SHARED = pytest.StashKey[list[str]]()
+_ENV_REQUIRE = "LOADGATE_REQUIRE_JUJU"
+_MODEL_OPTIONS = ("--model", "--keep-models", "--controller")
+_JUBILANT_OPTION = "--juju-model"  # pytest-jubilant's: its presence says it is loaded
+_FOLLOWS_JUBILANT = pytest.StashKey[bool]()
+_SHARED = pytest.StashKey[list[str]]()
 # Options found registered by another plugin, from pytest_addoption to pytest_configure.
 _AT_ADD: dict[str, Any] = {"shared": [], "jubilant": False}
 
 
-def registered_options(parser: pytest.Parser) -> set[str]:
+def _registered_options(parser: pytest.Parser) -> set[str]:
     """Option strings some plugin has already registered with this parser.
 
     pytest has no public way to ask; its Parser keeps each group's options (pytest 8 and 9).
@@ -62,14 +62,14 @@ def _add(group: Any, taken: set[str], shared: list[str], *names: str, **kwargs: 
 
 
 def add_options(parser: pytest.Parser) -> None:
-    taken = registered_options(parser)
+    taken = _registered_options(parser)
     shared: list[str] = []
     group = parser.getgroup("loadgate", "loadgate charm CI gate (Juju)")
 
     def add(*names: str, **kwargs: Any) -> None:
         _add(group, taken, shared, *names, **kwargs)
 
-    jubilant = JUBILANT_OPTION in taken
+    jubilant = _JUBILANT_OPTION in taken
     if not jubilant:
         add("--model", help="the gate's model, when the tests have no `juju` fixture (kept)")
         add("--keep-models", action="store_true", help="keep the gate's temporary model")
@@ -77,7 +77,7 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--require-juju",
         action="store_true",
-        help=f"no reachable controller is an error, not a skip (also ${ENV_REQUIRE}=1; for CI)",
+        help=f"no reachable controller is an error, not a skip (also ${_ENV_REQUIRE}=1; for CI)",
     )
     add("--otelcol-revision", help="otelcol revision under test (default: revisions.yaml)")
     add("--otelcol-channel", help="otelcol channel (default: revisions.yaml)")
@@ -103,8 +103,8 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def configure(config: pytest.Config) -> None:
-    config.stash[SHARED] = list(_AT_ADD["shared"])
-    config.stash[FOLLOWS_JUBILANT] = bool(_AT_ADD["jubilant"]) or _jubilant_loaded(config)
+    config.stash[_SHARED] = list(_AT_ADD["shared"])
+    config.stash[_FOLLOWS_JUBILANT] = bool(_AT_ADD["jubilant"]) or _jubilant_loaded(config)
 
 
 def _jubilant_loaded(config: pytest.Config) -> bool:
@@ -122,18 +122,18 @@ def _option(config: pytest.Config, name: str, default: Any = None) -> Any:
         return default
 
 
-def follows_jubilant(config: pytest.Config) -> bool:
-    return config.stash.get(FOLLOWS_JUBILANT, False)
+def _follows_jubilant(config: pytest.Config) -> bool:
+    return config.stash.get(_FOLLOWS_JUBILANT, False)
 
 
 def header_lines(config: pytest.Config) -> list[str]:
     lines: list[str] = []
-    if follows_jubilant(config):
+    if _follows_jubilant(config):
         lines.append(
             "loadgate: the gate runs in the `juju` fixture's model and follows pytest-jubilant's "
             "options (--juju-model, --juju-controller, --no-juju-teardown)"
         )
-    shared = config.stash.get(SHARED, [])
+    shared = config.stash.get(_SHARED, [])
     if shared:
         lines.append(f"loadgate: reusing options registered by another plugin: {shared}")
     if os.environ.get(ENV_CHARM_PATH):
@@ -146,14 +146,14 @@ def header_lines(config: pytest.Config) -> list[str]:
 
 def controller(config: pytest.Config) -> str | None:
     """The controller the gate's model is on: pytest-jubilant's when it rules, else ours."""
-    if follows_jubilant(config):
+    if _follows_jubilant(config):
         return _option(config, "--juju-controller")
     return _option(config, "--controller")
 
 
 def juju_required(option: bool, env: Mapping[str, str]) -> bool:
     """--require-juju, or $LOADGATE_REQUIRE_JUJU set to 1/true/yes."""
-    return option or env.get(ENV_REQUIRE, "").strip().lower() in ("1", "true", "yes")
+    return option or env.get(_ENV_REQUIRE, "").strip().lower() in ("1", "true", "yes")
 
 
 def require_juju(config: pytest.Config) -> bool:

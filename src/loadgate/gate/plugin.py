@@ -35,12 +35,12 @@ from .api import LoadGate
 from .model_gate import ModelGate
 
 WAIT_TIMEOUT = 30 * 60.0
-GATE_FIXTURES = frozenset({"loadgate", "loadgate_model", "loadgate_own_model", "loadgate_state"})
-SCENARIO_FIXTURE = "loadgate_scenario"
-SKIP_REASON = pytest.StashKey[str | None]()
-PLAN = pytest.StashKey["plan_mod.Plan | plan_mod.PlanError"]()
-RUNS = pytest.StashKey["tuple[str, ...] | None"]()
-GATES = pytest.StashKey[dict[str, ModelGate]]()
+_GATE_FIXTURES = frozenset({"loadgate", "loadgate_model", "loadgate_own_model", "loadgate_state"})
+_SCENARIO_FIXTURE = "loadgate_scenario"
+_SKIP_REASON = pytest.StashKey[str | None]()
+_PLAN = pytest.StashKey["plan_mod.Plan | plan_mod.PlanError"]()
+_RUNS = pytest.StashKey["tuple[str, ...] | None"]()
+_GATES = pytest.StashKey[dict[str, ModelGate]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,14 +49,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     opts.configure(config)
-    config.stash[GATES] = {}
+    config.stash[_GATES] = {}
     config.addinivalue_line(
         "markers", "gate_scenarios(*names): run the test only for these gated scenarios"
     )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for gate in config.stash.get(GATES, {}).values():
+    for gate in config.stash.get(_GATES, {}).values():
         gate.close()
 
 
@@ -64,16 +64,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return opts.header_lines(config)
 
 
-def uses_gate(item: pytest.Item) -> bool:
+def _uses_gate(item: pytest.Item) -> bool:
     """Whether a test uses the gate (and so a Juju model)."""
-    return bool(GATE_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+    return bool(_GATE_FIXTURES.intersection(getattr(item, "fixturenames", ())))
 
 
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection: a deselected gate test needs no model
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without a reachable controller, skip every gate test with one reason; in CI mode
     (--require-juju) exit with that reason instead."""
-    gate_items = [item for item in items if uses_gate(item)]
+    gate_items = [item for item in items if _uses_gate(item)]
     if not gate_items:
         return
     reason = reachability.skip_reason(opts.controller(config))
@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             f"--require-juju: {reason} ({len(gate_items)} tests need a Juju model)",
             returncode=pytest.ExitCode.USAGE_ERROR,
         )
-    config.stash[SKIP_REASON] = reason
+    config.stash[_SKIP_REASON] = reason
     marker = pytest.mark.skip(reason=reason)
     for item in gate_items:
         item.add_marker(marker)
@@ -93,7 +93,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test that takes `loadgate_scenario` runs once per gated scenario;
     `@pytest.mark.gate_scenarios(name, ...)` keeps it to the scenarios named."""
-    if SCENARIO_FIXTURE not in metafunc.fixturenames:
+    if _SCENARIO_FIXTURE not in metafunc.fixturenames:
         return
     try:
         names = list(opts.gated_scenarios(metafunc.config))
@@ -102,14 +102,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("gate_scenarios")
     if marker is not None:
         names = [name for name in names if name in marker.args]
-    metafunc.parametrize(SCENARIO_FIXTURE, names, scope="module")
+    metafunc.parametrize(_SCENARIO_FIXTURE, names, scope="module")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Which scenarios the selected gate tests run, so that the deployment serves those: a
     `loadgate_scenario` parameter names its own; any other gate test runs the first gated one
     (`loadgate.run()`, the saturation gate: otlp-logs)."""
-    items = [item for item in session.items if uses_gate(item)]
+    items = [item for item in session.items if _uses_gate(item)]
     if not items:
         return
     try:
@@ -119,14 +119,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     runs: set[str] = set()
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        runs.add(str(params.get(SCENARIO_FIXTURE, gated[0])))
-    session.config.stash[RUNS] = tuple(name for name in gated if name in runs)
+        runs.add(str(params.get(_SCENARIO_FIXTURE, gated[0])))
+    session.config.stash[_RUNS] = tuple(name for name in gated if name in runs)
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    reason = config.stash.get(SKIP_REASON, None)
+    reason = config.stash.get(_SKIP_REASON, None)
     if reason:
         terminalreporter.write_line(f"loadgate: every gate test skipped: {reason}")
 
@@ -136,13 +136,13 @@ def pytest_terminal_summary(
 
 def _plan(config: pytest.Config) -> plan_mod.Plan:
     """The session's plan, resolved at its first use; a bad option fails each gate test."""
-    if PLAN not in config.stash:
+    if _PLAN not in config.stash:
         try:
-            runs = config.stash.get(RUNS, None)
-            config.stash[PLAN] = plan_mod.resolve(opts.asked(config), Path(config.rootpath), runs)
+            runs = config.stash.get(_RUNS, None)
+            config.stash[_PLAN] = plan_mod.resolve(opts.asked(config), Path(config.rootpath), runs)
         except plan_mod.PlanError as exc:
-            config.stash[PLAN] = exc
-    found = config.stash[PLAN]
+            config.stash[_PLAN] = exc
+    found = config.stash[_PLAN]
     if isinstance(found, plan_mod.PlanError):
         raise pytest.UsageError(f"loadgate: {found}")
     return found
@@ -185,7 +185,7 @@ def loadgate_state(request: pytest.FixtureRequest) -> ModelGate:
     config = request.config
     plan = _plan(config)  # before any model exists: a bad option changes nothing
     juju: jubilant.Juju = request.getfixturevalue("loadgate_model")
-    gates = config.stash[GATES]
+    gates = config.stash[_GATES]
     key = str(juju.model)
     if key not in gates:
         gates[key] = ModelGate(juju, plan, paths.results_dir())

@@ -29,10 +29,10 @@ from loadgate.juju.settings import SettingsError, check_revision, gate_layers, m
 from loadgate.measure.saturation import SATURATE_COS_PARAMS, SATURATE_PARAMS
 from loadgate.yamlfile import load_mapping
 
-SECTION_KEYS = ("params", "floor", "revisions")
-REVISION_KEYS = ("params", "floor")
+_SECTION_KEYS = ("params", "floor", "revisions")
+_REVISION_KEYS = ("params", "floor")
 # The label that tells a saturation run's result row from the gate run's.
-LABEL = {"gate": "saturation"}
+_LABEL = {"gate": "saturation"}
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _only(data: Mapping[str, Any], allowed: tuple[str, ...], field: str) -> None
         )
 
 
-def check_floor(value: Any, field: str) -> float | None:
+def _check_floor(value: Any, field: str) -> float | None:
     """A floor: records per minute above 0, or null (no floor)."""
     if value is None:
         return None
@@ -69,7 +69,7 @@ def _section(gates_file: Path) -> dict[str, Any]:
     section = mapping_of(
         data.get("saturation"), f"{gates_file}: saturation", "a mapping of params, floor, revisions"
     )
-    _only(section, SECTION_KEYS, f"{gates_file}: saturation")
+    _only(section, _SECTION_KEYS, f"{gates_file}: saturation")
     return section
 
 
@@ -84,13 +84,13 @@ def _revision_override(
         number = check_revision(key, f"{where}.{key}")
         field = f"saturation.revisions.{key}"
         override = mapping_of(value, f"{gates_file}: {field}", "a mapping of params, floor")
-        _only(override, REVISION_KEYS, f"{gates_file}: {field}")
+        _only(override, _REVISION_KEYS, f"{gates_file}: {field}")
         if number == revision:
             found = (field, override)
     return found
 
 
-def saturation_layers(
+def _saturation_layers(
     gates_file: Path, revision: int | None
 ) -> tuple[list[tuple[str, dict[str, Any]]], float | None, str]:
     """The saturation run's parameter layers (field, parameters) in the order they apply, its
@@ -104,10 +104,10 @@ def saturation_layers(
     ]
     if override:
         layers.append((f"{field}.params", _params(gates_file, override, f"{field}.params")))
-    floor = check_floor(section.get("floor"), f"{gates_file}: saturation.floor")
+    floor = _check_floor(section.get("floor"), f"{gates_file}: saturation.floor")
     floor_from = "saturation.floor" if floor is not None else "no floor in gates.yaml"
     if "floor" in override:
-        floor = check_floor(override["floor"], f"{gates_file}: {field}.floor")
+        floor = _check_floor(override["floor"], f"{gates_file}: {field}.floor")
         floor_from = f"{field}.floor" if floor is not None else f"{field}.floor: null"
     return layers, floor, floor_from
 
@@ -121,11 +121,11 @@ def saturation_gate(
 ) -> SaturationGate:
     """The saturation gate of `revision` (the otelcol revision the model runs, None for a local
     charm), its run labelled with what the model runs and `gate=saturation`."""
-    layers, floor, floor_from = saturation_layers(gates_file, revision)
+    layers, floor, floor_from = _saturation_layers(gates_file, revision)
     params: dict[str, Any] = {}
     for _, layer in layers:
         params.update(layer)
-    params["labels"] = {**labels, **LABEL}
+    params["labels"] = {**labels, **_LABEL}
     try:
         spec = RunSpec.from_params(params)
     except SpecError as exc:

@@ -24,7 +24,7 @@ from loadgate.judge.bottleneck import COLLECTOR, LOKI
 from loadgate.juju.deploy import CHARM_OF_APP
 
 ENV_CHARM_PATH = "CHARM_PATH"
-ENV_KEEP_MODELS = "KEEP_MODELS"
+_ENV_KEEP_MODELS = "KEEP_MODELS"
 CHARM_ENV = {
     "otelcol": "LOADGATE_OTELCOL_CHARM",
     "loki": "LOADGATE_LOKI_CHARM",
@@ -32,8 +32,8 @@ CHARM_ENV = {
 }
 # The applications a charm under test can be, and the component that must give way first when
 # the pipeline is saturated (judge/bottleneck.py's names).
-COMPONENT_OF_APP = {"otelcol": COLLECTOR, "loki": LOKI}
-APP_OF_CHARM = {charm: app for app, charm in CHARM_OF_APP.items() if app in COMPONENT_OF_APP}
+_COMPONENT_OF_APP = {"otelcol": COLLECTOR, "loki": LOKI}
+_APP_OF_CHARM = {charm: app for app, charm in CHARM_OF_APP.items() if app in _COMPONENT_OF_APP}
 
 
 class SubjectError(ValueError):
@@ -58,7 +58,7 @@ class Subject:
 
     @property
     def component(self) -> str:
-        return COMPONENT_OF_APP[self.app]
+        return _COMPONENT_OF_APP[self.app]
 
 
 def _packed(value: str, source: str) -> Path:
@@ -74,14 +74,14 @@ def _charm_path_app(path: Path) -> str:
         name = charm_file.read(path).name
     except charm_file.CharmFileError as exc:
         raise SubjectError(f"${ENV_CHARM_PATH}: {exc}") from None
-    if name not in APP_OF_CHARM:
-        allowed = ", ".join(f"{c} (as {a})" for c, a in sorted(APP_OF_CHARM.items()))
+    if name not in _APP_OF_CHARM:
+        allowed = ", ".join(f"{c} (as {a})" for c, a in sorted(_APP_OF_CHARM.items()))
         raise SubjectError(
             f"${ENV_CHARM_PATH}: {path} is the charm {name!r}, which the load gate does not "
             f"deploy; it gates {allowed}: unset {ENV_CHARM_PATH} or give --otelcol-charm / "
             "--loki-charm"
         )
-    return APP_OF_CHARM[name]
+    return _APP_OF_CHARM[name]
 
 
 def given_charms(options: Mapping[str, str | None], env: Mapping[str, str]) -> dict[str, Given]:
@@ -113,7 +113,7 @@ def subject_of(given: Mapping[str, Given], env: Mapping[str, str]) -> Subject:
         charm_path = Path(env[ENV_CHARM_PATH].strip()).expanduser().resolve()
         app = _charm_path_app(charm_path)
         return Subject(app, f"${ENV_CHARM_PATH} ({charm_path.name}; {given[app].source} wins)")
-    local = [g for g in given.values() if g.app in COMPONENT_OF_APP]
+    local = [g for g in given.values() if g.app in _COMPONENT_OF_APP]
     if len(local) == 1:
         return Subject(local[0].app, local[0].source)
     if len(local) > 1:
@@ -123,4 +123,4 @@ def subject_of(given: Mapping[str, Given], env: Mapping[str, str]) -> Subject:
 
 def keep_models(option: bool, env: Mapping[str, str]) -> bool:
     """`--keep-models`, or `$KEEP_MODELS` set at all (as the charms' own conftests read it)."""
-    return option or env.get(ENV_KEEP_MODELS) is not None
+    return option or env.get(_ENV_KEEP_MODELS) is not None

@@ -28,8 +28,8 @@ from loadgate.contract.params import ACTION_PARAMS
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures, Histogram, SummaryError, parse_summary
 
-STATUSES = ("running", "passed", "failed", "error", "stopped")
-FINISHED_OK = ("passed", "failed")  # k6 ran to its end; gates decided the verdict
+_STATUSES = ("running", "passed", "failed", "error", "stopped")
+_FINISHED_OK = ("passed", "failed")  # k6 ran to its end; gates decided the verdict
 
 
 class ActionResultError(ValueError):
@@ -40,7 +40,7 @@ def _norm(data: Mapping[str, Any]) -> dict[str, Any]:
     return {str(k).replace("_", "-"): v for k, v in data.items()}
 
 
-def as_mapping(value: Any, name: str, *, normalize: bool = True) -> dict[str, Any]:
+def _as_mapping(value: Any, name: str, *, normalize: bool = True) -> dict[str, Any]:
     """A mapping field: a mapping, or a JSON object in a string (keys kebab-cased)."""
     if isinstance(value, str):
         try:
@@ -54,7 +54,7 @@ def as_mapping(value: Any, name: str, *, normalize: bool = True) -> dict[str, An
     return _norm(value) if normalize else dict(value)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def number(data: Mapping[str, Any], key: str, where: str, default: float | None = None) -> float:
+def _number(data: Mapping[str, Any], key: str, where: str, default: float | None = None) -> float:
     value = data.get(key)
     if value is None or value == "":
         if default is not None:
@@ -68,16 +68,16 @@ def number(data: Mapping[str, Any], key: str, where: str, default: float | None 
         raise ActionResultError(f"{where}.{key}: expected a number, got {value!r}") from None
 
 
-def whole(data: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int:
-    value = number(data, key, where, None if default is None else float(default))
+def _whole(data: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int:
+    value = _number(data, key, where, None if default is None else float(default))
     if not value.is_integer():
         raise ActionResultError(f"{where}.{key}: expected a whole number, got {value!r}")
     return int(value)
 
 
-def parse_histogram(value: Any, where: str) -> Histogram:
-    data = as_mapping(value, where)
-    counts_raw = as_mapping(data.get("counts") or {}, f"{where}.counts")
+def _parse_histogram(value: Any, where: str) -> Histogram:
+    data = _as_mapping(value, where)
+    counts_raw = _as_mapping(data.get("counts") or {}, f"{where}.counts")
     try:
         counts = {int(b): int(n) for b, n in counts_raw.items()}
     except (TypeError, ValueError):
@@ -85,31 +85,31 @@ def parse_histogram(value: Any, where: str) -> Histogram:
             f"{where}.counts: bucket numbers and counts must be integers"
         ) from None
     return Histogram(
-        base_ms=number(data, "base-ms", where, 0.05),
-        per_octave=whole(data, "per-octave", where, 8),
+        base_ms=_number(data, "base-ms", where, 0.05),
+        per_octave=_whole(data, "per-octave", where, 8),
         counts=counts,
     )
 
 
-def parse_client(value: Any, where: str = "client") -> ClientFigures:
+def _parse_client(value: Any, where: str = "client") -> ClientFigures:
     """ClientFigures from the `client` figures of get-results."""
-    data = as_mapping(value, where)
+    data = _as_mapping(value, where)
     p99 = data.get("p99-ms")
-    thresholds_raw = as_mapping(data.get("thresholds") or {}, f"{where}.thresholds")
+    thresholds_raw = _as_mapping(data.get("thresholds") or {}, f"{where}.thresholds")
     return ClientFigures(
-        requests=whole(data, "requests", where),
-        failed=whole(data, "failed", where),
-        error_rate=number(data, "error-rate", where),
-        p99_ms=None if p99 in (None, "", "null", "None") else number(data, "p99-ms", where),
-        records_sent=whole(data, "records-sent", where),
-        records_accepted=whole(data, "records-accepted", where),
-        records_per_minute=number(data, "records-per-minute", where),
-        duration_s=number(data, "duration-s", where, 0.0),
-        dropped_iterations=whole(data, "dropped-iterations", where, 0),
+        requests=_whole(data, "requests", where),
+        failed=_whole(data, "failed", where),
+        error_rate=_number(data, "error-rate", where),
+        p99_ms=None if p99 in (None, "", "null", "None") else _number(data, "p99-ms", where),
+        records_sent=_whole(data, "records-sent", where),
+        records_accepted=_whole(data, "records-accepted", where),
+        records_per_minute=_number(data, "records-per-minute", where),
+        duration_s=_number(data, "duration-s", where, 0.0),
+        dropped_iterations=_whole(data, "dropped-iterations", where, 0),
         p99_source=str(data.get("p99-source") or "k6 charm get-results"),
-        instances=whole(data, "instances", where, 1),
+        instances=_whole(data, "instances", where, 1),
         thresholds={str(k): _truthy(v) for k, v in thresholds_raw.items()},
-        histogram=parse_histogram(data["histogram"], f"{where}.histogram")
+        histogram=_parse_histogram(data["histogram"], f"{where}.histogram")
         if data.get("histogram")
         else Histogram(),
         lines_sent=_optional_whole(data, "lines-sent", where),
@@ -122,7 +122,7 @@ def _optional_whole(data: Mapping[str, Any], key: str, where: str) -> int | None
     """A count only some scenarios report (logql-query): None when absent."""
     if data.get(key) in (None, "", "null", "None"):
         return None
-    return whole(data, key, where)
+    return _whole(data, key, where)
 
 
 def _truthy(value: Any) -> bool:
@@ -158,9 +158,9 @@ def parse_results(results: Mapping[str, Any]) -> RunStatus:
     """A RunStatus from get-results. While running, client figures may be partial or absent."""
     data = _norm(results)
     status = str(data.get("status") or "")
-    if status not in STATUSES:
+    if status not in _STATUSES:
         raise ActionResultError(
-            f"get-results.status: must be one of {', '.join(STATUSES)}, got {status!r}"
+            f"get-results.status: must be one of {', '.join(_STATUSES)}, got {status!r}"
         )
     run_id = str(data.get("run-id") or "")
     if not run_id:
@@ -168,26 +168,26 @@ def parse_results(results: Mapping[str, Any]) -> RunStatus:
     client: ClientFigures | None = None
     if data.get("summary"):
         try:
-            summary = as_mapping(data["summary"], "get-results.summary", normalize=False)
+            summary = _as_mapping(data["summary"], "get-results.summary", normalize=False)
             client = parse_summary(summary)
         except SummaryError as exc:
             raise ActionResultError(f"get-results.summary: {exc}") from None
     elif data.get("client"):
         try:
-            client = parse_client(data["client"], "get-results.client")
+            client = _parse_client(data["client"], "get-results.client")
         except ActionResultError:
-            if status in FINISHED_OK:
+            if status in _FINISHED_OK:
                 raise
             client = None  # partial figures of a running or broken run
-    elif status in FINISHED_OK:
+    elif status in _FINISHED_OK:
         raise ActionResultError(f"get-results.client: missing for a {status} run")
     units: dict[str, ClientFigures] = {}
     unit_status: dict[str, str] = {}
-    for key, value in as_mapping(data.get("units") or {}, "get-results.units").items():
+    for key, value in _as_mapping(data.get("units") or {}, "get-results.units").items():
         if isinstance(value, str) and not value.lstrip().startswith("{"):
             unit_status[unit_name(key)] = value
         else:
-            units[unit_name(key)] = parse_client(value, f"get-results.units.{key}")
+            units[unit_name(key)] = _parse_client(value, f"get-results.units.{key}")
     verdict = data.get("verdict")
     error = next(
         (str(data[k]) for k in ("stderr-tail", "error", "detail", "message") if data.get(k)), ""

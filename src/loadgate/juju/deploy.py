@@ -135,7 +135,7 @@ class Staged:
         return args
 
 
-def pin_overlay(pin: OtelcolPin) -> dict[str, Any]:
+def _pin_overlay(pin: OtelcolPin) -> dict[str, Any]:
     """The overlay that puts otelcol on the pinned channel (and revision)."""
     app: dict[str, Any] = {"channel": pin.channel}
     if pin.revision is not None:
@@ -233,7 +233,7 @@ def stage(
     bundle_out = _write(doc, folder / "bundle.yaml", f"staged by loadgate from {bundle}")
     out: list[Path] = []
     if pin is not None and "otelcol" not in charms:
-        out.append(_write(pin_overlay(pin), folder / "otelcol-pin.yaml", f"otelcol: {pin.source}"))
+        out.append(_write(_pin_overlay(pin), folder / "otelcol-pin.yaml", f"otelcol: {pin.source}"))
     for index, overlay in enumerate(overlays):
         try:
             part = bundle_check.read_yaml(overlay)

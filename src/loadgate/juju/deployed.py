@@ -16,7 +16,7 @@ import jubilant
 from .deploy import CHARM_OF_APP, LocalCharm
 from .settings import OtelcolPin
 
-RISKS = ("stable", "candidate", "beta", "edge")
+_RISKS = ("stable", "candidate", "beta", "edge")
 
 
 class MismatchError(ValueError):
@@ -41,9 +41,9 @@ class DeployedCharm:
         return f"{self.charm} revision {self.revision} from channel {self.channel or '(none)'}"
 
 
-def normalize_channel(channel: str) -> str:
+def _normalize_channel(channel: str) -> str:
     """`edge` -> `latest/edge`; `3.7/edge/fix` stays; `""` stays."""
-    if channel in RISKS:
+    if channel in _RISKS:
         return f"latest/{channel}"
     return channel
 
@@ -58,7 +58,7 @@ def read(status: jubilant.Status, app: str) -> DeployedCharm:
         charm=name,
         origin=a.charm_origin,
         revision=a.charm_rev,
-        channel=normalize_channel(a.charm_channel),
+        channel=_normalize_channel(a.charm_channel),
     )
 
 
@@ -91,7 +91,7 @@ class Request:
         return " ".join(parts)
 
 
-def mismatch(deployed: DeployedCharm, want: Request) -> str | None:
+def _mismatch(deployed: DeployedCharm, want: Request) -> str | None:
     """Why the deployed charm is not the requested one (None when it is)."""
     wanted_name = want.local.name if want.local else CHARM_OF_APP.get(want.app)
     problems: list[str] = []
@@ -105,7 +105,7 @@ def mismatch(deployed: DeployedCharm, want: Request) -> str | None:
             problems.append("a local charm, not one from Charmhub")
         if want.revision is not None and deployed.revision != want.revision:
             problems.append(f"revision {deployed.revision}, not {want.revision}")
-        if want.channel and deployed.channel != normalize_channel(want.channel):
+        if want.channel and deployed.channel != _normalize_channel(want.channel):
             problems.append(f"channel {deployed.channel or '(none)'}, not {want.channel}")
     if not problems:
         return None
@@ -126,7 +126,7 @@ def check(status: jubilant.Status, requests: Iterable[Request]) -> dict[str, Dep
             problems.append(str(exc))
             continue
         found[want.app] = deployed
-        reason = mismatch(deployed, want)
+        reason = _mismatch(deployed, want)
         if reason:
             problems.append(reason)
     if problems:

@@ -24,8 +24,8 @@ from loadgate.tlsclient import verified_client
 
 PROMETHEUS_PORT = 9090
 LOKI_PORT = 3100
-OTELCOL_CONFIG = "/etc/otelcol/config.yaml"
-LOKI_EXPORTER_PREFIX = "loki/send-loki-logs/"
+_OTELCOL_CONFIG = "/etc/otelcol/config.yaml"
+_LOKI_EXPORTER_PREFIX = "loki/send-loki-logs/"
 
 
 class EndpointError(RuntimeError):
@@ -123,7 +123,7 @@ def loki_exporters(config_text: str) -> dict[str, str]:
         raise EndpointError("collector config has no `exporters`")
     out: dict[str, str] = {}
     for name, settings in exporters.items():  # pyright: ignore[reportUnknownVariableType]
-        if str(name).startswith(LOKI_EXPORTER_PREFIX) and isinstance(settings, dict):
+        if str(name).startswith(_LOKI_EXPORTER_PREFIX) and isinstance(settings, dict):
             host = urlsplit(str(settings.get("endpoint") or "")).hostname  # pyright: ignore[reportUnknownMemberType]
             if host:
                 out[str(name)] = host
@@ -142,7 +142,7 @@ def exporter_for(exporters: Mapping[str, str], loki: UnitEndpoint) -> str:
 
 
 def read_collector_config(juju: jubilant.Juju, unit: str) -> str:
-    return juju.ssh(unit, "cat", OTELCOL_CONFIG, container="otelcol")
+    return juju.ssh(unit, "cat", _OTELCOL_CONFIG, container="otelcol")
 
 
 def related_app_data(info: jubilant.UnitInfo, endpoint: str) -> list[dict[str, Any]]:

@@ -12,8 +12,8 @@ BUNDLE_APPS = (
 )  # fmt: skip
 # The traces backend of otlp-traces, added by overlays/traces-standin.yaml.
 TRACES_STANDIN_APP = "traces-standin"
-DEPLOY_TIMEOUT = 30 * 60.0
-ACTION_TIMEOUT = 5 * 60.0
+_DEPLOY_TIMEOUT = 30 * 60.0
+_ACTION_TIMEOUT = 5 * 60.0
 
 
 class ActionError(RuntimeError):
@@ -21,7 +21,7 @@ class ActionError(RuntimeError):
 
 
 def wait_ready(
-    juju: jubilant.Juju, apps: Iterable[str] = BUNDLE_APPS, timeout: float = DEPLOY_TIMEOUT
+    juju: jubilant.Juju, apps: Iterable[str] = BUNDLE_APPS, timeout: float = _DEPLOY_TIMEOUT
 ) -> jubilant.Status:
     """Wait until every app is active and its agents idle; raise on an app in error."""
     names = tuple(apps)
@@ -37,7 +37,7 @@ def run_action(
     unit: str,
     action: str,
     params: Mapping[str, Any] | None = None,
-    wait: float = ACTION_TIMEOUT,
+    wait: float = _ACTION_TIMEOUT,
 ) -> dict[str, Any]:
     """Run an action and return its results; a failed action raises ActionError."""
     try:
@@ -53,7 +53,7 @@ def run_action(
     return dict(task.results)
 
 
-def scale(juju: jubilant.Juju, app: str, units: int, timeout: float = DEPLOY_TIMEOUT) -> None:
+def scale(juju: jubilant.Juju, app: str, units: int, timeout: float = _DEPLOY_TIMEOUT) -> None:
     """Scale a Kubernetes application to `units` units and wait for it to settle."""
     current = len(juju.status().apps[app].units)
     if units > current:

@@ -33,17 +33,17 @@ from loadgate.measure.queries import PrometheusAPI
 from . import endpoints
 from .endpoints import UnitEndpoint
 
-LOKI_BUILD_INFO = "loki_build_info"
+_LOKI_BUILD_INFO = "loki_build_info"
 
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def series_count_query(matchers: Mapping[str, str]) -> str:
+def _series_count_query(matchers: Mapping[str, str]) -> str:
     """PromQL: how many Loki processes Prometheus scrapes that match `matchers`."""
     inner = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(matchers.items()))
-    return f"count({LOKI_BUILD_INFO}{{{inner}}})"
+    return f"count({_LOKI_BUILD_INFO}{{{inner}}})"
 
 
 @dataclass(frozen=True)
@@ -70,18 +70,18 @@ def choose_loki_copy(
     app_only = {"juju_application": app}
     deadline = time.monotonic() + timeout
     while True:
-        scraped = int(prom.instant(series_count_query(app_only)) or 0)
+        scraped = int(prom.instant(_series_count_query(app_only)) or 0)
         if scraped or time.monotonic() >= deadline:
             break
         sleep(2.0)
     if not scraped:
         raise endpoints.EndpointError(
             f"Prometheus holds no Loki series of application {app!r} "
-            f"({series_count_query(app_only)} is empty): is {app}:metrics-endpoint related to "
+            f"({_series_count_query(app_only)} is empty): is {app}:metrics-endpoint related to "
             "Prometheus, and has it scraped yet?"
         )
     labelled = [
-        u for u in units if prom.instant(series_count_query({**app_only, "juju_unit": u.unit}))
+        u for u in units if prom.instant(_series_count_query({**app_only, "juju_unit": u.unit}))
     ]
     if scraped == 1:
         if labelled:
@@ -114,7 +114,7 @@ def choose_loki_copy(
 
 # The collector charm scrapes its own metrics once a minute (its self-monitoring job's
 # `scrape_interval: 1m`) and remote-writes them to Prometheus, which scrapes Loki as often.
-COS_SCRAPE_INTERVAL_S = 60.0
+_COS_SCRAPE_INTERVAL_S = 60.0
 
 
 def scope_for(exporter: str, copy: LokiCopy) -> Scope:
@@ -124,5 +124,5 @@ def scope_for(exporter: str, copy: LokiCopy) -> Scope:
         exporter=exporter,
         loki=dict(copy.matchers),
         rate_window="3m",
-        scrape_interval_s=COS_SCRAPE_INTERVAL_S,
+        scrape_interval_s=_COS_SCRAPE_INTERVAL_S,
     )

@@ -65,7 +65,7 @@ def _read(path: Path) -> dict[str, Any]:
     return load_mapping(path, SettingsError)
 
 
-def check_channel(value: Any, field: str) -> str:
+def _check_channel(value: Any, field: str) -> str:
     if not isinstance(value, str) or not _CHANNEL_RE.match(value):
         raise SettingsError(
             f"{field}: must be a channel track/risk such as dev/edge or 0.130/edge; got {value!r}"
@@ -105,7 +105,7 @@ def load_revisions(path: Path) -> tuple[str, list[int], int | None]:
     otelcol = _read(path).get("otelcol")
     if not isinstance(otelcol, dict):
         raise SettingsError(f"{path}: otelcol: must be a mapping with channel and revisions")
-    channel = check_channel(otelcol.get("channel"), f"{path}: otelcol.channel")  # pyright: ignore[reportUnknownMemberType]
+    channel = _check_channel(otelcol.get("channel"), f"{path}: otelcol.channel")  # pyright: ignore[reportUnknownMemberType]
     raw = otelcol.get("revisions") or []  # pyright: ignore[reportUnknownMemberType]
     if not isinstance(raw, list):
         raise SettingsError(f"{path}: otelcol.revisions: must be a list of revisions")
@@ -127,7 +127,7 @@ def resolve_otelcol(
     """--otelcol-revision / --otelcol-channel first, then revisions.yaml."""
     channel, _, default = load_revisions(revisions_file)
     if channel_option:
-        channel = check_channel(channel_option, "--otelcol-channel")
+        channel = _check_channel(channel_option, "--otelcol-channel")
     if revision_option:
         return OtelcolPin(channel, check_revision(revision_option, "--otelcol-revision"), "option")
     if default is not None:

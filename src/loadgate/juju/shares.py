@@ -19,25 +19,25 @@ from loadgate.measure.queries import PrometheusAPI
 from . import actions
 from .model import run_action
 
-K6_REQUESTS = "k6_http_reqs_total"
+_K6_REQUESTS = "k6_http_reqs_total"
 
 
-def instance_of(unit: str) -> str:
+def _instance_of(unit: str) -> str:
     """`k6/1` -> `k6-1`: the `instance` tag of that unit's k6 metrics."""
     return unit.replace("/", "-")
 
 
-def requests_query(run_id: str, unit: str, window_s: int) -> str:
+def _requests_query(run_id: str, unit: str, window_s: int) -> str:
     """PromQL: the requests one unit's k6 sent in the run (its counter's highest value)."""
-    matchers = {"run_id": run_id, "instance": instance_of(unit)}
-    return q.max_over(q.counter_total(K6_REQUESTS, matchers), window_s)
+    matchers = {"run_id": run_id, "instance": _instance_of(unit)}
+    return q.max_over(q.counter_total(_K6_REQUESTS, matchers), window_s)
 
 
 def requests_by_unit(
     prom: PrometheusAPI, run_id: str, units: Iterable[str], window_s: int, at: float
 ) -> dict[str, int | None]:
     return {
-        unit: None if (v := prom.instant(requests_query(run_id, unit, window_s), at)) is None
+        unit: None if (v := prom.instant(_requests_query(run_id, unit, window_s), at)) is None
         else round(v)
         for unit in units
     }  # fmt: skip

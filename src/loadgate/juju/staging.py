@@ -19,8 +19,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-SNAP_COMMON = Path("snap") / "juju" / "common"
-STAGE_FOLDER = "loadgate"
+_SNAP_COMMON = Path("snap") / "juju" / "common"
+_STAGE_FOLDER = "loadgate"
 
 
 def juju_is_snap(juju: str | os.PathLike[str] | None) -> bool:
@@ -33,7 +33,7 @@ def juju_is_snap(juju: str | os.PathLike[str] | None) -> bool:
     return Path(os.path.realpath(path)).name == "snap"
 
 
-def stage_root(
+def _stage_root(
     *,
     which: Callable[[str], str | None] = shutil.which,
     home: Path | None = None,
@@ -41,7 +41,7 @@ def stage_root(
     """The folder under which staged files go: ~/snap/juju/common/loadgate for the snap,
     else the system's temporary folder."""
     if juju_is_snap(which("juju")):
-        return (home or Path.home()) / SNAP_COMMON / STAGE_FOLDER
+        return (home or Path.home()) / _SNAP_COMMON / _STAGE_FOLDER
     return Path(tempfile.gettempdir())
 
 
@@ -52,6 +52,6 @@ def new_stage_dir(
     home: Path | None = None,
 ) -> Path:
     """A fresh folder the Juju CLI can read, for one deployment's files."""
-    root = stage_root(which=which, home=home)
+    root = _stage_root(which=which, home=home)
     root.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=root))
