@@ -71,9 +71,9 @@ __all__ = [  # what callers use of attribution, wherever it is defined
     "Attribution", "BottleneckFigures", "Chain", "Claim", "Thresholds", "attribute", "chain_of",
 ]  # fmt: skip
 
-LOKI_CLEAN = ("loki_discarded", "collector_send_failed")  # the logs chain's backend_clean()
-COLLECTOR_CLEAN = ("queue_max", "queue_capacity", "collector_refused")
-CLIENT_CLEAN = ("failed_gates", "offered_per_min", "accepted_per_min", "dropped_iterations")
+_LOKI_CLEAN = ("loki_discarded", "collector_send_failed")  # the logs chain's backend_clean()
+_COLLECTOR_CLEAN = ("queue_max", "queue_capacity", "collector_refused")
+_CLIENT_CLEAN = ("failed_gates", "offered_per_min", "accepted_per_min", "dropped_iterations")
 
 
 def _context_notes(fig: BottleneckFigures, th: Thresholds, chain: Chain) -> list[str]:
@@ -165,7 +165,7 @@ def attribute(
         return _collector_verdict(fig, th, chain, claims, notes)
     if signs:
         return _generator_verdict(fig, th, chain, claims, notes)
-    missing = missing_of(fig, CLIENT_CLEAN + chain.collector_clean() + chain.backend_clean())
+    missing = missing_of(fig, _CLIENT_CLEAN + chain.collector_clean() + chain.backend_clean())
     if missing:
         return Attribution(UNKNOWN, claims, missing, tuple(notes))
     if fig.failed_gates:

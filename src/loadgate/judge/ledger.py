@@ -117,7 +117,7 @@ def dropped_after_acceptance(pipeline: PipelineFigures) -> Count:
     return Count(max(0, enqueue_failed.value - refused.value))
 
 
-def own_records(pipeline: PipelineFigures, own_stored: int | None) -> tuple[Count, Count]:
+def _own_records(pipeline: PipelineFigures, own_stored: int | None) -> tuple[Count, Count]:
     """The collector's own log records in its counters: (accepted, exported).
 
     Charm revisions since rev219 send the collector's own logs into its own OTLP receiver and
@@ -145,7 +145,7 @@ def _minus(total: Count, own: Count, what: str) -> Count:
     return Count(total.value - own.value)
 
 
-def other_blocker(pipeline: PipelineFigures) -> str:
+def _other_blocker(pipeline: PipelineFigures) -> str:
     """Why other traffic cannot be taken out of `accepted` exactly (empty: it can). Other
     records the collector accepted but did not deliver (failed, dropped, still queued) are in
     its counters but not in Loki, where other traffic is counted."""
@@ -161,7 +161,7 @@ def other_blocker(pipeline: PipelineFigures) -> str:
     return ", ".join(reasons)
 
 
-def without_other(count: Count, other: OtherTraffic | None, reference: int | None,
+def _without_other(count: Count, other: OtherTraffic | None, reference: int | None,
                   blocker: str = "") -> tuple[Count, str]:  # fmt: skip
     """A collector step less the other traffic, and the note that says so.
 
@@ -212,7 +212,7 @@ def build(
     """Each step with the figures that explain a difference from the step before it.
 
     The collector's steps count the run's records only: its own log records (see
-    `own_records`) and other traffic (`without_other`) are taken out, and said so."""
+    `_own_records`) and other traffic (`_without_other`) are taken out, and said so."""
     sent = client.records_sent
     steps = [Step("sent", sent, "k6 log_records_sent", None)]
 
@@ -252,10 +252,10 @@ def _collector_accepted(
 ) -> tuple[Count, str]:
     """The collector's accepted count of the run's records and its source; appends to `notes`
     what explains it."""
-    own_accepted = own_records(pipeline, own_stored)[0]
+    own_accepted = _own_records(pipeline, own_stored)[0]
     accepted = _minus(pipeline.count("collector_accepted"), own_accepted, "own records")
-    accepted, other_note = without_other(
-        accepted, other, client.records_accepted, other_blocker(pipeline)
+    accepted, other_note = _without_other(
+        accepted, other, client.records_accepted, _other_blocker(pipeline)
     )
     if other_note:
         notes.append(other_note)
@@ -298,9 +298,9 @@ def _collector_exported(
     stored: int | None,
 ) -> tuple[Count, list[str]]:
     """The collector's exported count of the run's records and the notes that explain it."""
-    own_exported = own_records(pipeline, own_stored)[1]
+    own_exported = _own_records(pipeline, own_stored)[1]
     exported = _minus(pipeline.count("collector_exported"), own_exported, "own records")
-    exported, other_note = without_other(exported, other, stored)
+    exported, other_note = _without_other(exported, other, stored)
     notes: list[str] = []
     if own_exported.value:
         notes.append(f"the collector's {own_exported.value:,} own log records taken out")

@@ -129,7 +129,7 @@ def marginal(
     return value, ""
 
 
-def busy_elsewhere(a: CpuReading, b: CpuReading) -> float | None:
+def _busy_elsewhere(a: CpuReading, b: CpuReading) -> float | None:
     """Cores the machine was busy with outside the read processes, from `a` to `b` (None when
     the machine's time or a process's could not be read)."""
     span = b.at - a.at
@@ -189,7 +189,7 @@ def figures(
         name: None if m is None or records <= 0 else round(m / records * 1000, 6)
         for name, m in margin.items()
     }
-    elsewhere = busy_elsewhere(*load)
+    elsewhere = _busy_elsewhere(*load)
     return CpuFigures(
         window_s=round(window, 3),
         idle_s=round(idle[1].at - idle[0].at, 3),

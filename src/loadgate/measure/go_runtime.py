@@ -22,9 +22,9 @@ from datetime import datetime
 from loadgate.measure.queries import PrometheusAPI, QueryError
 from loadgate.measure.resources import GoRuntime
 
-HEAP_ALLOC = "otelcol_process_runtime_heap_alloc_bytes"
-SYS_MEMORY = "otelcol_process_runtime_total_sys_memory_bytes"
-COLLECTOR_JOB = "otelcol"  # the local stack's scrape job of the collector under test
+_HEAP_ALLOC = "otelcol_process_runtime_heap_alloc_bytes"
+_SYS_MEMORY = "otelcol_process_runtime_total_sys_memory_bytes"
+_COLLECTOR_JOB = "otelcol"  # the local stack's scrape job of the collector under test
 
 _LINE = re.compile(
     r"^(?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) \[(?P<service>[^\]]+)\] "
@@ -85,8 +85,8 @@ class Heap:
 def heap(prom: PrometheusAPI, start: float, end: float) -> Heap:
     """The collector's heap over [start, end] from its own metrics."""
     window = max(1, round(end - start))
-    alloc = f'{HEAP_ALLOC}{{job="{COLLECTOR_JOB}"}}'
-    sys_mem = f'{SYS_MEMORY}{{job="{COLLECTOR_JOB}"}}'
+    alloc = f'{_HEAP_ALLOC}{{job="{_COLLECTOR_JOB}"}}'
+    sys_mem = f'{_SYS_MEMORY}{{job="{_COLLECTOR_JOB}"}}'
     try:
         return Heap(
             prom.instant(f"max(max_over_time({alloc}[{window}s]))", end),

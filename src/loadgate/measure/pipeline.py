@@ -17,14 +17,14 @@ from loadgate.measure.scope import FIGURES, LOKI, OPTIONAL_FIGURES, OTELCOL, SCR
 
 MIB = 1024 * 1024
 # How far before the window a series' last sample is looked for (Prometheus' staleness period).
-LOOKBACK_MS = 5 * 60 * 1000
+_LOOKBACK_MS = 5 * 60 * 1000
 
 # Scope and the figures live in scope.py; these names are used through this module too.
 __all__ = ["FIGURES", "LOKI", "OPTIONAL_FIGURES", "OTELCOL", "SCRAPED", "Scope"]
 
-COUNTERS: dict[str, str] = Scope().counters()
-QUEUE_SIZE = Scope().queue_size()
-RSS = q.counter_total(q.COLLECTOR_RSS)
+_COUNTERS: dict[str, str] = Scope().counters()
+_QUEUE_SIZE = Scope().queue_size()
+_RSS = q.counter_total(q.COLLECTOR_RSS)
 
 
 def read_counters(
@@ -32,7 +32,7 @@ def read_counters(
 ) -> dict[str, float | None]:
     """Every counter summed at one instant: a live reading, None when it has no series.
     (A run's figures are increases over its window: see Tracker.)"""
-    counters = scope.counters() if scope else COUNTERS
+    counters = scope.counters() if scope else _COUNTERS
     return {name: prom.instant(expr, at) for name, expr in counters.items()}
 
 
@@ -54,7 +54,7 @@ class Tracker:
         """Start the window at `at` (a time up to which every scrape is stored)."""
         at_ms = to_ms(at)
         for name, sel in self.scope.selectors().items():
-            self.counters[name].baseline(self.prom.samples(sel, at_ms - LOOKBACK_MS, at_ms))
+            self.counters[name].baseline(self.prom.samples(sel, at_ms - _LOOKBACK_MS, at_ms))
         self.start_ms = self.until_ms = at_ms
         self.collector_start = self._collector_sampled_at()
 

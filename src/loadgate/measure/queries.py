@@ -40,11 +40,11 @@ LOOP_BREAKER = "filter/internal-telemetry-loop-breaker.*"
 LOKI_RECEIVED = "loki_distributor_lines_received_total"
 LOKI_DISCARDED = "loki_discarded_samples_total"
 LOKI_BUILD_INFO = "loki_build_info"
-LOKI_REQUEST_DURATION = "loki_request_duration_seconds_bucket"  # classic histogram, per route
-LOKI_PUSH_ROUTE = "loki_api_v1_push"
+_LOKI_REQUEST_DURATION = "loki_request_duration_seconds_bucket"  # classic histogram, per route
+_LOKI_PUSH_ROUTE = "loki_api_v1_push"
 PROCESS_START = "process_start_time_seconds"  # Go client's process collector (Loki)
 # k6 remote write (native histogram of http_req_duration, in seconds).
-K6_DURATION = "k6_http_req_duration_seconds"
+_K6_DURATION = "k6_http_req_duration_seconds"
 # The collector's own logs in Loki (the charm's internal-telemetry loop): job is its
 # `service.name`.
 OWN_LOGS_JOB = "otelcol-internal"
@@ -117,14 +117,14 @@ def cpu_cores(matchers: Mapping[str, str] | None = None, rate_window: str = "10s
 
 def loki_push_p99_seconds(window_s: int, matchers: Mapping[str, str] | None = None) -> str:
     """p99 of Loki's push requests over the window, from its request-duration histogram."""
-    sel = selector(LOKI_REQUEST_DURATION, {**(matchers or {}), "route": LOKI_PUSH_ROUTE})
+    sel = selector(_LOKI_REQUEST_DURATION, {**(matchers or {}), "route": _LOKI_PUSH_ROUTE})
     return f"histogram_quantile(0.99, sum by (le) (increase({sel}[{window_s}s])))"
 
 
 def k6_p99_seconds(run_id: str, window_s: int) -> str:
     """p99 of request duration across every k6 process of the run, from native histograms."""
     sel = _selector({"run_id": run_id})
-    return f"histogram_quantile(0.99, sum(increase({K6_DURATION}{sel}[{window_s}s])))"
+    return f"histogram_quantile(0.99, sum(increase({_K6_DURATION}{sel}[{window_s}s])))"
 
 
 def run_marker(run_id: str) -> str:
@@ -140,14 +140,14 @@ def logql_run_count(run_id: str, window_s: int, job: str = "loadgate-k6") -> str
 
 # Every stream Loki holds: Loki 3 gives each stream a `service_name` label (its
 # discover_service_name limit, on by default and not changed by the Loki charm).
-ALL_STREAMS = 'service_name=~".+"'
+_ALL_STREAMS = 'service_name=~".+"'
 
 
 def logql_other_count(run_id: str, window_ms: int) -> str:
     """LogQL: how many lines Loki holds over a window ending at query time that are neither the
     run's (its marker) nor the collector's own (job otelcol-internal): other traffic."""
     marker = _escape(run_marker(run_id))
-    streams = f'{{{ALL_STREAMS}, job!="{_escape(OWN_LOGS_JOB)}"}}'
+    streams = f'{{{_ALL_STREAMS}, job!="{_escape(OWN_LOGS_JOB)}"}}'
     return f'sum(count_over_time({streams} != "{marker}" [{window_ms}ms]))'
 
 
@@ -193,7 +193,7 @@ def to_ms(t: float) -> int:
 
 
 # A raw-sample query covers at most this much time; longer windows are asked in pieces.
-MAX_WINDOW_MS = 3600 * 1000
+_MAX_WINDOW_MS = 3600 * 1000
 
 
 @dataclass
@@ -209,13 +209,13 @@ class PrometheusAPI:
         data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
         return scalar_of(data)
 
-    def vector(self, query: str, at: float | None = None) -> list[Series]:
+    def _vector(self, query: str, at: float | None = None) -> list[Series]:
         """Every series of an instant query, each with its one sample."""
         params: dict[str, Any] = {"query": query}
         if at is not None:
             params["time"] = f"{at:.3f}"
         data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
-        return series_of(data)
+        return _series_of(data)
 
     def range(self, query: str, start: float, end: float, step_s: float) -> list[Series]:
         """Every series of a range query (`/api/v1/query_range`): the query evaluated every
@@ -227,7 +227,7 @@ class PrometheusAPI:
             "step": f"{step_s:g}",
         }
         data = _get_json(self.client, f"{self.base_url}/api/v1/query_range", params)
-        return series_of(data)
+        return _series_of(data)
 
     def samples(self, sel: str, start_ms: int, end_ms: int) -> list[Series]:
         """The raw samples of every series of `sel` in (start, end], times in milliseconds.
@@ -237,10 +237,10 @@ class PrometheusAPI:
         by_key: dict[tuple[tuple[str, str], ...], Series] = {}
         lo = start_ms
         while lo < end_ms:
-            hi = min(end_ms, lo + MAX_WINDOW_MS)
+            hi = min(end_ms, lo + _MAX_WINDOW_MS)
             params = {"query": f"{sel}[{hi - lo}ms]", "time": f"{hi / 1000:.3f}"}
             data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
-            for s in series_of(data):
+            for s in _series_of(data):
                 found = by_key.setdefault(s.key, Series(s.labels))
                 found.samples.extend(s.samples)
             lo = hi
@@ -292,7 +292,7 @@ def scalar_of(answer: Mapping[str, Any]) -> float | None:
     return None if value != value else value  # NaN: no data in the window
 
 
-def series_of(answer: Mapping[str, Any]) -> list[Series]:
+def _series_of(answer: Mapping[str, Any]) -> list[Series]:
     """The series of a vector or matrix answer; NaN samples (no data) are left out."""
     data = answer.get("data") or {}
     out: list[Series] = []

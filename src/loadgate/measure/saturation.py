@@ -37,9 +37,9 @@ FULL_SHARE = 0.9
 FULL_CLAIM_SHARE = 0.95
 # Saturated also, without filling: the exporter sent on less than this share of what the
 # receiver took, records per minute over records per minute (the queue was growing).
-GROWING_SHARE = 0.95
+_GROWING_SHARE = 0.95
 # The steady window starts this long after the queue first filled (its fill transient).
-SETTLE_S = 4.0
+_SETTLE_S = 4.0
 # A steady window shorter than this, or than MIN_WINDOW_SCRAPES scrape intervals of the
 # collector, gives no figure (too few scrapes to trust): 10 s on the local stack (a scrape every
 # 2 s), 3 minutes on Juju (COS scrapes the collector once a minute: Scope.scrape_interval_s).
@@ -61,7 +61,7 @@ SATURATE_PARAMS: dict[str, object] = {
 # --saturate`, and the Juju gate's saturation run).
 SATURATE_COS_PARAMS: dict[str, object] = {"duration": "8m"}
 # When the queue never fills, the load's first share is left out (the pipeline warming up).
-WARMUP_SHARE = 0.2
+_WARMUP_SHARE = 0.2
 
 # What a saturation run says of the pipeline (`SaturationFigures.reading`), one of:
 SATURATED = "saturated"  # its queue filled and stayed full: what it accepted is its limit
@@ -69,7 +69,7 @@ GROWING = "growing"  # its queue grew without filling: what its exporter sent on
 TOOK_ALL = "took all"  # its queue neither filled nor grew: what it accepted is a lower bound
 UNKNOWN = "unknown"  # no steady window (the figures' `reason` says why)
 STATES = (SATURATED, GROWING, TOOK_ALL, UNKNOWN)
-AT_LIMIT = (SATURATED, GROWING)  # the states whose throughput is the pipeline's limit
+_AT_LIMIT = (SATURATED, GROWING)  # the states whose throughput is the pipeline's limit
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,10 @@ def steady_window(
     filled = full[0] if full else None
     if filled is not None:
         end = full[-1]
-        start = next((t for t, _ in inside if t >= filled + SETTLE_S), end)
+        start = next((t for t, _ in inside if t >= filled + _SETTLE_S), end)
     else:
         end = inside[-1][0]
-        warm = load[0] + WARMUP_SHARE * (load[1] - load[0])
+        warm = load[0] + _WARMUP_SHARE * (load[1] - load[0])
         start = next((t for t, _ in inside if t >= warm), end)
     shortest = min_window_s(scrape_interval_s)
     if end - start < shortest:
@@ -168,12 +168,12 @@ class SaturationReading:
     @property
     def at_limit(self) -> bool | None:
         """The pipeline reached its limit (SATURATED or GROWING); None when UNKNOWN."""
-        return None if self.state == UNKNOWN else self.state in AT_LIMIT
+        return None if self.state == UNKNOWN else self.state in _AT_LIMIT
 
     @property
     def limit(self) -> float | None:
         """The pipeline's throughput at its limit (None: it took all, or unknown)."""
-        return self.per_min if self.state in AT_LIMIT else None
+        return self.per_min if self.state in _AT_LIMIT else None
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ class SaturationFigures:
     reason: str = ""
     source: str = (
         "Prometheus: the collector's counters at the scrapes that bound the steady window (its "
-        f"queue >= {FULL_SHARE:.0%} of capacity, from {SETTLE_S:g} s after it first filled to "
+        f"queue >= {FULL_SHARE:.0%} of capacity, from {_SETTLE_S:g} s after it first filled to "
         "the load's last scrape that finds it full), less its own records and other traffic; "
         "Loki: LogQL count of the run's records in the window"
     )
@@ -205,7 +205,7 @@ class SaturationFigures:
         what the receiver took (a batching collector's queue of whole batches holds more than
         a run fills). The pipeline is past its limit all the same."""
         took, sent = self.accepted_per_min, self.exported_per_min
-        return self.saturated is False and bool(took and sent and sent < GROWING_SHARE * took)
+        return self.saturated is False and bool(took and sent and sent < _GROWING_SHARE * took)
 
     @property
     def reading(self) -> SaturationReading:

@@ -54,14 +54,14 @@ class Measures:
         return replace(base, signal=self.signal, exporter=self.exporter or base.exporter)
 
 
-OTLP_LOGS = Measures(
+_OTLP_LOGS = Measures(
     scenario=contract.OTLP_LOGS,
     signal=LOGS,
     store=LOKI_STORE,
     signals=("logs",),
     backend="loki",
 )
-OTLP_METRICS = Measures(
+_OTLP_METRICS = Measures(
     scenario=contract.OTLP_METRICS,
     signal=METRICS,
     store=PROMETHEUS_STORE,
@@ -69,7 +69,7 @@ OTLP_METRICS = Measures(
     backend="prometheus",
     exporter="prometheusremotewrite.*",
 )
-LOKI_PUSH = Measures(
+_LOKI_PUSH = Measures(
     scenario=contract.LOKI_PUSH,
     signal=None,
     store=LOKI_STORE,
@@ -77,7 +77,7 @@ LOKI_PUSH = Measures(
     backend="loki",
 )
 
-OTLP_TRACES = Measures(
+_OTLP_TRACES = Measures(
     scenario=contract.OTLP_TRACES,
     signal=TRACES,
     store=STANDIN_STORE,
@@ -85,7 +85,7 @@ OTLP_TRACES = Measures(
     backend="traces",
     exporter="otlphttp/send-traces.*",
 )
-LOGQL_QUERY = Measures(
+_LOGQL_QUERY = Measures(
     scenario=contract.LOGQL_QUERY,
     signal=None,
     store=LOKI_STORE,
@@ -94,8 +94,8 @@ LOGQL_QUERY = Measures(
     reads=True,
 )
 
-ALL: tuple[Measures, ...] = (OTLP_LOGS, OTLP_METRICS, LOKI_PUSH, OTLP_TRACES, LOGQL_QUERY)
-BY_NAME: Mapping[str, Measures] = {m.scenario.name: m for m in ALL}
+_ALL: tuple[Measures, ...] = (_OTLP_LOGS, _OTLP_METRICS, _LOKI_PUSH, _OTLP_TRACES, _LOGQL_QUERY)
+BY_NAME: Mapping[str, Measures] = {m.scenario.name: m for m in _ALL}
 
 
 def of(scenario: str) -> Measures:

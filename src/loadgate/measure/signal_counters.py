@@ -15,23 +15,23 @@ from dataclasses import dataclass
 from . import queries as q
 
 # Metric points (receiver / exporter / memory limiter): the same families as log records'.
-POINTS_ACCEPTED = "otelcol_receiver_accepted_metric_points_total"
-POINTS_REFUSED = "otelcol_receiver_refused_metric_points_total"
-POINTS_SENT = "otelcol_exporter_sent_metric_points_total"
-POINTS_FAILED = "otelcol_exporter_send_failed_metric_points_total"
-POINTS_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_metric_points_total"
-PROCESSOR_POINTS_ACCEPTED = "otelcol_processor_accepted_metric_points_total"
-PROCESSOR_POINTS_REFUSED = "otelcol_processor_refused_metric_points_total"
+_POINTS_ACCEPTED = "otelcol_receiver_accepted_metric_points_total"
+_POINTS_REFUSED = "otelcol_receiver_refused_metric_points_total"
+_POINTS_SENT = "otelcol_exporter_sent_metric_points_total"
+_POINTS_FAILED = "otelcol_exporter_send_failed_metric_points_total"
+_POINTS_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_metric_points_total"
+_PROCESSOR_POINTS_ACCEPTED = "otelcol_processor_accepted_metric_points_total"
+_PROCESSOR_POINTS_REFUSED = "otelcol_processor_refused_metric_points_total"
 # Spans: the same families again.
 SPANS_ACCEPTED = "otelcol_receiver_accepted_spans_total"
-SPANS_REFUSED = "otelcol_receiver_refused_spans_total"
-SPANS_SENT = "otelcol_exporter_sent_spans_total"
-SPANS_FAILED = "otelcol_exporter_send_failed_spans_total"
-SPANS_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_spans_total"
-PROCESSOR_SPANS_ACCEPTED = "otelcol_processor_accepted_spans_total"
-PROCESSOR_SPANS_REFUSED = "otelcol_processor_refused_spans_total"
+_SPANS_REFUSED = "otelcol_receiver_refused_spans_total"
+_SPANS_SENT = "otelcol_exporter_sent_spans_total"
+_SPANS_FAILED = "otelcol_exporter_send_failed_spans_total"
+_SPANS_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_spans_total"
+_PROCESSOR_SPANS_ACCEPTED = "otelcol_processor_accepted_spans_total"
+_PROCESSOR_SPANS_REFUSED = "otelcol_processor_refused_spans_total"
 # The receivers the load enters by (the OTLP receiver; the charm names it otlp/<unit>).
-OTLP_RECEIVERS = "otlp.*"
+_OTLP_RECEIVERS = "otlp.*"
 
 
 @dataclass(frozen=True)
@@ -84,14 +84,14 @@ LOGS = SignalCounters(
 METRICS = SignalCounters(
     name="metrics",
     unit="metric points",
-    accepted=POINTS_ACCEPTED,
-    refused=POINTS_REFUSED,
-    exported=POINTS_SENT,
-    failed=POINTS_FAILED,
-    enqueue_failed=POINTS_ENQUEUE_FAILED,
-    processor_accepted=PROCESSOR_POINTS_ACCEPTED,
-    processor_refused=PROCESSOR_POINTS_REFUSED,
-    receiver=OTLP_RECEIVERS,
+    accepted=_POINTS_ACCEPTED,
+    refused=_POINTS_REFUSED,
+    exported=_POINTS_SENT,
+    failed=_POINTS_FAILED,
+    enqueue_failed=_POINTS_ENQUEUE_FAILED,
+    processor_accepted=_PROCESSOR_POINTS_ACCEPTED,
+    processor_refused=_PROCESSOR_POINTS_REFUSED,
+    receiver=_OTLP_RECEIVERS,
     scraped=True,
 )
 # The traces pipeline: only the OTLP receiver feeds it (the charm renders no other there).
@@ -99,11 +99,11 @@ TRACES = SignalCounters(
     name="traces",
     unit="spans",
     accepted=SPANS_ACCEPTED,
-    refused=SPANS_REFUSED,
-    exported=SPANS_SENT,
-    failed=SPANS_FAILED,
-    enqueue_failed=SPANS_ENQUEUE_FAILED,
-    processor_accepted=PROCESSOR_SPANS_ACCEPTED,
-    processor_refused=PROCESSOR_SPANS_REFUSED,
-    receiver=OTLP_RECEIVERS,
+    refused=_SPANS_REFUSED,
+    exported=_SPANS_SENT,
+    failed=_SPANS_FAILED,
+    enqueue_failed=_SPANS_ENQUEUE_FAILED,
+    processor_accepted=_PROCESSOR_SPANS_ACCEPTED,
+    processor_refused=_PROCESSOR_SPANS_REFUSED,
+    receiver=_OTLP_RECEIVERS,
 )

@@ -19,13 +19,13 @@ from typing import Any
 
 from .queries import selector
 
-RUN_LABEL = "run"  # the label / span attribute that names the run
+_RUN_LABEL = "run"  # the label / span attribute that names the run
 # Collector self-metrics of spans and metric points (name families, as in queries.py).
-RECEIVER_ACCEPTED_SPANS = "otelcol_receiver_accepted_spans_total"
-RECEIVER_REFUSED_SPANS = "otelcol_receiver_refused_spans_total"
+_RECEIVER_ACCEPTED_SPANS = "otelcol_receiver_accepted_spans_total"
+_RECEIVER_REFUSED_SPANS = "otelcol_receiver_refused_spans_total"
 EXPORTER_SENT_SPANS = "otelcol_exporter_sent_spans_total"
-RECEIVER_ACCEPTED_POINTS = "otelcol_receiver_accepted_metric_points_total"
-EXPORTER_SENT_POINTS = "otelcol_exporter_sent_metric_points_total"
+_RECEIVER_ACCEPTED_POINTS = "otelcol_receiver_accepted_metric_points_total"
+_EXPORTER_SENT_POINTS = "otelcol_exporter_sent_metric_points_total"
 STANDIN_JOB = "traces-standin"
 
 
@@ -39,24 +39,24 @@ def _window(window_s: int) -> int:
     return window_s
 
 
-def run_matcher(run_id: str, label: str = RUN_LABEL) -> str:
+def _run_matcher(run_id: str, label: str = _RUN_LABEL) -> str:
     return f'{label}="{_escape(run_id)}"'
 
 
-def promql_run_samples(run_id: str, window_s: int, label: str = RUN_LABEL) -> str:
+def promql_run_samples(run_id: str, window_s: int, label: str = _RUN_LABEL) -> str:
     """PromQL: how many samples of the run Prometheus holds over a window ending at query time
     (every series with the run's label, each sample counted once)."""
-    return f"sum(count_over_time({{{run_matcher(run_id, label)}}}[{_window(window_s)}s]))"
+    return f"sum(count_over_time({{{_run_matcher(run_id, label)}}}[{_window(window_s)}s]))"
 
 
-def promql_run_series(run_id: str, window_s: int, label: str = RUN_LABEL) -> str:
+def promql_run_series(run_id: str, window_s: int, label: str = _RUN_LABEL) -> str:
     """PromQL: how many series carry the run's label over the window."""
-    inner = f"count_over_time({{{run_matcher(run_id, label)}}}[{_window(window_s)}s])"
+    inner = f"count_over_time({{{_run_matcher(run_id, label)}}}[{_window(window_s)}s])"
     return f"count({inner})"
 
 
 def standin_spans(
-    metric: str = RECEIVER_ACCEPTED_SPANS, matchers: Mapping[str, str] | None = None
+    metric: str = _RECEIVER_ACCEPTED_SPANS, matchers: Mapping[str, str] | None = None
 ) -> str:
     """The stand-in's own span counter (a selector; its increase over the run is the count,
     read as counters.py reads every counter: from raw samples, reset-aware). `matchers` pick
@@ -70,12 +70,12 @@ def collector_spans(metric: str, job: str = "otelcol", exporter: str | None = No
     return selector(metric, {"job": job}, exporter)
 
 
-def traceql_run(run_id: str, attribute: str = RUN_LABEL) -> str:
+def traceql_run(run_id: str, attribute: str = _RUN_LABEL) -> str:
     """TraceQL: the spans whose attribute names the run (span or resource scope)."""
     return f'{{ .{attribute} = "{_escape(run_id)}" }}'
 
 
-def traceql_run_span_count(run_id: str, attribute: str = RUN_LABEL) -> str:
+def traceql_run_span_count(run_id: str, attribute: str = _RUN_LABEL) -> str:
     """TraceQL metrics (`/api/metrics/query_range`): the run's spans counted over time."""
     return f"{traceql_run(run_id, attribute)} | count_over_time()"
 
@@ -87,7 +87,7 @@ def tempo_search_params(
     *,
     limit: int = 100_000,
     spans_per_set: int = 1,
-    attribute: str = RUN_LABEL,
+    attribute: str = _RUN_LABEL,
 ) -> dict[str, str]:
     """Parameters of Tempo's `/api/search` for the run's spans between start and end (seconds
     since the epoch; Tempo takes whole seconds, so the window is widened to cover both ends).
@@ -132,13 +132,13 @@ def spans_matched(answer: Mapping[str, Any], limit: int | None = None) -> int | 
 
 # Histogram points are stored as `<name>_bucket` (one per bucket), `_sum` and `_count`
 # samples: only `_count` stands for the point. Gauges and sums are one sample a point.
-POINT_SAMPLES = '__name__!~".+_(sum|bucket)"'
+_POINT_SAMPLES = '__name__!~".+_(sum|bucket)"'
 
 
-def promql_run_points(run_id: str, window_s: int, label: str = RUN_LABEL) -> str:
+def promql_run_points(run_id: str, window_s: int, label: str = _RUN_LABEL) -> str:
     """PromQL: how many data points of the run Prometheus holds over a window ending at query
     time: one sample per gauge or sum point, the `_count` sample of a histogram point. The
     run's series must differ by more than their name (otlp-metrics: a `series` label), or
     count_over_time, which drops the name, would find two series with one label set."""
-    matchers = f"{run_matcher(run_id, label)},{POINT_SAMPLES}"
+    matchers = f"{_run_matcher(run_id, label)},{_POINT_SAMPLES}"
     return f"sum(count_over_time({{{matchers}}}[{_window(window_s)}s]))"

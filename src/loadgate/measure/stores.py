@@ -16,7 +16,7 @@ from loadgate.measure.queries import LokiAPI, PrometheusAPI, QueryError, to_ms
 # A VU of otlp-metrics stamps its points with a clock of its own that never repeats a
 # millisecond (k6/lib/metrics.js): pressed hard it runs ahead of the wall clock. Points
 # stamped up to this long after the read-back are counted too.
-AHEAD_S = 300.0
+_AHEAD_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Store:
 
 
 @dataclass(frozen=True)
-class LokiStore(Store):
+class _LokiStore(Store):
     name: str = "loki"
     source: str = "Loki LogQL instant query"
 
@@ -56,28 +56,28 @@ class LokiStore(Store):
 
 
 @dataclass(frozen=True)
-class PrometheusStore(Store):
+class _PrometheusStore(Store):
     name: str = "prometheus"
     source: str = (
         "Prometheus PromQL instant query: one sample per gauge or sum point, the _count "
-        f"sample of a histogram point, stamped up to {AHEAD_S:g} s after the read-back"
+        f"sample of a histogram point, stamped up to {_AHEAD_S:g} s after the read-back"
     )
 
     def query(self, run_id: str, start: float, end: float) -> str:
-        return sq.promql_run_points(run_id, int(end + AHEAD_S - start) + 1)
+        return sq.promql_run_points(run_id, int(end + _AHEAD_S - start) + 1)
 
     def count(
         self, prom: PrometheusAPI, loki: LokiAPI, run_id: str, start: float, end: float
     ) -> int:
-        return int(prom.instant(self.query(run_id, start, end), end + AHEAD_S) or 0)
+        return int(prom.instant(self.query(run_id, start, end), end + _AHEAD_S) or 0)
 
 
-LOKI_STORE = LokiStore()
-PROMETHEUS_STORE = PrometheusStore()
+LOKI_STORE = _LokiStore()
+PROMETHEUS_STORE = _PrometheusStore()
 
 
 # How far before the window a counter's last sample is looked for (Prometheus' staleness).
-LOOKBACK_MS = 5 * 60 * 1000
+_LOOKBACK_MS = 5 * 60 * 1000
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class StandinStore(Store):
     ) -> int:
         sel, lo, hi = self.selector, to_ms(start), to_ms(end)
         counter = Counter()
-        counter.baseline(prom.samples(sel, lo - LOOKBACK_MS, lo))
+        counter.baseline(prom.samples(sel, lo - _LOOKBACK_MS, lo))
         counter.fold(prom.samples(sel, lo, hi))
         if not counter.seen:
             raise QueryError(f"Prometheus has no series of the traces backend stand-in ({sel})")

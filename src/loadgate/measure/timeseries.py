@@ -19,7 +19,7 @@ from loadgate.measure import pipeline as pipe
 from loadgate.measure import queries as q
 from loadgate.measure.queries import PrometheusAPI, QueryError, Series
 
-SERIES_FORMAT = "loadgate-series/1"
+_SERIES_FORMAT = "loadgate-series/1"
 SERIES_FILE = "series.json"
 
 CPU = "collector_cpu_cores"
@@ -29,7 +29,7 @@ ACCEPTED = "collector_accepted_per_s"
 NAMES = (CPU, RSS, QUEUE, ACCEPTED)
 
 # name -> (unit, scale applied to Prometheus' values)
-UNITS: dict[str, tuple[str, float]] = {
+_UNITS: dict[str, tuple[str, float]] = {
     CPU: ("cores", 1.0),
     RSS: ("MiB", 1.0 / pipe.MIB),
     QUEUE: ("records", 1.0),
@@ -84,7 +84,7 @@ class TimeSeries:
 class RunSeries:
     """series.json: the window asked for, the load's start and end, every series."""
 
-    FORMAT: ClassVar[str] = SERIES_FORMAT
+    FORMAT: ClassVar[str] = _SERIES_FORMAT
     FILE: ClassVar[str] = SERIES_FILE
 
     run_id: str
@@ -98,7 +98,7 @@ class RunSeries:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "format": SERIES_FORMAT,
+            "format": _SERIES_FORMAT,
             "run_id": self.run_id,
             "start": self.start,
             "end": self.end,
@@ -114,10 +114,10 @@ class RunSeries:
         return f.read(cls, data, where)
 
 
-def series_from_answer(name: str, query: str, answer: Sequence[Series] | str) -> TimeSeries:
+def _series_from_answer(name: str, query: str, answer: Sequence[Series] | str) -> TimeSeries:
     """One series from a range query's answer (or the error text when the query failed):
     missing when Prometheus had no data or answered with several series."""
-    unit, scale = UNITS[name]
+    unit, scale = _UNITS[name]
     if isinstance(answer, str):
         return TimeSeries(name, query, unit, missing=answer)
     if not answer or not any(s.samples for s in answer):
@@ -151,7 +151,7 @@ def fetch(
             answer = f"Prometheus query failed: {exc}"
         except (ValueError, KeyError, TypeError) as exc:  # an answer not shaped as documented
             answer = f"Prometheus answer unreadable: {type(exc).__name__}: {exc}"
-        out[name] = series_from_answer(name, query, answer)
+        out[name] = _series_from_answer(name, query, answer)
     return RunSeries(run_id, start, end, step, load_started, load_ended, out)
 
 

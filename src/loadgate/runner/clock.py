@@ -16,7 +16,7 @@ class Clock(Protocol):
     def sleep(self, seconds: float) -> None: ...
 
 
-class SystemClock:
+class _SystemClock:
     """The real clock."""
 
     def time(self) -> float:
@@ -29,4 +29,4 @@ class SystemClock:
         time.sleep(seconds)
 
 
-SYSTEM = SystemClock()
+SYSTEM = _SystemClock()

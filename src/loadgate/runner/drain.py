@@ -13,7 +13,7 @@ from loadgate.runner.waits import wait_fresh_scrape
 # With inexact collector counters, how long exports must stay still to call the queue drained
 # when Loki does not yet hold every acknowledged record: more than the exporter's longest retry
 # back-off (30 s by default), since a batch waiting for its retry is not in the queue's size.
-STILL_FOR = 35.0
+_STILL_FOR = 35.0
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class DrainOutcome:
     queue_end: float | None
 
 
-def counters_settled(tracker: pipe.Tracker, queue: float | None) -> bool:
+def _counters_settled(tracker: pipe.Tracker, queue: float | None) -> bool:
     """With exact collector counters: the queue is empty and every accepted record has left
     (exported, failed, dropped after acceptance, or its own record dropped by the loop
     breaker). A metrics pipeline's own scrape comes in beside the load and leaves with it."""
@@ -93,18 +93,18 @@ def drain(
         exported_still = exports.update(tracker.total("collector_exported"))
         if not tracker.seen("collector_exported") and queue is None:
             settled = True  # no Loki exporter to wait for (its figures are unknown)
-        elif tracker.exact(pipe.OTELCOL) and counters_settled(tracker, queue):
+        elif tracker.exact(pipe.OTELCOL) and _counters_settled(tracker, queue):
             settled = True
         elif queue:
             settled = False
         elif not tracker.exact(pipe.OTELCOL):
             settled = exported_still is not None and (
-                exported_still >= STILL_FOR or (all_stored is not None and all_stored())
+                exported_still >= _STILL_FOR or (all_stored is not None and all_stored())
             )
         elif run_stored is not None:
             stored_still = stored.update(run_stored())
             settled = (all_stored is not None and all_stored()) or (
-                stored_still is not None and stored_still >= STILL_FOR
+                stored_still is not None and stored_still >= _STILL_FOR
             )
         else:
             settled = False

@@ -15,15 +15,15 @@ from loadgate.runner.drain import DrainOutcome
 # The longest a collector log record takes from being written to its own receiver (the OTel
 # SDK's batch processor exports every second): the window of its own records in Loki is the
 # counters' window moved back by this much.
-OWN_EXPORT_DELAY_S = 1.5
+_OWN_EXPORT_DELAY_S = 1.5
 # How long before the load the run's records are looked for (clock skew, k6's first request).
 RUN_LEAD_S = 5.0
 # How long after being taken in a collector's own record is surely in Loki (an empty queue:
 # the exporter sends at once).
-OWN_VISIBLE_S = 2.0
+_OWN_VISIBLE_S = 2.0
 # Other traffic this close to the window's start or end may fall on either side of it: its
 # time stamps (Loki's) are set by its senders, its counting (the collector's) by scrapes.
-EDGE_S = 1.0
+_EDGE_S = 1.0
 
 
 def own_stored(
@@ -31,7 +31,7 @@ def own_stored(
 ) -> tuple[int | None, str]:
     """How many of the collector's own log records (its internal-telemetry loop) Loki holds
     from the counters' window, moved back by the SDK's export delay: those the counters saw."""
-    hi = end - OWN_EXPORT_DELAY_S
+    hi = end - _OWN_EXPORT_DELAY_S
     window_ms = max(1, round((end - start) * 1000))
     query = q.logql_job_count(q.OWN_LOGS_JOB, window_ms)
     try:
@@ -46,10 +46,10 @@ def own_clear(loki: LokiAPI, horizon: float, quiet_s: float, clock: Clock) -> bo
     """Whether Loki holds none of the collector's own records stamped in the `quiet_s` (plus
     the SDK's export delay) before `horizon`: none were taken in then. Asked once such
     records would surely be in Loki."""
-    wait = horizon + OWN_VISIBLE_S - clock.time()
+    wait = horizon + _OWN_VISIBLE_S - clock.time()
     if wait > 0:
         clock.sleep(wait)
-    window_ms = round((quiet_s + OWN_EXPORT_DELAY_S) * 1000)
+    window_ms = round((quiet_s + _OWN_EXPORT_DELAY_S) * 1000)
     try:
         value = loki.instant(q.logql_job_count(q.OWN_LOGS_JOB, window_ms), horizon)
     except QueryError:
@@ -70,11 +70,11 @@ def other_traffic(
     `rates`: what the collector took in per minute while the baseline and the end waited."""
     window_s = max(0.001, end - start)
     query = q.logql_other_count(run_id, round(window_s * 1000))
-    edge_query = q.logql_other_count(run_id, round(2 * EDGE_S * 1000))
+    edge_query = q.logql_other_count(run_id, round(2 * _EDGE_S * 1000))
     records = edges = None
     try:
         records = int(loki.instant(query, end) or 0)
-        edges = sum(int(loki.instant(edge_query, at + EDGE_S) or 0) for at in (start, end))
+        edges = sum(int(loki.instant(edge_query, at + _EDGE_S) or 0) for at in (start, end))
     except QueryError as exc:
         problems.append(f"other traffic unknown: Loki could not count it: {exc}")
     return OtherTraffic(
@@ -83,7 +83,7 @@ def other_traffic(
         edge_records=edges if records is not None else None,
         window_s=window_s,
         query=query,
-        edge_s=EDGE_S,
+        edge_s=_EDGE_S,
         before_per_minute=rates[0],
         after_per_minute=rates[1],
     )

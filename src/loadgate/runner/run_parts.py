@@ -28,7 +28,7 @@ def judge_gates(
     return judged
 
 
-def with_collector_series(scope: pipe.Scope, target: Target) -> pipe.Scope:
+def _with_collector_series(scope: pipe.Scope, target: Target) -> pipe.Scope:
     """The scope with the target's matchers of the collector's own series, when it has some
     (runner.target.NamesCollectorSeries) and the scope has none of its own."""
     matchers = collector_series(target)
@@ -49,7 +49,7 @@ def scenario_scope(scenario: str, scope: pipe.Scope, target: Target) -> pipe.Sco
     """The series of a scenario's pipeline on the target: its signal and exporter, on top of
     `scope` (e.g. the exporter --hand chose), with the collector's own series where the target
     holds other copies of them. What a run, a search's settling and a compare repeat read."""
-    return scenario_measures.of(scenario).scope(with_collector_series(scope, target))
+    return scenario_measures.of(scenario).scope(_with_collector_series(scope, target))
 
 
 def restart_notes(restarts: dict[str, list[float]]) -> list[str]:

@@ -11,7 +11,7 @@ from loadgate.runner.clock import SYSTEM, Clock
 from loadgate.runner.target import RunError
 
 
-def newest_scrapes(
+def _newest_scrapes(
     prom: PrometheusAPI, scope: pipe.Scope, at: float | None = None
 ) -> dict[str, float | None]:
     """Service -> time of its oldest newest sample at `at` (every series of it scraped since)."""
@@ -33,12 +33,12 @@ def _fresh_horizon(
     prom: PrometheusAPI, scope: pipe.Scope, since: float
 ) -> tuple[float | None, dict[str, float | None]]:
     """(a horizon every service was scraped after `since` by, or None; the stale services)."""
-    newest = newest_scrapes(prom, scope)
+    newest = _newest_scrapes(prom, scope)
     stale = {svc: t for svc, t in newest.items() if t is None or t < since}
     if stale:
         return None, stale
     horizon = min(t for t in newest.values() if t is not None)
-    upto = newest_scrapes(prom, scope, horizon)
+    upto = _newest_scrapes(prom, scope, horizon)
     if all(t is not None and t >= since for t in upto.values()):
         return horizon, {}
     # A service scraped after `since` only after another's newest: one more round.

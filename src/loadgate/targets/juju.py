@@ -35,9 +35,9 @@ from ..juju.model import TRACES_STANDIN_APP, run_action
 # The collector charm scrapes its own metrics once a minute; Prometheus scrapes Loki about as
 # often. A fresh sample can take that long plus the remote-write delay.
 SCRAPE_TIMEOUT = 150.0
-POLL_EVERY = 5.0
+_POLL_EVERY = 5.0
 # How long past its duration a run may go on before the target gives up on it.
-OVERRUN = 10 * 60.0
+_OVERRUN = 10 * 60.0
 
 
 class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
@@ -54,7 +54,7 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         otelcol_app: str = "otelcol",
         traces_app: str = TRACES_STANDIN_APP,
         workdir: Path | None = None,
-        poll_every: float = POLL_EVERY,
+        poll_every: float = _POLL_EVERY,
         scrape_timeout: float = SCRAPE_TIMEOUT,
         prometheus_api: Callable[[UnitEndpoint, Path], PrometheusAPI] = endpoints.prometheus_api,
     ):
@@ -141,7 +141,7 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         carries."""
         return f"https://{self.loki_unit.hostname}:{endpoints.LOKI_PORT}"
 
-    def load_spec(self, spec: RunSpec) -> RunSpec:
+    def _load_spec(self, spec: RunSpec) -> RunSpec:
         """The spec start-load gets: a scenario whose target is no OTLP receiver goes to the
         followed Loki unit unless the spec names a target (the figures and the LogQL count
         follow that unit)."""
@@ -150,7 +150,7 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         return replace(spec, target=self.loki_url())
 
     def start(self, spec: RunSpec, out_dir: Path) -> None:
-        spec = self.load_spec(spec)
+        spec = self._load_spec(spec)
         self._kind = spec.kind
         try:
             params = actions.start_load_params(spec)
@@ -175,7 +175,7 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         """get-results of the last run once it ended (with per-unit figures when several)."""
         return self._final
 
-    def get_results(self) -> actions.RunStatus:
+    def _get_results(self) -> actions.RunStatus:
         results = run_action(self.juju, self.leader(), "get-results", {"run-id": self._run_id})
         return actions.parse_results(results)
 
@@ -187,11 +187,11 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         if now - self._last_poll < self.poll_every and self._last is not None:
             return Progress(elapsed, self._total, *_counts(self._last), self._last.detail)
         self._last_poll = now
-        state = self.get_results()
+        state = self._get_results()
         if state.finished:
             self._final = state
             return None
-        if elapsed > self._total + OVERRUN:
+        if elapsed > self._total + _OVERRUN:
             raise RunError(
                 f"run {self._run_id} still running {elapsed:.0f}s after it started "
                 f"(duration {self._total:.0f}s)"
@@ -201,7 +201,7 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         # has an error rate).
         error_rate = client.error_rate if client else None
         sent, accepted = (
-            (client.records_sent, client.records_accepted) if client else self.live_counts()
+            (client.records_sent, client.records_accepted) if client else self._live_counts()
         )
         self._last = Progress(
             elapsed,
@@ -213,7 +213,7 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         )
         return self._last
 
-    def live_counts(self) -> tuple[int, int]:
+    def _live_counts(self) -> tuple[int, int]:
         """The run's units sent and accepted so far, from k6's counters of its scenario as the
         charm remote-writes them (0 while Prometheus has none)."""
         counts: list[int] = []

@@ -42,18 +42,18 @@ from ..stack.info import StackInfo
 from ..stack.procs import ProcessId
 from ..stack.resource_use import ResourceWatch
 
-SUMMARY_FILE = "k6-summary.json"
-K6_LOG = "k6.log"
-K6_THRESHOLDS_FAILED = 99
+_SUMMARY_FILE = "k6-summary.json"
+_K6_LOG = "k6.log"
+_K6_THRESHOLDS_FAILED = 99
 
 
-def free_port() -> int:
+def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def machine_cores() -> int:
+def _machine_cores() -> int:
     """The cores this process (and k6, which inherits its affinity) may run on."""
     try:
         return len(os.sched_getaffinity(0))
@@ -62,7 +62,7 @@ def machine_cores() -> int:
 
 
 # The stand-ins run the collector's binary: told apart from it by their config file.
-STANDIN_CONFIGS = {f"{s.service}.yaml": s.service for s in (standin.LOKI, standin.TRACES)}
+_STANDIN_CONFIGS = {f"{s.service}.yaml": s.service for s in (standin.LOKI, standin.TRACES)}
 
 
 def _k6_preexec(split: CpuSplit | None) -> Callable[[], None]:
@@ -84,13 +84,13 @@ def process_name(exe: str, argv: list[str]) -> str:
     """A stack process's name for its CPU: its executable's, or a stand-in's service name
     (the same `otelcol` binary as the collector under test, another config)."""
     for arg in argv:
-        for config, service in STANDIN_CONFIGS.items():
+        for config, service in _STANDIN_CONFIGS.items():
             if arg.endswith(f"/{config}"):
                 return service
     return exe
 
 
-def log_tail(path: Path, lines: int = 8) -> str:
+def _log_tail(path: Path, lines: int = 8) -> str:
     if not path.is_file():
         return "(no output)"
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -153,7 +153,7 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
         return self.stack.otlp_http_url, {}
 
     def command(self, spec: RunSpec, out_dir: Path) -> k6args.K6Command:
-        self._api_port = free_port()
+        self._api_port = _free_port()
         rw = f"{self.stack.prometheus_url}/api/v1/write" if self.remote_write else None
         target, hosts = self.load_target(spec)
         return k6args.build_command(
@@ -161,7 +161,7 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
             k6_bin=binaries.binary_path("k6", self.stack.bin_dir),
             scripts_dir=paths.k6_dir(),
             target=target,
-            summary_path=out_dir / SUMMARY_FILE,
+            summary_path=out_dir / _SUMMARY_FILE,
             instance="local",
             remote_write_url=rw,
             ca_file=self.stack.ca_file,
@@ -177,9 +177,9 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
         self._k6_cpu_total = None
         self._k6_cpu_at_load = None
         self._vus_max = None
-        (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
+        (out_dir / _SUMMARY_FILE).unlink(missing_ok=True)
         self._resources = ResourceWatch.begin(self.stack)
-        log = (out_dir / K6_LOG).open("wb")
+        log = (out_dir / _K6_LOG).open("wb")
         self._started = time.monotonic()
         self._first_at = self._last_at = None
         self._cpu_edges = []
@@ -288,13 +288,13 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
             raise RunError("k6 was not started")
         code = self._reap()
         self._forget()
-        log = self._out_dir / K6_LOG
-        if code not in (0, K6_THRESHOLDS_FAILED):
-            raise RunError(f"k6 exited with code {code}:\n{log_tail(log)}\n(full log {log})")
+        log = self._out_dir / _K6_LOG
+        if code not in (0, _K6_THRESHOLDS_FAILED):
+            raise RunError(f"k6 exited with code {code}:\n{_log_tail(log)}\n(full log {log})")
         try:
-            return read_summary(self._out_dir / SUMMARY_FILE)
+            return read_summary(self._out_dir / _SUMMARY_FILE)
         except SummaryError as exc:
-            raise RunError(f"{exc}; k6 exited {code}:\n{log_tail(log)}") from None
+            raise RunError(f"{exc}; k6 exited {code}:\n{_log_tail(log)}") from None
 
     def _forget(self) -> None:
         if self._k6 is not None:
@@ -320,7 +320,7 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
         return {
             "k6_cpu_s": round(load, 3) if load is not None else None,
             "k6_cpu_total_s": round(total, 3) if total is not None else None,
-            "machine_cores": machine_cores(),
+            "machine_cores": _machine_cores(),
             "vus_max": self._vus_max,
             "source": "k6 CPU: the kernel's rusage of the reaped k6 process (user + sys, its "
             "children included); k6_cpu_s is what it used from its first record sent (read "
@@ -328,7 +328,7 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
             "REST API `vus` gauge, sampled every second",
         }
 
-    def cpu_pids(self) -> dict[str, int | None]:
+    def _cpu_pids(self) -> dict[str, int | None]:
         """The processes whose CPU a run reads: the stack's services by name, its Pebble, k6
         (while it runs) and this loadgate process."""
         pids: dict[str, int | None] = {"pebble": self.stack.pid}
@@ -341,7 +341,7 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
 
     def cpu_reading(self, at: float | None = None) -> cpu.CpuReading:
         """Every process's CPU seconds now (runner.target.SeesProcesses)."""
-        return cpu.read(self.cpu_pids(), time.time() if at is None else at)
+        return cpu.read(self._cpu_pids(), time.time() if at is None else at)
 
     def load_window(self) -> LoadWindow | None:
         """From k6's first request to its last, with the CPU read at both edges
