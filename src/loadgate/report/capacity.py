@@ -65,7 +65,7 @@ class Capacity:
         return text
 
 
-def search_identity(
+def _search_identity(
     record: SearchRecord, runs_by_id: Mapping[str, Run], presets: naming.Presets | None = None
 ) -> tuple[str, str]:
     """(revision, scenario) of a search: its step runs' when the report has one, else what its
@@ -85,7 +85,7 @@ def search_identity(
 def capacity_of(
     record: SearchRecord, runs_by_id: Mapping[str, Run], presets: naming.Presets | None = None
 ) -> Capacity:
-    revision, scenario = search_identity(record, runs_by_id, presets)
+    revision, scenario = _search_identity(record, runs_by_id, presets)
     r = record.result
     neck = record.bottleneck
     return Capacity(
@@ -127,7 +127,7 @@ class KneeCurve:
 def knee_curve(
     record: SearchRecord, runs_by_id: Mapping[str, Run], presets: naming.Presets | None = None
 ) -> KneeCurve:
-    revision, _ = search_identity(record, runs_by_id, presets)
+    revision, _ = _search_identity(record, runs_by_id, presets)
     points = sorted(
         (
             KneePoint(

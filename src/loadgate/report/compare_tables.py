@@ -1,6 +1,6 @@
-"""Rich tables of a comparison on the terminal: the decisions at the end (`decisions_table`) and
+"""Rich tables of a comparison on the terminal: the decisions at the end (`_decisions_table`) and
 the state after each pair (`pair_table`: each metric's decision so far and its bounds), the
-verdict in a line (`verdict_text`), and a replay's recorded verdict (`replay_line`).
+verdict in a line (`_verdict_text`), and a replay's recorded verdict (`replay_line`).
 
 Every cell is a `Text`, so nothing a user typed (settings, ids) is read as markup.
 """
@@ -20,14 +20,14 @@ from loadgate.capacity.compare.rule import MetricDecision, ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.search.record import SearchRecord
 
-DECISION_STYLE = {
+_DECISION_STYLE = {
     rule.REGRESSION: "red",
     rule.WORSE: "dark_orange",
     rule.NO_REGRESSION: "green",
     rule.TOO_NOISY: "yellow",
 }
 
-LABELS = {
+_LABELS = {
     rule.SATURATION.name: "saturation throughput",
     rule.PRESSURE_P99.name: "p99 at the pressure rate",
     rule.PRESSURE_CPU.name: "collector CPU per 1,000 records at the pressure rate",
@@ -36,31 +36,31 @@ LABELS = {
     rule.P99_AT_RATE.name: "p99 at the fixed rate",
     rule.CPU_PER_1000.name: "collector CPU per 1,000 records",
 }
-WHOLE = (rule.CAPACITY.name, rule.SATURATION.name)
-CPU = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
+_WHOLE = (rule.CAPACITY.name, rule.SATURATION.name)
+_CPU = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
 
 
-def value_text(metric: rule.Metric, value: float | None) -> str:
+def _value_text(metric: rule.Metric, value: float | None) -> str:
     """A metric's value as the tables show it (unknown: not measured, never 0)."""
     if value is None:
         return "unknown"
-    if metric.name in WHOLE:
+    if metric.name in _WHOLE:
         return f"{value:,.0f}"
-    if metric.name in CPU:
+    if metric.name in _CPU:
         return f"{value:.4f}"
     return f"{value:.1f}"
 
 
-def pct(value: float | None) -> str:
+def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:+.1f}%"
 
 
-def bounds_text(d: MetricDecision) -> str:
+def _bounds_text(d: MetricDecision) -> str:
     """The bounds, with the confidence they hold with: every bound of the comparison together
     (today's rule), or each alone (a record of the previous rule)."""
     if d.lower is None or d.upper is None:
         return "—"
-    text = f"{pct(d.lower)} .. {pct(d.upper)}"
+    text = f"{_pct(d.lower)} .. {_pct(d.upper)}"
     if d.family is not None:
         return text + f"\n(all together {d.family:.0%})"
     return text + (f"\n(each {d.confidence:.2%})" if d.confidence is not None else "")
@@ -75,12 +75,12 @@ def plan_line(plan: Plan, order: str) -> str:
 
 
 def _side_cell(metric: rule.Metric, mean: float | None, values: Sequence[float | None]) -> str:
-    each = ", ".join(value_text(metric, v) for v in values)
-    return f"{value_text(metric, mean)}\n({each})" if values else "—"
+    each = ", ".join(_value_text(metric, v) for v in values)
+    return f"{_value_text(metric, mean)}\n({each})" if values else "—"
 
 
 def _decision_text(d: MetricDecision) -> Text:
-    text = Text(d.decision, style=DECISION_STYLE[d.decision])
+    text = Text(d.decision, style=_DECISION_STYLE[d.decision])
     at = f"\nat {d.pairs} pair(s)" if d.pairs is not None else ""
     if d.decision == rule.WORSE:
         below = d.settled or (d.upper is not None and d.upper < d.metric.margin)
@@ -98,10 +98,10 @@ def _decision_text(d: MetricDecision) -> Text:
 
 def _metric_cell(m: rule.Metric) -> str:
     better = "higher is better" if m.better == rule.HIGHER else "lower is better"
-    return f"{LABELS.get(m.name, m.name)}\n{m.unit}, {better}, margin {m.margin:.0%}"
+    return f"{_LABELS.get(m.name, m.name)}\n{m.unit}, {better}, margin {m.margin:.0%}"
 
 
-def decisions_table(record: CompareRecord) -> Table:
+def _decisions_table(record: CompareRecord) -> Table:
     """The comparison's result: each metric's sides, change, bounds and decision."""
     table = Table(title=f"compare {record.compare_id}: {record.plan_summary}")
     table.add_column("metric")
@@ -116,8 +116,8 @@ def decisions_table(record: CompareRecord) -> Table:
             Text(_metric_cell(m)),
             Text(_side_cell(m, d.baseline_mean, d.baseline)),
             Text(_side_cell(m, d.candidate_mean, d.candidate)),
-            Text(pct(d.change)),
-            Text(bounds_text(d)),
+            Text(_pct(d.change)),
+            Text(_bounds_text(d)),
             _decision_text(d),
         )
     return table
@@ -134,12 +134,12 @@ def pair_table(record: CompareRecord, pairs: int) -> Table:
     table.add_column("decision")
     for d in record.decisions:
         m = d.metric
-        means = f"{value_text(m, d.baseline_mean)} / {value_text(m, d.candidate_mean)}"
+        means = f"{_value_text(m, d.baseline_mean)} / {_value_text(m, d.candidate_mean)}"
         table.add_row(
-            Text(LABELS.get(m.name, m.name)),
+            Text(_LABELS.get(m.name, m.name)),
             Text(means),
-            Text(pct(d.change)),
-            Text(bounds_text(d)),
+            Text(_pct(d.change)),
+            Text(_bounds_text(d)),
             Text(f"{m.margin:.0%}"),
             _decision_text(d),
         )
@@ -178,19 +178,19 @@ def result_lines(record: CompareRecord) -> list[RenderableType]:
         lines.append(Text(AA_NOTE, style="yellow"))
     if record.pressure is not None:
         lines.append(pressure_line(record.pressure))
-    lines.append(decisions_table(record))
+    lines.append(_decisions_table(record))
     lines += [Text(f"{d.metric.name}: {d.reason}") for d in record.decisions]
     if record.lost_records is not None:
         lines.append(Text(record.lost_records, style="bold red"))
     lines += [Text(line, style="yellow") for line in unsound_lines(record)]
     lines += [Text(f"note: {note}", style="yellow") for note in record.notes]
     lines.append(Text(f"rule: {record.rule}", style="dim"))
-    style = DECISION_STYLE[record.verdict]
-    lines.append(Text(verdict_text(record), style=f"bold {style}"))
+    style = _DECISION_STYLE[record.verdict]
+    lines.append(Text(_verdict_text(record), style=f"bold {style}"))
     return lines
 
 
-def verdict_text(record: CompareRecord) -> str:
+def _verdict_text(record: CompareRecord) -> str:
     """The verdict, its exit code, and which metric shows what."""
     text = f"verdict {record.verdict} (exit {record.exit_code})"
     if record.verdict == rule.WORSE and record.fail_on == rule.REGRESSION:
@@ -227,7 +227,7 @@ def run_line(
     run: ScheduledRun, total: str, outcome: RepeatOutcome, metrics: Sequence[rule.Metric]
 ) -> Text:
     """A run as it lands: its figures, verdicts, bottleneck and notes."""
-    figures = ", ".join(f"{m.name} {value_text(m, outcome.values.get(m.name))}" for m in metrics)
+    figures = ", ".join(f"{m.name} {_value_text(m, outcome.values.get(m.name))}" for m in metrics)
     line = Text(
         f"run {run.position + 1}/{total} {run.side} #{run.repeat}"
         f"{f' ({outcome.ref})' if outcome.ref else ''}: {figures}"

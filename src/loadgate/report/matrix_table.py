@@ -36,8 +36,8 @@ from loadgate.measure.resources import BackendFaultCounts
 from loadgate.measure.saturation import GROWING, SATURATED
 from loadgate.records.result import RunResult
 
-UNKNOWN = "unknown"
-ISOLATED_NOTES = {
+_UNKNOWN = "unknown"
+_ISOLATED_NOTES = {
     "debug": "isolated (debug exporter): nothing is stored; lost is what the exporter did not take",
     "nop": "isolated (nop exporter): nothing is stored or counted; lost unknown",
 }
@@ -66,14 +66,14 @@ class MatrixRow:
     requests_per_s: float | None = None
     failure: float | None = None
     latency_ms: tuple[float | None, ...] = (None, None, None, None, None)  # mean p90 p95 p99 max
-    oom: str = UNKNOWN
+    oom: str = _UNKNOWN
     restarts: int | None = None
-    memory: str = UNKNOWN
+    memory: str = _UNKNOWN
     cpu_cores: float | None = None
-    queue: str = UNKNOWN
+    queue: str = _UNKNOWN
     lost: int | None = None
     verdict: str = ""
-    machine: str = UNKNOWN
+    machine: str = _UNKNOWN
     saturation: str = ""
     capacity: str = ""
     gc_per_min: float | None = None
@@ -107,7 +107,7 @@ def rows_of(
         if cell.status == "failed":
             out.append(_with(base, notes=[f"failed to run: {cell.error}"]))
         elif cell.kind == "search" and cell.ref in searches:
-            out.append(search_row(base, searches[cell.ref]))
+            out.append(_search_row(base, searches[cell.ref]))
         elif cell.ref in results:
             out.append(run_row(base, results[cell.ref]))
         else:
@@ -119,7 +119,7 @@ def _with(row: MatrixRow, **changes: object) -> MatrixRow:
     return replace(row, **changes)  # pyright: ignore[reportArgumentType]
 
 
-def search_row(base: MatrixRow, search: SearchRecord) -> MatrixRow:
+def _search_row(base: MatrixRow, search: SearchRecord) -> MatrixRow:
     res = search.result
     if res.capacity_per_min is None:
         capacity = res.status
@@ -154,7 +154,7 @@ def lost_and_verdict(result: RunResult) -> tuple[int | None, str, list[str]]:
     else:
         exported = result.pipeline.collector_exported if result.pipeline else None
         lost = None if exporter == "nop" or exported is None else max(0, accepted - exported)
-        notes.append(ISOLATED_NOTES[exporter])
+        notes.append(_ISOLATED_NOTES[exporter])
     others = [g.passed for g in result.gates if g.name != "lost_records"]
     if lost is None or not all(others):
         verdict = FAIL if not all(others) or lost else f"{FAIL} (lost unknown)"
@@ -165,33 +165,33 @@ def lost_and_verdict(result: RunResult) -> tuple[int | None, str, list[str]]:
 
 
 def _mib(count: float | None) -> str:
-    return UNKNOWN if count is None else f"{count / 2**20:,.0f} MiB"
+    return _UNKNOWN if count is None else f"{count / 2**20:,.0f} MiB"
 
 
-def memory_and_oom(result: RunResult) -> tuple[str, str, int | None]:
+def _memory_and_oom(result: RunResult) -> tuple[str, str, int | None]:
     """Peak memory against the limit, OOM kills, and restarts of the collector."""
     pipe = result.pipeline
     restarts = len(pipe.restarts.get("otelcol", [])) if pipe is not None else None
     used = result.resources.services.get("otelcol") if result.resources else None
     if used is None or used.memory_limit_bytes is None:
         rss = pipe.collector_rss_max_mib if pipe is not None else None
-        memory = f"{UNKNOWN if rss is None else f'{rss:,.0f} MiB'} RSS (no limit)"
+        memory = f"{_UNKNOWN if rss is None else f'{rss:,.0f} MiB'} RSS (no limit)"
         return memory, "no limit", restarts
     limit = used.memory_limit_bytes
     peak = used.memory_peak_bytes
     share = f" ({peak / limit:.0%})" if peak is not None else ""
     memory = f"{_mib(peak)} / {_mib(limit)}{share}"
-    oom = UNKNOWN if used.oom_kills is None else str(used.oom_kills)
+    oom = _UNKNOWN if used.oom_kills is None else str(used.oom_kills)
     return memory, oom, used.restarts if used.restarts is not None else restarts
 
 
 def run_row(base: MatrixRow, result: RunResult) -> MatrixRow:
     c, p = result.client, result.pipeline
     lost, verdict, notes = lost_and_verdict(result)
-    memory, oom, restarts = memory_and_oom(result)
-    queue = UNKNOWN
+    memory, oom, restarts = _memory_and_oom(result)
+    queue = _UNKNOWN
     if p is not None and p.queue_size_max is not None:
-        cap = f"{p.queue_capacity:,.0f}" if p.queue_capacity is not None else UNKNOWN
+        cap = f"{p.queue_capacity:,.0f}" if p.queue_capacity is not None else _UNKNOWN
         queue = f"{p.queue_size_max:,.0f} / {cap}"
     elif exporter_of(result) in ("debug", "nop"):
         queue = "no queue"
@@ -236,9 +236,9 @@ def _cores(result: RunResult) -> tuple[float | None, list[str]]:
 def _machine(result: RunResult) -> str:
     cpu = result.cpu
     if cpu is None:
-        return UNKNOWN
+        return _UNKNOWN
     if cpu.busy_elsewhere_cores is None:
-        return f"{UNKNOWN} (a process of the run restarted)"
+        return f"{_UNKNOWN} (a process of the run restarted)"
     if cpu.quiet:
         return "quiet"
     return f"NOT quiet ({cpu.busy_elsewhere_cores:.2f} cores elsewhere)"
@@ -251,9 +251,9 @@ def _saturation(result: RunResult, lost: int | None) -> str:
     if reading is None or reading.per_min is None:
         return ""
     if lost is None:
-        return f"{UNKNOWN} (lost unknown: the run's loss cannot be checked)"
+        return f"{_UNKNOWN} (lost unknown: the run's loss cannot be checked)"
     if lost:
-        return f"{UNKNOWN} (it lost {lost:,} acknowledged records)"
+        return f"{_UNKNOWN} (it lost {lost:,} acknowledged records)"
     if reading.state == SATURATED:
         return f"{reading.per_min:,.0f}"
     if reading.state == GROWING:
@@ -263,18 +263,18 @@ def _saturation(result: RunResult, lost: int | None) -> str:
 
 def _faults(fault: BackendFaultCounts) -> str:
     if fault.requests is None:
-        return f"{fault.spec}: {UNKNOWN}"
-    failed = UNKNOWN if fault.failed is None else f"{fault.failed:,}"
-    passed = UNKNOWN if fault.passed is None else f"{fault.passed:,}"
+        return f"{fault.spec}: {_UNKNOWN}"
+    failed = _UNKNOWN if fault.failed is None else f"{fault.failed:,}"
+    passed = _UNKNOWN if fault.passed is None else f"{fault.passed:,}"
     return f"{fault.requests:,} pushes: {failed} failed, {passed} passed"
 
 
 def _num(value: float | None, fmt: str) -> str:
-    return UNKNOWN if value is None else format(value, fmt)
+    return _UNKNOWN if value is None else format(value, fmt)
 
 
 def _pct(value: float | None) -> str:
-    return UNKNOWN if value is None else f"{value * 100:.2f} %"
+    return _UNKNOWN if value is None else f"{value * 100:.2f} %"
 
 
 def main_cells(row: MatrixRow) -> tuple[str, ...]:
@@ -326,7 +326,7 @@ def comparison(rows: list[MatrixRow]) -> tuple[tuple[str, ...], list[tuple[str, 
     return header, out
 
 
-def markdown_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _markdown_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     def line(cells: tuple[str, ...]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
@@ -343,13 +343,13 @@ def markdown(matrix: MatrixRecord, rows: list[MatrixRow]) -> str:
         "",
         f"From `{matrix.source}`; {done} of {len(rows)} cells done.",
         "",
-        markdown_table(MAIN_COLUMNS, [main_cells(r) for r in rows]),
+        _markdown_table(MAIN_COLUMNS, [main_cells(r) for r in rows]),
         "",
-        markdown_table(MORE_COLUMNS, [more_cells(r) for r in rows]),
+        _markdown_table(MORE_COLUMNS, [more_cells(r) for r in rows]),
         "",
         "Side by side:",
         "",
-        markdown_table(*comparison(rows)) if rows else "(no cells)",
+        _markdown_table(*comparison(rows)) if rows else "(no cells)",
         "",
         "Experiments:",
         "",

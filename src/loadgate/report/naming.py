@@ -25,9 +25,9 @@ from loadgate.contract.spec import RunSpec
 from loadgate.stack import choice
 
 UNKNOWN = "unknown"
-CHARM_DEFAULT = choice.DEFAULT_PRESET
+_CHARM_DEFAULT = choice.DEFAULT_PRESET
 LONG_VALUE = 40  # characters; a longer (or multi-line) value is named by its digest
-DIGEST_CHARS = 8
+_DIGEST_CHARS = 8
 
 Presets = Mapping[str, Mapping[str, str]]  # preset name -> option -> its text in the overlay
 
@@ -45,7 +45,7 @@ def preset_options() -> dict[str, dict[str, str]]:
     return known
 
 
-def option_text(value: object) -> str:
+def _option_text(value: object) -> str:
     """An option's value as `--charm-config` and the overlays write it."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -56,19 +56,19 @@ def setting(key: str, value: object) -> str:
     """`key=value`, or `key=<sha256:...>` for a long or multi-line value."""
     text = str(value)
     if "\n" in text or len(text) > LONG_VALUE:
-        digest = hashlib.sha256(option_text(value).encode()).hexdigest()[:DIGEST_CHARS]
+        digest = hashlib.sha256(_option_text(value).encode()).hexdigest()[:_DIGEST_CHARS]
         return f"{key}=<sha256:{digest}>"
     return f"{key}={text}"
 
 
 def settings_of(preset: object, options: object, presets: Presets) -> list[str]:
     """The settings a stack ran with, named as the module says."""
-    named = isinstance(preset, str) and preset not in ("", CHARM_DEFAULT)
+    named = isinstance(preset, str) and preset not in ("", _CHARM_DEFAULT)
     own: Mapping[str, str] = presets.get(preset, {}) if isinstance(preset, str) else {}
     out = [f"profile={preset}"] if named else []
     if isinstance(options, Mapping):
         for key, value in sorted(options.items()):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            if own.get(str(key)) != option_text(value):
+            if own.get(str(key)) != _option_text(value):
                 out.append(setting(str(key), value))
     return out
 
@@ -83,7 +83,7 @@ def _at(data: object, *keys: str) -> Any:
     return value  # pyright: ignore[reportUnknownVariableType]
 
 
-def base_revision(labels: Mapping[str, str], environment: Mapping[str, Any]) -> str:
+def _base_revision(labels: Mapping[str, str], environment: Mapping[str, Any]) -> str:
     """The revision alone (see the module's docstring); `-` when nothing names one."""
     label = labels.get("revision")
     if isinstance(label, str) and label:
@@ -109,14 +109,14 @@ def revision_of(
 ) -> str:
     """A run's revision with its settings: `rev221 (profile=batch, queue_size=5000)`."""
     environment = environment or {}
-    base = base_revision(labels or {}, environment)
+    base = _base_revision(labels or {}, environment)
     charms = _at(environment, "charms")
     extras = settings_of(_at(charms, "preset"), _at(charms, "otelcol", "options"), presets or {})
-    extras += split_of(environment)
+    extras += _split_of(environment)
     return base + (f" ({', '.join(extras)})" if extras else "")
 
 
-def split_of(environment: Mapping[str, Any]) -> list[str]:
+def _split_of(environment: Mapping[str, Any]) -> list[str]:
     """`cpu split G:P` (the generator's and the pipeline's CPU counts) for a run on a split
     stack: its figures are not comparable with an unsplit stack's, so it gets rows of its own."""
     generator = _at(environment, "cpu_split", "generator")

@@ -25,18 +25,18 @@ from loadgate.report.saturation import SaturationRow
 
 
 @dataclass(frozen=True)
-class Heading:
+class _Heading:
     text: str
     level: int = 2
 
 
 @dataclass(frozen=True)
-class Para:
+class _Para:
     text: str
 
 
 @dataclass(frozen=True)
-class Bullets:
+class _Bullets:
     items: tuple[str, ...]
 
 
@@ -47,24 +47,24 @@ class Table:
 
 
 @dataclass(frozen=True)
-class Image:
+class _Image:
     file: str  # relative to the page
     alt: str
 
 
-Block = Heading | Para | Bullets | Table | Image
+Block = _Heading | _Para | _Bullets | Table | _Image
 
 ROW_COLUMNS = (
     "revision", "scenario", "offered", "runs", "capacity", "accepted/min", "exported/min",
     "stored/min", "p99 ms", "errors", "CPU s / 1k rec", "RSS MiB / 1k rec/min", "verdict",
 )  # fmt: skip
 
-COMPARE_COLUMNS = (
+_COMPARE_COLUMNS = (
     "metric", "baseline values", "candidate values", "baseline mean", "candidate mean",
     "candidate worse by", "bounds (one-sided, each)", "margin", "decision",
 )  # fmt: skip
 
-HOW = (
+_HOW = (
     "How the figures are made. **runs**: the runs behind the row (n); each figure is the "
     "**median** of the runs that measured it, and `(k/n)` says when only k of the n did; "
     "`unknown` means no run measured it (never 0). **capacity**: the highest offered rate at "
@@ -136,7 +136,7 @@ def _values(vs: Sequence[float | None]) -> str:
     return "; ".join(_value(v) for v in vs) or "-"
 
 
-def decision_cells(d: MetricDecision) -> tuple[str, ...]:
+def _decision_cells(d: MetricDecision) -> tuple[str, ...]:
     """One metric's row of a comparison's table (COMPARE_COLUMNS)."""
     if d.lower is None or d.upper is None:
         bounds = "-"
@@ -163,7 +163,7 @@ def decision_cells(d: MetricDecision) -> tuple[str, ...]:
     )
 
 
-def _comparison_para(c: CompareRecord) -> Para:
+def _comparison_para(c: CompareRecord) -> _Para:
     """A comparison's verdict, plan, sides, pressure rate, whether it was A/A, the candidate's
     lost records and the runs whose figures did not count."""
     text = (
@@ -181,47 +181,47 @@ def _comparison_para(c: CompareRecord) -> Para:
     unsound = [f"{r.side} run {u.run_id}: {u.reason}" for r in c.runs for u in r.unsound]
     if unsound:
         text += f" Runs whose figures did not count (their values unknown): {'; '.join(unsound)}."
-    return Para(text)
+    return _Para(text)
 
 
 def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
     blocks: list[Block] = [
-        Heading(f"{c.compare_id}: {c.baseline.name} vs {c.candidate.name}: {c.verdict}", 3),
+        _Heading(f"{c.compare_id}: {c.baseline.name} vs {c.candidate.name}: {c.verdict}", 3),
         _comparison_para(c),
-        Table(COMPARE_COLUMNS, tuple(decision_cells(d) for d in c.decisions)),
-        Bullets(tuple(f"{d.metric.name}: {d.reason}" for d in c.decisions)),
+        Table(_COMPARE_COLUMNS, tuple(_decision_cells(d) for d in c.decisions)),
+        _Bullets(tuple(f"{d.metric.name}: {d.reason}" for d in c.decisions)),
     ]
     if image:
-        blocks.append(Image(image, f"comparison {c.compare_id}"))
-    blocks.append(Para(f"Rule: {c.rule}"))
+        blocks.append(_Image(image, f"comparison {c.compare_id}"))
+    blocks.append(_Para(f"Rule: {c.rule}"))
     return blocks
 
 
 def _intro(report: Report) -> list[Block]:
     rec = report.records
     blocks: list[Block] = [
-        Heading("loadgate report", 1),
-        Para(
+        _Heading("loadgate report", 1),
+        _Para(
             f"From `{rec.root}`: {len(rec.runs)} runs ({len(report.step_runs)} of them search "
             f"steps), {len(rec.searches)} searches, {len(rec.compares)} comparisons. "
             f"Written {_when(time.time())}."
         ),
     ]
     if rec.skipped:
-        blocks += [Para("Skipped (a format this report does not read):"), Bullets(rec.skipped)]
+        blocks += [_Para("Skipped (a format this report does not read):"), _Bullets(rec.skipped)]
     return blocks
 
 
 def _rows_section(report: Report) -> list[Block]:
     return [
-        Heading("Per revision and scenario"),
+        _Heading("Per revision and scenario"),
         Table(ROW_COLUMNS, tuple(row_cells(r) for r in report.rows)),
-        Para(HOW),
+        _Para(_HOW),
     ]
 
 
 def _capacity_section(report: Report, images: Mapping[str, str]) -> list[Block]:
-    blocks: list[Block] = [Heading("Capacity per revision")]
+    blocks: list[Block] = [_Heading("Capacity per revision")]
     if report.capacities:
         header = (
             "search", "revision", "scenario", "capacity", "knee", "status", "held", "bottleneck",
@@ -241,9 +241,9 @@ def _capacity_section(report: Report, images: Mapping[str, str]) -> list[Block]:
         )
         blocks.append(Table(header, cells))
     else:
-        blocks.append(Para("No searches recorded: capacity not measured (`loadgate search`)."))
+        blocks.append(_Para("No searches recorded: capacity not measured (`loadgate search`)."))
     if "capacity" in images:
-        blocks.append(Image(images["capacity"], "capacity per revision"))
+        blocks.append(_Image(images["capacity"], "capacity per revision"))
     return blocks
 
 
@@ -251,7 +251,7 @@ SATURATION_COLUMNS = (
     "revision", "scenario", "saturation/min (median)", "spread", "n", "capacity (searches)",
 )  # fmt: skip
 
-SATURATION_HOW = (
+_SATURATION_HOW = (
     "**saturation/min**: the collector's accepted records per minute over the steady window of "
     "each run whose queue filled (`loadgate run --saturate`, `loadgate compare`'s saturation "
     "runs): the pipeline's throughput at its limit; the **median** of the saturated runs, their "
@@ -274,54 +274,56 @@ def saturation_cells(row: SaturationRow) -> tuple[str, ...]:
 
 
 def _saturation_section(report: Report) -> list[Block]:
-    blocks: list[Block] = [Heading("Saturation throughput and capacity per revision")]
+    blocks: list[Block] = [_Heading("Saturation throughput and capacity per revision")]
     if not any(row.n for row in report.saturation):
         blocks.append(
-            Para(
+            _Para(
                 "No saturated runs recorded: saturation not measured (`loadgate run --saturate`, "
                 "`loadgate compare`)."
             )
         )
         return blocks
     cells = tuple(saturation_cells(row) for row in report.saturation)
-    return [*blocks, Table(SATURATION_COLUMNS, cells), Para(SATURATION_HOW)]
+    return [*blocks, Table(SATURATION_COLUMNS, cells), _Para(_SATURATION_HOW)]
 
 
 def _knee_section(images: Mapping[str, str]) -> list[Block]:
     blocks: list[Block] = [
-        Heading("Knee curve"),
-        Para(
+        _Heading("Knee curve"),
+        _Para(
             "p99 and error rate against the offered rate, every step of every search (o passed, "
             "x failed; the dashed line is the search's capacity)."
         ),
     ]
     if "knee" in images:
-        blocks.append(Image(images["knee"], "knee curve"))
+        blocks.append(_Image(images["knee"], "knee curve"))
     return blocks
 
 
-def series_title(row: Row) -> str:
+def _series_title(row: Row) -> str:
     """The title of a row's latest run over time (its heading, its plot)."""
     return f"{row.revision}, {row.scenario}, {row.load}: run {row.latest_run}"
 
 
 def _series_blocks(row: Row, data: ts.RunSeries | None, image: str | None) -> list[Block]:
-    title = series_title(row)
+    title = _series_title(row)
     if data is None:
-        return [Para(f"{title}: not measured (the run has no {ts.SERIES_FILE}).")]
-    blocks: list[Block] = [Heading(title, 3)]
+        return [_Para(f"{title}: not measured (the run has no {ts.SERIES_FILE}).")]
+    blocks: list[Block] = [_Heading(title, 3)]
     gone = ts.missing(data)
     if gone:
-        blocks.append(Bullets(tuple(f"{name}: not measured ({why})" for name, why in gone.items())))
+        blocks.append(
+            _Bullets(tuple(f"{name}: not measured ({why})" for name, why in gone.items()))
+        )
     if image:
-        blocks.append(Image(image, title))
+        blocks.append(_Image(image, title))
     return blocks
 
 
 def _series_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     blocks: list[Block] = [
-        Heading("The collector over time"),
-        Para(
+        _Heading("The collector over time"),
+        _Para(
             "For the latest run of each row: collector CPU (cores), RSS (MiB) and queue size "
             "from Prometheus range queries over the run (series.json); the load is shaded."
         ),
@@ -335,9 +337,9 @@ def _series_section(report: Report, images: Mapping[str, str]) -> list[Block]:
 
 def _comparisons_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     compares = report.records.compares
-    blocks: list[Block] = [Heading("Comparisons")]
+    blocks: list[Block] = [_Heading("Comparisons")]
     if not compares:
-        blocks.append(Para("No comparisons recorded (`loadgate compare`)."))
+        blocks.append(_Para("No comparisons recorded (`loadgate compare`)."))
     for c in compares:
         blocks += _comparison_blocks(c, images.get(f"compare:{c.compare_id}"))
     return blocks
@@ -346,23 +348,23 @@ def _comparisons_section(report: Report, images: Mapping[str, str]) -> list[Bloc
 def _matrices_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     """Each `loadgate matrix`: its cells' figures as its matrix.md shows them, and a plot."""
     matrices = report.records.matrices
-    blocks: list[Block] = [Heading("Matrices")]
+    blocks: list[Block] = [_Heading("Matrices")]
     if not matrices:
-        blocks.append(Para("No matrices recorded (`loadgate matrix`)."))
+        blocks.append(_Para("No matrices recorded (`loadgate matrix`)."))
     for m in matrices:
         rec, rows = m.record, list(m.rows)
         done = sum(r.status == "done" for r in rows)
         blocks += [
-            Heading(f"{rec.matrix_id}: {done} of {len(rows)} cells done", 3),
-            Para(f"{rec.description.strip() or '(no description)'} From `{rec.source}`."),
+            _Heading(f"{rec.matrix_id}: {done} of {len(rows)} cells done", 3),
+            _Para(f"{rec.description.strip() or '(no description)'} From `{rec.source}`."),
             Table(mt.MAIN_COLUMNS, tuple(mt.main_cells(r) for r in rows)),
             Table(mt.MORE_COLUMNS, tuple(mt.more_cells(r) for r in rows)),
         ]
         image = images.get(f"matrix:{rec.matrix_id}")
         if image:
-            blocks.append(Image(image, f"matrix {rec.matrix_id}"))
+            blocks.append(_Image(image, f"matrix {rec.matrix_id}"))
     if matrices:
-        blocks.append(Para(mt.HOW))
+        blocks.append(_Para(mt.HOW))
     return blocks
 
 
@@ -385,7 +387,7 @@ def _runs_section(report: Report) -> list[Block]:
         )
         for r in report.records.runs
     )
-    return [Heading("Runs"), Table(header, cells)]
+    return [_Heading("Runs"), Table(header, cells)]
 
 
 def document(report: Report, images: Mapping[str, str]) -> list[Block]:
@@ -414,11 +416,11 @@ def _md_cell(text: str) -> str:
 def markdown(blocks: Sequence[Block]) -> str:
     out: list[str] = []
     for b in blocks:
-        if isinstance(b, Heading):
+        if isinstance(b, _Heading):
             out += ["#" * b.level + " " + b.text, ""]
-        elif isinstance(b, Para):
+        elif isinstance(b, _Para):
             out += [b.text, ""]
-        elif isinstance(b, Bullets):
+        elif isinstance(b, _Bullets):
             out += [f"- {item}" for item in b.items] + [""]
         elif isinstance(b, Table):
             out.append("| " + " | ".join(_md_cell(h) for h in b.header) + " |")
@@ -467,11 +469,11 @@ def html_page(
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
     ]
     for b in blocks:
-        if isinstance(b, Heading):
+        if isinstance(b, _Heading):
             out.append(f"<h{b.level}>{_inline(b.text)}</h{b.level}>")
-        elif isinstance(b, Para):
+        elif isinstance(b, _Para):
             out.append(f"<p>{_inline(b.text)}</p>")
-        elif isinstance(b, Bullets):
+        elif isinstance(b, _Bullets):
             out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b.items) + "</ul>")
         elif isinstance(b, Table):
             head = "".join(f"<th>{html.escape(h)}</th>" for h in b.header)

@@ -14,7 +14,7 @@ from loadgate.measure import timeseries as ts
 from loadgate.report.capacity import Capacity, KneeCurve
 from loadgate.report.matrix_content import MatrixContent
 
-NOT_MEASURED = "not measured"
+_NOT_MEASURED = "not measured"
 
 
 def _plt() -> Any:
@@ -71,8 +71,8 @@ def knee_figure(curves: Sequence[KneeCurve]) -> Any:
     drawn = [c for c in curves if c.has_data]
     if not drawn:
         why = "no search steps recorded" if not curves else "searches recorded no p99 or errors"
-        _say(ax_p99, f"{why}: knee curve {NOT_MEASURED}")
-        _say(ax_err, f"error rate against offered rate: {NOT_MEASURED}")
+        _say(ax_p99, f"{why}: knee curve {_NOT_MEASURED}")
+        _say(ax_err, f"error rate against offered rate: {_NOT_MEASURED}")
         return fig
     for i, curve in enumerate(drawn):
         colour = f"C{i % 10}"
@@ -128,7 +128,7 @@ def capacity_figure(capacities: Sequence[Capacity]) -> Any:
     known = [c for c in capacities if c.capacity_per_min is not None and c.converged]
     if not known:
         why = "no searches recorded" if not capacities else "no search converged on a capacity"
-        _say(ax, f"{why}: capacity {NOT_MEASURED}")
+        _say(ax, f"{why}: capacity {_NOT_MEASURED}")
         return fig
     revisions = sorted({c.revision for c in capacities})
     for i, rev in enumerate(revisions):
@@ -170,7 +170,7 @@ def run_series_figure(data: ts.RunSeries, title: str) -> Any:
         s = data.series.get(name)
         if s is None or not s.samples:
             reason = s.missing if s is not None and s.missing else "not recorded"
-            _say(ax, f"{ylabel}: {NOT_MEASURED} ({reason[:80]})")
+            _say(ax, f"{ylabel}: {_NOT_MEASURED} ({reason[:80]})")
             continue
         ax.plot([t - t0 for t, _ in s.samples], [v for _, v in s.samples], color="C0")
         ax.axvspan(0, data.load_ended - t0, color="C2", alpha=0.12)
@@ -193,7 +193,7 @@ def comparison_figure(record: CompareRecord) -> Any:
     fig, axes = plt.subplots(1, max(1, len(decisions)), figsize=(5 * max(1, len(decisions)), 4))
     axes_list = list(axes) if len(decisions) > 1 else [axes]
     if not decisions:
-        _say(axes_list[0], f"no metric decided: {NOT_MEASURED}")
+        _say(axes_list[0], f"no metric decided: {_NOT_MEASURED}")
         return fig
     for ax, d in zip(axes_list, decisions, strict=True):
         sides = (("baseline", record.baseline.name), ("candidate", record.candidate.name))
@@ -205,11 +205,11 @@ def comparison_figure(record: CompareRecord) -> Any:
                 any_value = True
                 ax.plot([i] * len(values), values, "o", color=f"C{i}", alpha=0.8)
             else:
-                ax.text(i, 0, NOT_MEASURED, ha="center", va="bottom", rotation=90, fontsize=9)
+                ax.text(i, 0, _NOT_MEASURED, ha="center", va="bottom", rotation=90, fontsize=9)
             if mean is not None:
                 ax.bar([i], [mean], color=f"C{i}", alpha=0.3, width=0.5)
         if not any_value:
-            _say(ax, f"{d.metric.name}: {NOT_MEASURED}")
+            _say(ax, f"{d.metric.name}: {_NOT_MEASURED}")
             ax.set_title(d.decision, fontsize=10)
             continue
         ax.set_xticks([0, 1], [_short(sides[0][1]), _short(sides[1][1])], rotation=10)
@@ -222,10 +222,10 @@ def comparison_figure(record: CompareRecord) -> Any:
 
 
 def matrix(content: MatrixContent, path: Path) -> Path:
-    return _save(matrix_figure(content), path)
+    return _save(_matrix_figure(content), path)
 
 
-def matrix_figure(content: MatrixContent) -> Any:
+def _matrix_figure(content: MatrixContent) -> Any:
     """Per cell: records per minute k6 got accepted, p99 and max latency, and the failure
     rate, one bar per cell coloured by its experiment (a cell without figures says so)."""
     plt = _plt()
@@ -243,11 +243,11 @@ def matrix_figure(content: MatrixContent) -> Any:
     for ax, (title, values) in zip(axes, panels, strict=True):
         ax.set_ylabel(title)
         if all(v is None for v in values):
-            _say(ax, f"{title}: {NOT_MEASURED}")
+            _say(ax, f"{title}: {_NOT_MEASURED}")
             continue
         for i, v in enumerate(values):
             if v is None:
-                ax.text(i, 0, NOT_MEASURED, ha="center", va="bottom", rotation=90, fontsize=8)
+                ax.text(i, 0, _NOT_MEASURED, ha="center", va="bottom", rotation=90, fontsize=8)
             else:
                 ax.bar([i], [v], color=colours[i], alpha=0.7)
         if title.startswith("p99"):

@@ -21,7 +21,7 @@ from loadgate.report.capacity import Capacity
 from loadgate.report.naming import UNKNOWN
 from loadgate.report.runs import Run
 
-RowKey = tuple[str, str, int | None, int | None]  # revision, scenario, offered rate, VUs
+_RowKey = tuple[str, str, int | None, int | None]  # revision, scenario, offered rate, VUs
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def capacity_text(caps: Sequence[Capacity]) -> str:
     return text + f" (median, n={len(values)}/{len(done)})" + note
 
 
-def verdict_of(verdicts: Sequence[str]) -> str:
+def _verdict_of(verdicts: Sequence[str]) -> str:
     if not verdicts:
         return "-"
     kinds = sorted(set(verdicts))
@@ -113,7 +113,7 @@ def search_step_runs(searches: Sequence[SearchRecord]) -> set[str]:
     return {s.outcome.run_id for r in searches for s in r.steps if s.outcome.run_id}
 
 
-def row_of(key: RowKey, runs: Sequence[Run], capacity: Sequence[Capacity]) -> Row:
+def _row_of(key: _RowKey, runs: Sequence[Run], capacity: Sequence[Capacity]) -> Row:
     """The row of `key` from its runs (oldest first) and its revision's and scenario's
     searches."""
     revision, scenario, offered, vus = key
@@ -136,7 +136,7 @@ def row_of(key: RowKey, runs: Sequence[Run], capacity: Sequence[Capacity]) -> Ro
         error_rate=fig(lambda r: r.error_rate),
         cpu_s_per_1000=fig(lambda r: r.cpu_s_per_1000),
         rss_mib_per_1000_per_min=fig(lambda r: r.rss_mib_per_1000_per_min),
-        verdict=verdict_of([r.verdict for r in runs]),
+        verdict=_verdict_of([r.verdict for r in runs]),
     )
 
 
@@ -146,7 +146,7 @@ def rows_of(
     """One row per (revision, scenario, offered load), runs in `exclude` left out; a revision and
     scenario with a search but no other run gets a row of its own (capacity only)."""
     exclude = exclude or set()
-    groups: dict[RowKey, list[Run]] = {}
+    groups: dict[_RowKey, list[Run]] = {}
     for run in runs:
         if run.run_id not in exclude:
             key = (run.revision, run.scenario, run.offered_per_min, run.vus)
@@ -158,7 +158,7 @@ def rows_of(
         if not any(k[0] == revision and k[1] == scenario for k in groups):
             groups[(revision, scenario, None, None)] = []
     rows = [
-        row_of(
+        _row_of(
             key,
             sorted(members, key=lambda r: (r.started_at, r.run_id)),
             by_identity.get(key[:2], []),

@@ -48,7 +48,7 @@ class Run:
     saturation_per_min: float | None = None  # a saturated run's steady-window throughput
 
 
-def per_min(count: int | None, duration_s: float | None) -> float | None:
+def _per_min(count: int | None, duration_s: float | None) -> float | None:
     if count is None or not duration_s or duration_s <= 0:
         return None
     return count / duration_s * 60
@@ -71,9 +71,9 @@ def run_of(result: RunResult, presets: naming.Presets | None = None) -> Run:
         scenario=naming.scenario_of(spec),
         offered_per_min=spec.rate if arrival else None,
         vus=None if arrival else spec.vus,
-        accepted_per_min=per_min(counts.get("accepted"), duration),
-        exported_per_min=per_min(counts.get("exported"), duration),
-        stored_per_min=per_min(counts.get("stored"), duration),
+        accepted_per_min=_per_min(counts.get("accepted"), duration),
+        exported_per_min=_per_min(counts.get("exported"), duration),
+        stored_per_min=_per_min(counts.get("stored"), duration),
         p99_ms=client.p99_ms,
         error_rate=client.error_rate,
         cpu_s_per_1000=cpu_per_1000(

@@ -25,13 +25,13 @@ from loadgate.measure.resources import (
 from loadgate.measure.saturation import GROWING, SATURATED, UNKNOWN, SaturationFigures
 from loadgate.records.result import RunResult
 
-UNITS = {"error_rate": "%", "p99_ms": "ms"}
+_UNITS = {"error_rate": "%", "p99_ms": "ms"}
 
 
 def _value(gate: Gate) -> str:
     if gate.value is None:
         return "not measured"
-    return format_value(gate.value, UNITS.get(gate.name, ""))
+    return format_value(gate.value, _UNITS.get(gate.name, ""))
 
 
 def verdict_table(result: RunResult) -> Table:

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Collection, Sequence
 
-USAGE = "usage: cgexec.py [--join CGROUP_PROCS ...] [--cpus N[,N...]] -- COMMAND [ARG...]"
+_USAGE = "usage: cgexec.py [--join CGROUP_PROCS ...] [--cpus N[,N...]] -- COMMAND [ARG...]"
 EXIT_CANNOT_JOIN = 125
 
 
@@ -48,15 +48,15 @@ def split(argv: list[str]) -> tuple[list[str], list[str]]:
 def parse(argv: list[str]) -> tuple[list[str], set[int] | None, list[str]]:
     """(cgroup.procs files, CPUs or None, command); ValueError when malformed."""
     if "--" not in argv:
-        raise ValueError(USAGE)
+        raise ValueError(_USAGE)
     cut = argv.index("--")
     head, command = argv[:cut], argv[cut + 1 :]
     if not command or len(head) % 2 or any(flag not in ("--join", "--cpus") for flag in head[::2]):
-        raise ValueError(USAGE)
+        raise ValueError(_USAGE)
     pairs = list(zip(head[::2], head[1::2], strict=True))
     cpus = [value for flag, value in pairs if flag == "--cpus"]
     if len(cpus) > 1:
-        raise ValueError(USAGE)
+        raise ValueError(_USAGE)
     try:
         chosen = {int(n) for n in cpus[0].split(",")} if cpus else None
     except ValueError:

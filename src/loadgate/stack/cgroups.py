@@ -27,7 +27,7 @@ from loadgate.contract.typed import read
 from . import cgexec
 from .limits import OPTIONAL_FILES, Limits, v1_settings, v2_settings
 
-CONTROLLERS = ("memory", "cpu")
+_CONTROLLERS = ("memory", "cpu")
 STACK_PREFIX = "loadgate-"
 
 
@@ -41,7 +41,7 @@ class Hierarchy:
 
 
 @dataclass(frozen=True)
-class Mount:
+class _Mount:
     root: str  # the folder of the hierarchy mounted here
     point: str
     fstype: str
@@ -61,20 +61,20 @@ def _unescape(text: str) -> str:
     return out
 
 
-def parse_mountinfo(text: str) -> list[Mount]:
+def _parse_mountinfo(text: str) -> list[_Mount]:
     """The mounts in /proc/self/mountinfo (`ID PARENT DEV ROOT POINT OPTS ... - TYPE SRC SUPER`)."""
-    mounts: list[Mount] = []
+    mounts: list[_Mount] = []
     for line in text.splitlines():
         head, sep, tail = line.partition(" - ")
         fields, rest = head.split(), tail.split()
         if not sep or len(fields) < 5 or len(rest) < 3:
             continue
         options = tuple(rest[2].split(","))
-        mounts.append(Mount(_unescape(fields[3]), _unescape(fields[4]), rest[0], options))
+        mounts.append(_Mount(_unescape(fields[3]), _unescape(fields[4]), rest[0], options))
     return mounts
 
 
-def parse_proc_cgroup(text: str) -> list[tuple[tuple[str, ...], str]]:
+def _parse_proc_cgroup(text: str) -> list[tuple[tuple[str, ...], str]]:
     """(controllers, path) per line of /proc/self/cgroup (v2's line has no controllers)."""
     out: list[tuple[tuple[str, ...], str]] = []
     for line in text.splitlines():
@@ -85,7 +85,7 @@ def parse_proc_cgroup(text: str) -> list[tuple[tuple[str, ...], str]]:
     return out
 
 
-def _inside(mount: Mount, path: str) -> str | None:
+def _inside(mount: _Mount, path: str) -> str | None:
     """Where `path` (a group, from the hierarchy's root) is under this mount (None: not)."""
     root = mount.root.rstrip("/")
     if root and path != root and not path.startswith(root + "/"):
@@ -99,15 +99,15 @@ def own_hierarchies(
     """Per controller, this process's group: in a v1 hierarchy with that controller, else in
     the v2 hierarchy when its `cgroup.controllers` lists it (`v2_controllers`: folder ->
     listed; read from the folder when not given)."""
-    mounts = parse_mountinfo(mountinfo)
+    mounts = _parse_mountinfo(mountinfo)
     found: dict[str, Hierarchy] = {}
     unified: str | None = None
-    for controllers, path in parse_proc_cgroup(proc_cgroup):
+    for controllers, path in _parse_proc_cgroup(proc_cgroup):
         if not controllers:
             for mount in (m for m in mounts if m.fstype == "cgroup2"):
                 unified = unified or _inside(mount, path)
             continue
-        for controller in (c for c in controllers if c in CONTROLLERS):
+        for controller in (c for c in controllers if c in _CONTROLLERS):
             for mount in (m for m in mounts if m.fstype == "cgroup" and controller in m.options):
                 where = _inside(mount, path)
                 if where is not None:
@@ -116,7 +116,7 @@ def own_hierarchies(
         listed = (v2_controllers or {}).get(unified)
         if listed is None:
             listed = _read_words(Path(unified) / "cgroup.controllers")
-        for controller in CONTROLLERS:
+        for controller in _CONTROLLERS:
             if controller not in found and controller in listed:
                 found[controller] = Hierarchy(controller, 2, unified)
     return found
@@ -260,7 +260,7 @@ def place(
             continue
         groups: list[Group] = []
         missing: dict[str, str] = {}
-        for controller in CONTROLLERS:
+        for controller in _CONTROLLERS:
             h = found.get(controller)
             settings = (v2_settings if h and h.version == 2 else v1_settings)(limits)
             if controller not in settings:
@@ -383,7 +383,7 @@ def describe(groups: StackGroups) -> list[str]:
     lines: list[str] = []
     for role, p in groups.placements.items():
         versions = "+".join(sorted({f"v{g.version}" for g in p.groups}))
-        enforced = [c for c in CONTROLLERS if p.group(c) is not None]
+        enforced = [c for c in _CONTROLLERS if p.group(c) is not None]
         if enforced:
             kept = Limits(
                 cpu_millis=p.limits.cpu_millis if "cpu" in enforced else None,

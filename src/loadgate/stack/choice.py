@@ -24,8 +24,8 @@ from .charm_stack import CharmChoice, CharmStackError, PreparedCharms
 from .profile import Profile
 
 DEFAULT_PRESET = "charm-default"
-HAND_PROFILES: dict[str, str] = {"hand-nop": "nop"}  # CLI name -> profile.py name
-CHARM_FLAGS = (
+_HAND_PROFILES: dict[str, str] = {"hand-nop": "nop"}  # CLI name -> profile.py name
+_CHARM_FLAGS = (
     "otelcol_charm", "loki_charm", "charm_config", "loki_config", "backend_fault", "hand",
 )  # fmt: skip
 
@@ -49,7 +49,7 @@ class StackFlags:
     def given_charm_flags(self) -> list[str]:
         """The charm flags given, as typed (`--otelcol-charm`, ...)."""
         given = [
-            f"--{f.replace('_', '-')}" for f in CHARM_FLAGS if getattr(self, f) not in (None, ())
+            f"--{f.replace('_', '-')}" for f in _CHARM_FLAGS if getattr(self, f) not in (None, ())
         ]
         if not signal_relations.is_default(self.signals):
             given.append("--signals")
@@ -71,7 +71,7 @@ def presets(overlays: Path | None = None) -> dict[str, Path | None]:
 
 def profile_names(overlays: Path | None = None) -> list[str]:
     """Every `--profile` value: the charm presets, then the hand profiles."""
-    return [*presets(overlays), *HAND_PROFILES]
+    return [*presets(overlays), *_HAND_PROFILES]
 
 
 def preset_pairs(name: str, overlays: Path | None = None) -> list[str]:
@@ -121,7 +121,7 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
     """The stack flags as one request: a hand profile, or the charms with the preset's options,
     then `--charm-config`, then `--queue-size`."""
     name = flags.profile or DEFAULT_PRESET
-    if name in HAND_PROFILES:
+    if name in _HAND_PROFILES:
         given = flags.given_charm_flags()
         if given:
             raise ChoiceError(
@@ -129,7 +129,7 @@ def request(flags: StackFlags, overlays: Path | None = None) -> StackRequest:
                 "hand-written (drop them, or choose a charm preset)"
             )
         try:
-            hand = profiles.get(HAND_PROFILES[name], flags.queue_size)
+            hand = profiles.get(_HAND_PROFILES[name], flags.queue_size)
         except ValueError as exc:
             raise ChoiceError(f"--{exc}") from None
         return StackRequest(name, None, hand)

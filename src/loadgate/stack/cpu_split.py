@@ -27,11 +27,11 @@ from typing import Any
 from . import cgexec, fault_service
 
 ENV = "LOADGATE_CPU_SPLIT"
-AUTO = "auto"
-OFF = "off"
-SETTINGS = (AUTO, OFF)
+_AUTO = "auto"
+_OFF = "off"
+_SETTINGS = (_AUTO, _OFF)
 # Services that stay with the generator: they measure or stand for the network.
-GENERATOR_SIDE = frozenset({"prometheus", fault_service.SERVICE})
+_GENERATOR_SIDE = frozenset({"prometheus", fault_service.SERVICE})
 
 
 class SplitError(ValueError):
@@ -79,10 +79,10 @@ def _cpus(cpus: Collection[int]) -> str:
 
 def choose(setting: str, usable: Collection[int]) -> CpuSplit | None:
     """The split for a setting and the CPUs this process may use (None: no split)."""
-    if setting not in SETTINGS:
-        raise SplitError(f"{ENV}: must be one of {', '.join(SETTINGS)}; got {setting!r}")
+    if setting not in _SETTINGS:
+        raise SplitError(f"{ENV}: must be one of {', '.join(_SETTINGS)}; got {setting!r}")
     cpus = sorted(usable)
-    if setting == OFF or len(cpus) < 2:
+    if setting == _OFF or len(cpus) < 2:
         return None
     generator = max(1, len(cpus) // 4)
     return CpuSplit(tuple(cpus[:generator]), tuple(cpus[generator:]))
@@ -90,7 +90,7 @@ def choose(setting: str, usable: Collection[int]) -> CpuSplit | None:
 
 def from_environment(environ: Mapping[str, str] | None = None) -> CpuSplit | None:
     """The split LOADGATE_CPU_SPLIT asks for on this machine (raises SplitError)."""
-    setting = (os.environ if environ is None else environ).get(ENV, AUTO).strip() or AUTO
+    setting = (os.environ if environ is None else environ).get(ENV, _AUTO).strip() or _AUTO
     return choose(setting, os.sched_getaffinity(0))
 
 
@@ -101,7 +101,7 @@ def place(services: dict[str, dict[str, Any]], split: CpuSplit | None) -> None:
     if split is None:
         return
     for name, service in services.items():
-        if name in GENERATOR_SIDE:
+        if name in _GENERATOR_SIDE:
             continue
         groups, _, command = cgexec.unwrap(shlex.split(service["command"]))
         service["command"] = shlex.join([*cgexec.prefix(groups, split.pipeline), *command])

@@ -30,17 +30,17 @@ import httpx
 from loadgate.stack.faults import Decider, Decision, FaultPlan
 from loadgate.tlsclient import client_context
 
-HOP_BY_HOP = frozenset(
+_HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host",
      "content-length", "proxy-authorization", "proxy-authenticate"}
 )  # fmt: skip
-PASS = Decision(None)
-Answer = tuple[int, list[tuple[str, str]], bytes]
-Handler = Callable[[h11.Request, bytes], Awaitable[Answer]]
+_PASS = Decision(None)
+_Answer = tuple[int, list[tuple[str, str]], bytes]
+_Handler = Callable[[h11.Request, bytes], Awaitable[_Answer]]
 
 
 @dataclass
-class Counts:
+class _Counts:
     requests: int = 0
     passed: int = 0
     failed: int = 0
@@ -66,12 +66,12 @@ class ProxyConfig:
         return cls(**json.loads(path.read_text()))
 
 
-class FaultProxy:
+class _FaultProxy:
     def __init__(self, config: ProxyConfig):
         self.config = config
         self.plan = FaultPlan.from_dict(config.plan)
         self.decider = Decider(self.plan)
-        self.counts = Counts()
+        self.counts = _Counts()
         self.epoch = time.monotonic()
         self.armed = False  # faults only from the first run's load start (POST /epoch)
         context = client_context(Path(config.ca_file))
@@ -79,10 +79,10 @@ class FaultProxy:
             transport=httpx.AsyncHTTPTransport(verify=context), timeout=60.0
         )
 
-    async def push(self, request: h11.Request, body: bytes) -> Answer:
+    async def push(self, request: h11.Request, body: bytes) -> _Answer:
         """One request from the collector: a fault, or Loki's answer."""
         self.counts.requests += 1
-        decision = self.decider.decide(time.monotonic() - self.epoch) if self.armed else PASS
+        decision = self.decider.decide(time.monotonic() - self.epoch) if self.armed else _PASS
         if decision.delay_s > 0:
             self.counts.delayed += 1
             await asyncio.sleep(decision.delay_s)
@@ -95,7 +95,7 @@ class FaultProxy:
         forwarded = self.client.build_request(
             request.method.decode(),
             self.config.upstream + request.target.decode(),
-            headers=[(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP],
+            headers=[(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP],
             content=body,
             extensions={"sni_hostname": self.config.server_name},
         )
@@ -107,10 +107,10 @@ class FaultProxy:
             self.counts.upstream_errors += 1
             return 502, [("content-type", "text/plain")], f"loki unreachable: {exc}\n".encode()
         self.counts.passed += 1
-        kept = [(k, v) for k, v in response.headers.items() if k.lower() not in HOP_BY_HOP]
+        kept = [(k, v) for k, v in response.headers.items() if k.lower() not in _HOP_BY_HOP]
         return response.status_code, kept, payload
 
-    async def control(self, request: h11.Request, body: bytes) -> Answer:
+    async def control(self, request: h11.Request, body: bytes) -> _Answer:
         del body
         method, target = request.method.decode(), request.target.decode()
         if (method, target) == ("POST", "/epoch"):
@@ -126,7 +126,7 @@ class FaultProxy:
             return 200, [("content-type", "text/plain")], b"ready\n"
         return 404, [("content-type", "text/plain")], b"not found\n"
 
-    def _json(self, data: dict[str, Any]) -> Answer:
+    def _json(self, data: dict[str, Any]) -> _Answer:
         data = {**data, "spec": self.plan.spec}
         return 200, [("content-type", "application/json")], json.dumps(data).encode()
 
@@ -148,8 +148,8 @@ class FaultProxy:
         return "\n".join(lines) + "\n"
 
 
-async def serve_http(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, handler: Handler
+async def _serve_http(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, handler: _Handler
 ) -> None:
     """HTTP/1.1 on one connection, request after request (keep-alive), until either side
     closes it."""
@@ -187,7 +187,7 @@ async def serve_http(
         writer.close()
 
 
-def server_context(config: ProxyConfig) -> ssl.SSLContext:
+def _server_context(config: ProxyConfig) -> ssl.SSLContext:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(config.cert_file, config.key_file)
     context.set_alpn_protocols(["http/1.1"])
@@ -195,16 +195,16 @@ def server_context(config: ProxyConfig) -> ssl.SSLContext:
 
 
 async def run(config: ProxyConfig) -> None:
-    proxy = FaultProxy(config)
+    proxy = _FaultProxy(config)
 
     async def on_push(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-        await serve_http(r, w, proxy.push)
+        await _serve_http(r, w, proxy.push)
 
     async def on_control(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-        await serve_http(r, w, proxy.control)
+        await _serve_http(r, w, proxy.control)
 
     pushes = await asyncio.start_server(
-        on_push, config.host, config.port, ssl=server_context(config)
+        on_push, config.host, config.port, ssl=_server_context(config)
     )
     controls = await asyncio.start_server(on_control, config.host, config.control_port)
     print(

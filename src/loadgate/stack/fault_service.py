@@ -21,7 +21,7 @@ from .layout import Layout
 from .ports import HOST, Ports
 
 SERVICE = "backend-fault"
-SCRAPE_JOB = "backend-fault"
+_SCRAPE_JOB = "backend-fault"
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class FaultService:
         )
 
 
-def free_port() -> int:
+def _free_port() -> int:
     """A port no one listens on now (the kernel's choice, outside the stack's own range)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
@@ -67,10 +67,10 @@ def free_port() -> int:
 
 
 def allocate(plan: FaultPlan) -> FaultService:
-    return FaultService(plan, free_port(), free_port())
+    return FaultService(plan, _free_port(), _free_port())
 
 
-def config_path(layout: Layout) -> Path:
+def _config_path(layout: Layout) -> Path:
     return layout.config / "backend-fault.json"
 
 
@@ -97,12 +97,12 @@ def write(service: FaultService, layout: Layout, ports: Ports) -> None:
         "ca_file": str(layout.ca_cert),
         "plan": service.plan.to_dict(),
     }
-    config_path(layout).write_text(json.dumps(config, indent=2))
+    _config_path(layout).write_text(json.dumps(config, indent=2))
 
 
 def pebble_service(layout: Layout) -> dict[str, Any]:
     """The proxy under Pebble: this Python, this loadgate (PYTHONPATH), restarted on failure."""
-    argv = [sys.executable, "-m", "loadgate.stack.fault_proxy", str(config_path(layout))]
+    argv = [sys.executable, "-m", "loadgate.stack.fault_proxy", str(_config_path(layout))]
     summary = "backend fault proxy between the collector and Loki"
     here = {"PYTHONPATH": str(Path(loadgate.__file__).resolve().parent.parent)}
     return pebble_plan.service(summary, argv, layout.root, environment=here)
@@ -114,7 +114,7 @@ def pebble_check(service: FaultService) -> dict[str, Any]:
 
 def scrape_job(service: FaultService) -> dict[str, Any]:
     return {
-        "job_name": SCRAPE_JOB,
+        "job_name": _SCRAPE_JOB,
         "static_configs": [{"targets": [f"{HOST}:{service.control_port}"]}],
     }
 

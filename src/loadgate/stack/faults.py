@@ -26,10 +26,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-FLAG = "--backend-fault"
-STATUS_CODES = (429, 500, 502, 503, 504)
-OUTAGE_STATUS = 503
-FORM = (
+_FLAG = "--backend-fault"
+_STATUS_CODES = (429, 500, 502, 503, 504)
+_OUTAGE_STATUS = 503
+_FORM = (
     "comma-separated CODE=SHARE (CODE one of 429, 500, 502, 503, 504), "
     "delay=DURATION[@SHARE], outage=START+LENGTH, until=DURATION, seed=N; "
     "SHARE a fraction 0..1 or N%, DURATION a number with ms, s or m; "
@@ -85,17 +85,17 @@ def _opt_float(value: Any) -> float | None:
 
 
 def _bad(item: str, why: str) -> FaultError:
-    return FaultError(f"{FLAG}: {item!r}: {why}; allowed: {FORM}")
+    return FaultError(f"{_FLAG}: {item!r}: {why}; allowed: {_FORM}")
 
 
-def duration(text: str, item: str) -> float:
+def _duration(text: str, item: str) -> float:
     m = _DURATION.fullmatch(text)
     if m is None:
         raise _bad(item, f"{text!r} is not a duration")
     return float(m[1]) * _UNIT_S[m[2]]
 
 
-def share(text: str, item: str) -> float:
+def _share(text: str, item: str) -> float:
     try:
         value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
@@ -126,23 +126,23 @@ def parse(spec: str) -> FaultPlan:
 
 def _item(key: str, value: str, item: str, values: dict[str, Any]) -> None:
     if key.isdigit():
-        if int(key) not in STATUS_CODES:
-            raise _bad(item, f"status {key} is not one of {', '.join(map(str, STATUS_CODES))}")
-        values["statuses"][int(key)] = share(value, item)
+        if int(key) not in _STATUS_CODES:
+            raise _bad(item, f"status {key} is not one of {', '.join(map(str, _STATUS_CODES))}")
+        values["statuses"][int(key)] = _share(value, item)
     elif key == "delay":
         length, _, part = value.partition("@")
-        values["delay_s"] = duration(length, item)
-        values["delay_share"] = share(part, item) if part else 1.0
+        values["delay_s"] = _duration(length, item)
+        values["delay_share"] = _share(part, item) if part else 1.0
     elif key == "outage":
         start, sep, length = value.partition("+")
         if not sep:
             raise _bad(item, "an outage is START+LENGTH, e.g. outage=20s+15s")
-        values["outage_start_s"] = duration(start, item)
-        values["outage_length_s"] = duration(length, item)
+        values["outage_start_s"] = _duration(start, item)
+        values["outage_length_s"] = _duration(length, item)
         if values["outage_length_s"] <= 0:
             raise _bad(item, "an outage lasts more than 0s")
     elif key == "until":
-        values["until_s"] = duration(value, item)
+        values["until_s"] = _duration(value, item)
     elif key == "seed":
         if not value.isdigit():
             raise _bad(item, f"{value!r} is not a whole number")
@@ -172,15 +172,15 @@ class Decider:
     def restart(self) -> None:
         self._random = random.Random(self.plan.seed)  # noqa: S311
 
-    def in_outage(self, elapsed_s: float) -> bool:
+    def _in_outage(self, elapsed_s: float) -> bool:
         start = self.plan.outage_start_s
         return start is not None and start <= elapsed_s < start + self.plan.outage_length_s
 
     def decide(self, elapsed_s: float) -> Decision:
         """The decision for the next request, `elapsed_s` after the clock's start."""
         pick, hold = self._random.random(), self._random.random()
-        if self.in_outage(elapsed_s):
-            return Decision(OUTAGE_STATUS, 0.0, outage=True)
+        if self._in_outage(elapsed_s):
+            return Decision(_OUTAGE_STATUS, 0.0, outage=True)
         until = self.plan.until_s
         if until is not None and elapsed_s >= until:
             return Decision(None)

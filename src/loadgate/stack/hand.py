@@ -28,26 +28,26 @@ from typing import Any
 
 from .localize import Change, component_type
 
-EXPORTERS = ("loki", "standin", "debug", "nop")
+_EXPORTERS = ("loki", "standin", "debug", "nop")
 # The exporter a stand-in or an isolated collector sends its logs with, by `exporter` value.
-EXPORTER_IDS = {
+_EXPORTER_IDS = {
     "standin": "otlphttp/loki-standin",
     "debug": "debug/isolated",
     "nop": "nop/isolated",
 }
 # The `exporter` label regex of the pipeline under test's exporter (measure.pipeline.Scope).
-SCOPE_EXPORTER = {"loki": "loki.*", "standin": "otlphttp.*", "debug": "debug.*", "nop": "nop.*"}
-MAX_CONSUMERS = 1000
-ON_OFF = {"on": True, "off": False, "true": True, "false": False}
-GOMEMLIMIT_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_SCOPE_EXPORTER = {"loki": "loki.*", "standin": "otlphttp.*", "debug": "debug.*", "nop": "nop.*"}
+_MAX_CONSUMERS = 1000
+_ON_OFF = {"on": True, "off": False, "true": True, "false": False}
+_GOMEMLIMIT_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 _GOMEMLIMIT = re.compile(r"(?P<n>[0-9]+)(?P<unit>B|KiB|MiB|GiB|TiB)?", re.ASCII)
 
 ALLOWED: dict[str, str] = {
     "file-storage": "on or off (off: the sending queue in memory)",
-    "num-consumers": f"an integer from 1 to {MAX_CONSUMERS}",
+    "num-consumers": f"an integer from 1 to {_MAX_CONSUMERS}",
     "gomemlimit": "Go's form: a number of bytes with B, KiB, MiB, GiB or TiB, e.g. 400MiB",
     "gc-trace": "on or off (GODEBUG=gctrace=1: the run counts garbage collections)",
-    "exporter": ", ".join(EXPORTERS) + " (standin: a second collector; debug, nop: isolated)",
+    "exporter": ", ".join(_EXPORTERS) + " (standin: a second collector; debug, nop: isolated)",
 }
 
 
@@ -71,7 +71,7 @@ class HandChanges:
 
     @property
     def scope_exporter(self) -> str:
-        return SCOPE_EXPORTER[self.exporter]
+        return _SCOPE_EXPORTER[self.exporter]
 
     def pairs(self) -> list[str]:
         """The changes as `--hand` takes them (only those that change something)."""
@@ -111,7 +111,7 @@ def gomemlimit_bytes(text: str) -> int:
     m = _GOMEMLIMIT.fullmatch(text.strip())
     if m is None or int(m["n"]) <= 0:
         raise HandError(f"gomemlimit: {ALLOWED['gomemlimit']}; got {text!r}")
-    return int(m["n"]) * GOMEMLIMIT_UNITS[m["unit"] or "B"]
+    return int(m["n"]) * _GOMEMLIMIT_UNITS[m["unit"] or "B"]
 
 
 def _value(key: str, raw: object) -> Any:
@@ -119,17 +119,17 @@ def _value(key: str, raw: object) -> Any:
     text = ("on" if raw else "off") if isinstance(raw, bool) else str(raw).strip()
     bad = HandError(f"{key}: must be {ALLOWED[key]}; got {text!r}")
     if key in ("file-storage", "gc-trace"):
-        if text.lower() not in ON_OFF:
+        if text.lower() not in _ON_OFF:
             raise bad
-        return ON_OFF[text.lower()]
+        return _ON_OFF[text.lower()]
     if key == "num-consumers":
-        if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= MAX_CONSUMERS:
+        if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= _MAX_CONSUMERS:
             raise bad
         return int(text)
     if key == "gomemlimit":
         gomemlimit_bytes(text)
         return text
-    if text not in EXPORTERS:
+    if text not in _EXPORTERS:
         raise bad
     return text
 
@@ -225,7 +225,7 @@ def _swap_exporter(
     standin: StandinTarget | None,
     changes: list[Change],
 ) -> None:
-    new_id = EXPORTER_IDS[hand.exporter]
+    new_id = _EXPORTER_IDS[hand.exporter]
     first = cfg["exporters"][lokis[0]]
     if hand.exporter == "standin":
         if standin is None:

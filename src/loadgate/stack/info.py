@@ -97,7 +97,7 @@ class StackInfo:
         return signal_relations.TRACES in self.signals
 
     @property
-    def backend_ports(self) -> standin.StandinPorts | None:
+    def _backend_ports(self) -> standin.StandinPorts | None:
         """The traces backend stand-in's ports (None: the stack runs none)."""
         return standin.TRACES.ports_for(self.ports) if self.traces else None
 
@@ -127,8 +127,8 @@ class StackInfo:
 
     def health_urls(self) -> dict[str, str]:
         urls = render.health_urls(self.ports)
-        if self.backend_ports is not None:
-            urls[standin.TRACES.service] = standin.health_url(self.backend_ports)
+        if self._backend_ports is not None:
+            urls[standin.TRACES.service] = standin.health_url(self._backend_ports)
         if self.logs_standin_ports is not None:
             urls[standin.LOKI.service] = standin.health_url(self.logs_standin_ports)
         if self.backend_fault is not None:
@@ -141,8 +141,8 @@ class StackInfo:
             "loki": self.ports.loki_http,
             "prometheus": self.ports.prometheus,
         }
-        if self.backend_ports is not None:
-            out[standin.TRACES.service] = self.backend_ports.otlp_http
+        if self._backend_ports is not None:
+            out[standin.TRACES.service] = self._backend_ports.otlp_http
         if self.logs_standin_ports is not None:
             out[standin.LOKI.service] = self.logs_standin_ports.otlp_http
         if self.backend_fault is not None:

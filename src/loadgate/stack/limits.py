@@ -24,9 +24,9 @@ from typing import Any
 
 from . import quantity
 
-RESOURCES = ("cpu", "memory")
-CFS_PERIOD_US = 100_000  # kubelet's CPU CFS quota period
-MIN_QUOTA_US = 1_000  # kubelet's smallest quota
+_RESOURCES = ("cpu", "memory")
+_CFS_PERIOD_US = 100_000  # kubelet's CPU CFS quota period
+_MIN_QUOTA_US = 1_000  # kubelet's smallest quota
 _REQUESTS = re.compile(
     r"requests\s*=\s*\{\s*[\"']cpu[\"']\s*:\s*[\"'](?P<cpu>[^\"']+)[\"']\s*,\s*"
     r"[\"']memory[\"']\s*:\s*[\"'](?P<memory>[^\"']+)[\"']\s*\}"
@@ -108,7 +108,7 @@ def _value(options: Mapping[str, Any], name: str, flag: str) -> Decimal | None:
 
 def check(options: Mapping[str, Any], flag: str) -> None:
     """Refuse a `cpu` or `memory` option that is no Kubernetes quantity (LimitError)."""
-    for name in RESOURCES:
+    for name in _RESOURCES:
         _value(options, name, flag)
 
 
@@ -151,9 +151,9 @@ def _floor(value: Decimal | None, request: str, name: str, notes: list[str]) -> 
     return value
 
 
-def cpu_quota_us(millis: int, period_us: int = CFS_PERIOD_US) -> int:
+def cpu_quota_us(millis: int, period_us: int = _CFS_PERIOD_US) -> int:
     """Kubelet's CFS quota for a CPU limit (MilliCPUToQuota): at least 1 ms a period."""
-    return max(millis * period_us // 1000, MIN_QUOTA_US)
+    return max(millis * period_us // 1000, _MIN_QUOTA_US)
 
 
 def v1_settings(limits: Limits) -> dict[str, dict[str, str]]:
@@ -164,7 +164,7 @@ def v1_settings(limits: Limits) -> dict[str, dict[str, str]]:
         out["memory"] = {"memory.limit_in_bytes": size, "memory.memsw.limit_in_bytes": size}
     if limits.cpu_millis is not None:
         out["cpu"] = {
-            "cpu.cfs_period_us": str(CFS_PERIOD_US),
+            "cpu.cfs_period_us": str(_CFS_PERIOD_US),
             "cpu.cfs_quota_us": str(cpu_quota_us(limits.cpu_millis)),
         }
     return out
@@ -176,7 +176,7 @@ def v2_settings(limits: Limits) -> dict[str, dict[str, str]]:
     if limits.memory_bytes is not None:
         out["memory"] = {"memory.max": str(limits.memory_bytes), "memory.swap.max": "0"}
     if limits.cpu_millis is not None:
-        out["cpu"] = {"cpu.max": f"{cpu_quota_us(limits.cpu_millis)} {CFS_PERIOD_US}"}
+        out["cpu"] = {"cpu.max": f"{cpu_quota_us(limits.cpu_millis)} {_CFS_PERIOD_US}"}
     return out
 
 

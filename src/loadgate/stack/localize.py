@@ -33,20 +33,20 @@ _URL_HOSTS = ("localhost", "0.0.0.0", "127.0.0.1")  # noqa: S104 (what the charm
 KINDS = ("receivers", "processors", "exporters", "extensions", "connectors")
 # What the collector's default self-metrics reader does (v0.130: go.opentelemetry.io/collector
 # /service/telemetry): Prometheus names without scope info, unit or type suffixes.
-DEFAULT_READER_OPTIONS = {
+_DEFAULT_READER_OPTIONS = {
     "without_scope_info": True,
     "without_type_suffix": True,
     "without_units": True,
 }
 # Loki settings that only shorten its start (no effect once ready): tens of seconds to ~2 s.
-LOKI_STARTUP = {
+_LOKI_STARTUP = {
     "ingester": {
         "lifecycler": {"min_ready_duration": "0s", "join_after": "0s", "final_sleep": "0s"}
     },
     "frontend": {"scheduler_dns_lookup_period": "1s"},
     "frontend_worker": {"dns_lookup_duration": "1s"},
 }
-CERT_KEYS = ("cert_file", "key_file", "ca_file", "client_ca_file")
+_CERT_KEYS = ("cert_file", "key_file", "ca_file", "client_ca_file")
 _SNI = "tls.server_name_override"
 
 
@@ -124,7 +124,7 @@ def _cert_paths(node: Any, path: str, files: Mapping[str, Path], changes: list[C
     if isinstance(node, dict):
         for key, value in node.items():
             where = f"{path}.{key}" if path else str(key)
-            if key in CERT_KEYS and isinstance(value, str) and value in files:
+            if key in _CERT_KEYS and isinstance(value, str) and value in files:
                 node[key] = str(files[value])
                 changes.append(Change(where, value, node[key], "the file the charm wrote"))
             else:
@@ -138,7 +138,7 @@ def component_type(component_id: str) -> str:
     return component_id.split("/", 1)[0]
 
 
-def drop_missing(
+def _drop_missing(
     config: dict[str, Any], available: frozenset[str], changes: list[Change]
 ) -> list[str]:
     """Remove components whose type the local build lacks (from their section and every
@@ -220,7 +220,7 @@ def otelcol(config: Mapping[str, Any], where: OtelcolLocal) -> Localized:
 
     _cert_paths(cfg, "", where.files, changes)
     _metrics_reader(cfg, where.ports, changes)
-    missing = drop_missing(cfg, where.available, changes) if where.available is not None else []
+    missing = _drop_missing(cfg, where.available, changes) if where.available is not None else []
     return Localized(cfg, changes, missing)
 
 
@@ -240,7 +240,7 @@ def _metrics_reader(cfg: dict[str, Any], ports: Ports, changes: list[Change]) ->
                 where = f"service.telemetry.metrics.readers[{i}]"
                 changes.append(Change(where, before, after, "loopback, stack port"))
         return
-    prometheus = {"host": HOST, "port": ports.otelcol_metrics, **DEFAULT_READER_OPTIONS}
+    prometheus = {"host": HOST, "port": ports.otelcol_metrics, **_DEFAULT_READER_OPTIONS}
     reader = {"pull": {"exporter": {"prometheus": prometheus}}}
     metrics["readers"] = [reader]
     why = "the default reader (localhost:8888), made explicit on the stack's port"
@@ -293,7 +293,7 @@ def loki(config: Mapping[str, Any], where: LokiLocal) -> Localized:
             changes.append(Change(where_text, holder.get("instance_addr"), HOST, why))
             holder["instance_addr"] = HOST
     if where.fast_start:
-        _merge(cfg, LOKI_STARTUP, "", changes, "startup only: ready in seconds")
+        _merge(cfg, _LOKI_STARTUP, "", changes, "startup only: ready in seconds")
     return Localized(cfg, changes, [])
 
 
@@ -312,7 +312,7 @@ def _merge(
 # ---- the Pebble plan -----------------------------------------------------------------------
 
 
-def command(text: str, workload: str, binary: Path, files: Mapping[str, Path]) -> str:
+def _command(text: str, workload: str, binary: Path, files: Mapping[str, Path]) -> str:
     """A service or exec-check command: the workload binary (`workload` by its name in the
     image) and the files it names, local."""
     argv = shlex.split(text)
@@ -341,7 +341,7 @@ def plan(
     services: dict[str, Any] = {}
     for name, svc in (planned.get("services") or {}).items():
         new = dict(svc)
-        new["command"] = command(str(svc.get("command", "")), workload, binary, files)
+        new["command"] = _command(str(svc.get("command", "")), workload, binary, files)
         if new["command"] != svc.get("command"):
             why = "the local binary and files"
             changes.append(
@@ -358,7 +358,7 @@ def plan(
     for name, check in (planned.get("checks") or {}).items():
         new = copy.deepcopy(dict(check))
         if "exec" in new:
-            new["exec"]["command"] = command(str(new["exec"]["command"]), workload, binary, files)
+            new["exec"]["command"] = _command(str(new["exec"]["command"]), workload, binary, files)
             new["exec"]["working-dir"] = str(working_dir)
         if "http" in new:
             new["http"] = _listeners({"url": new["http"]["url"]}, ports, [])

@@ -20,8 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .localize import Change, Localized, LocalizeError, component_type
 
-REMOTE_WRITE = "prometheusremotewrite"
-TRACES_PREFIX = "otlphttp/send-traces"
+_REMOTE_WRITE = "prometheusremotewrite"
+_TRACES_PREFIX = "otlphttp/send-traces"
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,9 @@ class SignalTargets:
 
 def exporter_role(name: str) -> str | None:
     """`metrics` for a remote-write exporter, `traces` for the send-traces one, else None."""
-    if component_type(name) == REMOTE_WRITE:
+    if component_type(name) == _REMOTE_WRITE:
         return "metrics"
-    if name.startswith(TRACES_PREFIX):
+    if name.startswith(_TRACES_PREFIX):
         return "traces"
     return None
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from . import procs
 
-SOCKET_NAME = ".pebble.socket"
+_SOCKET_NAME = ".pebble.socket"
 
 
 def socket_path(state: Path) -> Path:
-    return state / SOCKET_NAME
+    return state / _SOCKET_NAME
 
 
 def spawn(

@@ -17,7 +17,7 @@ from typing import Any
 
 from loadgate.procfs import PROC, stat
 
-PR_SET_DEATHSIG = 1
+_PR_SET_DEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -93,16 +93,16 @@ def session_members(leader: ProcessId) -> list[ProcessId]:
     return found
 
 
-def reap(pid: int) -> None:
+def _reap(pid: int) -> None:
     """Collect a child of ours that exited (harmless for any other process)."""
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
 
 
-def wait_gone(proc: ProcessId, timeout: float) -> bool:
+def _wait_gone(proc: ProcessId, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while True:
-        reap(proc.pid)
+        _reap(proc.pid)
         if not proc.alive():
             return True
         if time.monotonic() >= deadline:
@@ -125,9 +125,9 @@ def terminate(proc: ProcessId, timeout: float = 10.0) -> bool:
     """SIGTERM, then SIGKILL after `timeout`. True if the process was running."""
     if not signal_if_alive(proc, signal.SIGTERM):
         return False
-    if not wait_gone(proc, timeout):
+    if not _wait_gone(proc, timeout):
         signal_if_alive(proc, signal.SIGKILL)
-        wait_gone(proc, 5.0)
+        _wait_gone(proc, 5.0)
     return True
 
 
@@ -139,7 +139,7 @@ def parent_death_signal(sig: int = signal.SIGKILL) -> Callable[[], None]:
 
     def preexec() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_DEATHSIG, sig, 0, 0, 0) != 0:
+        if libc.prctl(_PR_SET_DEATHSIG, sig, 0, 0, 0) != 0:
             os._exit(126)
         if os.getppid() != parent:  # the parent died before the request took effect
             os._exit(126)

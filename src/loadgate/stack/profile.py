@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 Exporter = Literal["loki", "nop", "debug"]
-EXPORTERS: tuple[str, ...] = ("loki", "nop", "debug")
+_EXPORTERS: tuple[str, ...] = ("loki", "nop", "debug")
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ MEMORY_FORMS = (
     "bytes as a Kubernetes quantity, e.g. 1Gi, 512Mi, 1G, 500M or 1e9 "
     "(suffixes Ki Mi Gi Ti Pi Ei, k M G T P E, or an exponent)"
 )
-MAX_EXPONENT = 30  # beyond any machine's memory; keeps Decimal arithmetic exact and small
+_MAX_EXPONENT = 30  # beyond any machine's memory; keeps Decimal arithmetic exact and small
 
 
 class QuantityError(ValueError):
@@ -50,7 +50,7 @@ def parse(text: str) -> Decimal:
         raise QuantityError(f"not a number: {m['number']!r}") from None
     if m["exponent"] is not None:
         power = int(m["exponent"][1:])
-        if abs(power) > MAX_EXPONENT:
+        if abs(power) > _MAX_EXPONENT:
             raise QuantityError(f"exponent out of range: {m['exponent']!r}")
         return number.scaleb(power)
     suffix = m["suffix"] or ""

@@ -21,14 +21,14 @@ from .profile import Profile
 LOKI_EXPORTER = "loki/send-loki-logs/0"
 LOKI_TLS_SERVER_NAME = "localhost"
 # Log attributes the charm promotes to Loki labels (set by its loki_push_api scrape configs).
-CHARM_LOKI_ATTRIBUTE_LABELS = (
+_CHARM_LOKI_ATTRIBUTE_LABELS = (
     "container, job, filename, juju_application, juju_charm, juju_model, juju_model_uuid, "
     "juju_unit, snap_name, path, pebble_service"
 )
-SCRAPE_INTERVAL = "2s"
+_SCRAPE_INTERVAL = "2s"
 
 
-def loki_push_url(ports: Ports) -> str:
+def _loki_push_url(ports: Ports) -> str:
     return f"https://{LOKI_TLS_SERVER_NAME}:{ports.loki_http}/loki/api/v1/push"
 
 
@@ -102,7 +102,7 @@ def _loki_hint_processors() -> dict[str, Any]:
                 {
                     "action": "upsert",
                     "key": "loki.attribute.labels",
-                    "value": CHARM_LOKI_ATTRIBUTE_LABELS,
+                    "value": _CHARM_LOKI_ATTRIBUTE_LABELS,
                 }
             ]
         },
@@ -113,7 +113,7 @@ def _loki_exporter(profile: Profile, ports: Ports, layout: Layout) -> dict[str, 
     """The `loki` exporter as the charm renders it: TLS to the stack's Loki, retries and a
     sending queue (in the file storage when the profile keeps it on disk)."""
     loki: dict[str, Any] = {
-        "endpoint": loki_push_url(ports),
+        "endpoint": _loki_push_url(ports),
         "default_labels_enabled": {"exporter": False, "job": True},
         "tls": {"ca_file": str(layout.ca_cert), "server_name_override": LOKI_TLS_SERVER_NAME},
         "retry_on_failure": {"max_elapsed_time": profile.retry_max_elapsed},
@@ -208,7 +208,7 @@ COLLECTOR_JOB = "otelcol"
 # How far back Prometheus takes a sample older than its series' newest, when the stack carries
 # metrics: the collector's remote-write exporter sends with several consumers (the charm's
 # remote_write_queue), so two requests with points of one series may arrive out of order.
-OUT_OF_ORDER_WINDOW = "10m"
+_OUT_OF_ORDER_WINDOW = "10m"
 
 
 def prometheus_config(
@@ -222,7 +222,7 @@ def prometheus_config(
     (a stack carrying metrics) it also takes remote-written samples up to
     OUT_OF_ORDER_WINDOW older than their series' newest."""
     config: dict[str, Any] = {
-        "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL},
+        "global": {"scrape_interval": _SCRAPE_INTERVAL, "evaluation_interval": _SCRAPE_INTERVAL},
         "scrape_configs": [
             {
                 "job_name": COLLECTOR_JOB,
@@ -244,7 +244,7 @@ def prometheus_config(
         ],
     }
     if out_of_order:
-        config["storage"] = {"tsdb": {"out_of_order_time_window": OUT_OF_ORDER_WINDOW}}
+        config["storage"] = {"tsdb": {"out_of_order_time_window": _OUT_OF_ORDER_WINDOW}}
     return config
 
 
@@ -278,7 +278,7 @@ def _service(name: str, argv: list[str], layout: Layout) -> dict[str, Any]:
     return pebble_plan.service(f"{name} of the loadgate local stack", argv, layout.root)
 
 
-def readiness_checks(ports: Ports, *, loki_verifiable: bool = True) -> dict[str, Any]:
+def _readiness_checks(ports: Ports, *, loki_verifiable: bool = True) -> dict[str, Any]:
     """One `ready` check per service. Pebble cannot verify a certificate for another name than
     the URL's: when Loki's names only its in-cluster host, its check is a TCP one (loadgate's
     own probe verifies the certificate for that name)."""
@@ -297,7 +297,7 @@ def pebble_layer(bin_dir: Path, ports: Ports, layout: Layout) -> dict[str, Any]:
         name: _service(name, argv, layout)
         for name, argv in service_argv(bin_dir, ports, layout).items()
     }
-    return pebble_plan.layer("loadgate local stack", services, readiness_checks(ports))
+    return pebble_plan.layer("loadgate local stack", services, _readiness_checks(ports))
 
 
 def charm_layer(
@@ -313,5 +313,5 @@ def charm_layer(
     return pebble_plan.layer(
         "loadgate local stack (charm-rendered otelcol and Loki)",
         {**services, "prometheus": _service("prometheus", prometheus, layout)},
-        {**checks, **readiness_checks(ports, loki_verifiable=False)},
+        {**checks, **_readiness_checks(ports, loki_verifiable=False)},
     )

@@ -46,7 +46,7 @@ _PEBBLE_LINE = re.compile(
     re.ASCII,
 )
 PEAK_V1 = "memory.max_usage_in_bytes, reset at the load's start"
-PEAK_V2 = "memory.peak, since the group was made (stack up)"
+_PEAK_V2 = "memory.peak, since the group was made (stack up)"
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Reading:
     cpu_throttled_ns: int | None = None
 
 
-def keyed(text: str) -> dict[str, int]:
+def _keyed(text: str) -> dict[str, int]:
     """`key value` lines (cpu.stat, memory.events, memory.oom_control) as integers."""
     out: dict[str, int] = {}
     for line in text.splitlines():
@@ -88,7 +88,7 @@ def _number(group: Group, name: str) -> int | None:
 
 def _key(group: Group, name: str, key: str) -> int | None:
     text = _text(group, name)
-    return keyed(text).get(key) if text is not None else None
+    return _keyed(text).get(key) if text is not None else None
 
 
 def read(placement: Placement) -> Reading:
@@ -102,7 +102,7 @@ def read(placement: Placement) -> Reading:
         values["peak_bytes"] = _number(mem, "memory.max_usage_in_bytes" if v1 else "memory.peak")
     if cpu is not None:
         text = _text(cpu, "cpu.stat")
-        stat = keyed(text) if text is not None else {}
+        stat = _keyed(text) if text is not None else {}
         values["cpu_periods"] = stat.get("nr_periods")
         values["cpu_throttled"] = stat.get("nr_throttled")
         usec = stat.get("throttled_usec")
@@ -154,7 +154,7 @@ def figures(
     throttled_ns = _delta(end.cpu_throttled_ns, start.cpu_throttled_ns)
     peak_source = ""
     if mem is not None:
-        peak_source = PEAK_V1 if mem.version == 1 else PEAK_V2
+        peak_source = PEAK_V1 if mem.version == 1 else _PEAK_V2
     return ServiceResources(
         cgroup="+".join(f"v{v}" for v in versions) or "none",
         memory_limit=limits.memory,

@@ -21,7 +21,7 @@ from typing import Any
 
 from .procs import ProcessId
 
-LOCK_NAME = "run.lock"
+_LOCK_NAME = "run.lock"
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class BusyError(RuntimeError):
 
 
 def lock_path(root: Path) -> Path:
-    return root / LOCK_NAME
+    return root / _LOCK_NAME
 
 
 def read_holder(root: Path) -> Holder | None:

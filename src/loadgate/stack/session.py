@@ -48,11 +48,11 @@ class Tell(Protocol):
         ...
 
 
-class Closable(Protocol):
+class _Closable(Protocol):
     def close(self) -> None: ...
 
 
-T = TypeVar("T", bound=Closable)
+_T = TypeVar("_T", bound=_Closable)
 
 
 class StackRunning(local.StackError):
@@ -77,14 +77,14 @@ class SessionRequest:
 
 
 @dataclass(frozen=True)
-class Hands(Generic[T]):
+class Hands(Generic[_T]):
     """What a session acts with: the stack's operations, how a stack is started (the caller's,
     with its progress), how the target on it is opened, whom it tells, and the guard of its
     clean-ups."""
 
     ops: StackOps
     start: Callable[[local.StackChoice, Ports, local.Owner], local.StackInfo]
-    open_target: Callable[[local.StackInfo], T]
+    open_target: Callable[[local.StackInfo], _T]
     tell: Tell
     guard: Guard = contextlib.nullcontext
 
@@ -111,7 +111,7 @@ def held_lock(
 
 
 @contextlib.contextmanager
-def local_session(request: SessionRequest, hands: Hands[T]) -> Generator[T]:
+def local_session(request: SessionRequest, hands: Hands[_T]) -> Generator[_T]:
     """The stack `request` asks for, under the lock, and the target on it (see the module).
     Errors of the body propagate after the clean-up."""
     root = request.root
@@ -164,7 +164,7 @@ def free_run_dir(
         raise StackRunning(root, info.name)
 
 
-def _usable_stack(hands: Hands[T], root: Path) -> local.StackInfo | None:
+def _usable_stack(hands: Hands[_T], root: Path) -> local.StackInfo | None:
     """The running stack at `root` this command may use; None when there is none (a stack
     abandoned by a dead run is stopped, with a note)."""
     ops = hands.ops

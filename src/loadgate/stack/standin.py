@@ -40,7 +40,7 @@ from . import tls as tls_material
 from .layout import Layout
 from .ports import HOST, Ports
 
-RECEIVER = "otlp"
+_RECEIVER = "otlp"
 LOKI_NAME = "loki-standin.loadgate.svc.cluster.local"  # the Loki stand-in's certificate
 OWN_FILTER = "filter/collector-own-logs"
 _OWN = 'resource.attributes["service.name"] == "otelcol-internal"'
@@ -56,7 +56,7 @@ class StandinPorts:
 
 
 @dataclass(frozen=True)
-class Standin:
+class _Standin:
     """One stand-in collector: its names, what it runs, where its ports go."""
 
     service: str  # its Pebble service, Prometheus job, and config and certificate files
@@ -92,10 +92,10 @@ class Standin:
         http = {"endpoint": f"{HOST}:{ports.otlp_http}", "tls": tls}
         processors = copy.deepcopy(dict(self.processors))  # each config its own
         in_pipeline = {"processors": list(processors)} if processors else {}
-        pipeline = {"receivers": [RECEIVER], **in_pipeline, "exporters": ["nop"]}
+        pipeline = {"receivers": [_RECEIVER], **in_pipeline, "exporters": ["nop"]}
         return {
             "extensions": {"health_check": {"endpoint": f"{HOST}:{ports.health}"}},
-            "receivers": {RECEIVER: {"protocols": {"http": http}}},
+            "receivers": {_RECEIVER: {"protocols": {"http": http}}},
             **({"processors": processors} if processors else {}),
             "exporters": {"nop": {}},
             "service": {
@@ -153,7 +153,7 @@ class Standin:
         configs[layout.prometheus_config]["scrape_configs"].append(self.scrape_job(sports))
 
 
-TRACES = Standin(
+TRACES = _Standin(
     service=STANDIN_JOB,
     what="the traces backend",
     role="traces backend (stand-in: otelcol, otlp receiver, nop exporter; not Tempo)",
@@ -163,7 +163,7 @@ TRACES = Standin(
     offset=7,  # after the stack's seven ports
     port_names="traces_",
 )
-LOKI = Standin(
+LOKI = _Standin(
     service="loki-standin",
     what="the Loki stand-in",
     role="Loki stand-in (a second otelcol: otlp receiver, nop exporter; keeps nothing)",

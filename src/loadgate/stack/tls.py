@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-DEFAULT_HOSTNAMES = ("localhost",)
-DEFAULT_IPS = ("127.0.0.1", "::1")
+_DEFAULT_HOSTNAMES = ("localhost",)
+_DEFAULT_IPS = ("127.0.0.1", "::1")
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,8 @@ def ca_certificate(
 
 
 def generate(
-    hostnames: tuple[str, ...] = DEFAULT_HOSTNAMES,
-    ips: tuple[str, ...] = DEFAULT_IPS,
+    hostnames: tuple[str, ...] = _DEFAULT_HOSTNAMES,
+    ips: tuple[str, ...] = _DEFAULT_IPS,
     days: int = 30,
     now: dt.datetime | None = None,
 ) -> TLSMaterial:
@@ -127,7 +127,7 @@ def _server_certificate(
 def issue_server_cert(
     material: TLSMaterial,
     hostnames: tuple[str, ...],
-    ips: tuple[str, ...] = DEFAULT_IPS,
+    ips: tuple[str, ...] = _DEFAULT_IPS,
     days: int = 30,
     now: dt.datetime | None = None,
 ) -> tuple[bytes, bytes]:
@@ -140,7 +140,7 @@ def issue(
     ca_cert_pem: bytes,
     ca_key_pem: bytes,
     hostnames: tuple[str, ...],
-    ips: tuple[str, ...] = DEFAULT_IPS,
+    ips: tuple[str, ...] = _DEFAULT_IPS,
     days: int = 30,
     now: dt.datetime | None = None,
 ) -> tuple[bytes, bytes]:
