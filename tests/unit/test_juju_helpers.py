@@ -174,7 +174,9 @@ def test_start_params_refuse_what_the_charm_cannot_take() -> None:
     ("key", "unit"), [("k6-0", "k6/0"), ("my-k6-12", "my-k6/12"), ("k6/1", "k6/1")]
 )
 def test_unit_name(key: str, unit: str) -> None:
-    assert actions.unit_name(key) == unit
+    """get-results keys a unit by `app-N` (action result keys cannot hold '/')."""
+    status = actions.parse_results({"status": "running", "run-id": "r1", "units": {key: "running"}})
+    assert status.unit_status == {unit: "running"}
 
 
 # ---- query answers -------------------------------------------------------------------------
@@ -259,18 +261,24 @@ def test_model_name(model: str, name: str) -> None:
 
 
 def test_ca_from_results() -> None:
+    """The `ca` application's get-ca-certificate answer, refused when it holds no PEM."""
     pem = tls.generate().ca_cert_pem.decode()
-    assert endpoints.ca_from_results({"ca-certificate": pem}) == pem
+    juju = cos_model()
+    juju.state["ca_pem"] = pem
+    assert endpoints.fetch_ca(juju) == pem
+    juju.state["ca_pem"] = "no certificate"
     with pytest.raises(endpoints.EndpointError, match="no PEM `ca-certificate`"):
-        endpoints.ca_from_results({"certificate": pem})
+        endpoints.fetch_ca(juju)
 
 
 def test_exporter_that_writes_to_a_loki_unit() -> None:
     exporters = endpoints.loki_exporters(COLLECTOR_CONFIG)
     assert sorted(exporters) == ["loki/send-loki-logs/0", "loki/send-loki-logs/1"]
-    loki0 = endpoints.UnitEndpoint("loki/0", "10.0.0.1", endpoints.unit_fqdn("loki/0", "cos"))
+    loki0 = endpoints.unit_endpoints(cos_model().status(), "loki", "cos")[0]
+    assert (loki0.unit, loki0.address) == ("loki/0", "10.0.0.1")
     assert endpoints.exporter_for(exporters, loki0) == "loki/send-loki-logs/1"
-    other = endpoints.UnitEndpoint("loki/5", "10.0.0.5", endpoints.unit_fqdn("loki/5", "cos"))
+    five = status_of({"loki": state.app("loki-k8s", [5])}, addresses={"loki/5": "10.0.0.5"})
+    other = endpoints.unit_endpoints(five, "loki", "cos")[0]
     with pytest.raises(endpoints.EndpointError, match="expected one collector Loki exporter"):
         endpoints.exporter_for(exporters, other)
 

@@ -24,10 +24,7 @@ from loadgate.juju import endpoints
 from loadgate.juju import scope as loki_scope
 from loadgate.measure.pipeline import Scope, read_counters
 
-UNITS = [
-    endpoints.UnitEndpoint(f"loki/{n}", f"10.0.0.{n + 1}", endpoints.unit_fqdn(f"loki/{n}", "cos"))
-    for n in range(2)
-]
+UNITS = endpoints.unit_endpoints(cos_model().status(), "loki", "cos")  # loki/0 and loki/1
 APP = 'count(loki_build_info{juju_application="loki"})'
 
 

@@ -36,6 +36,17 @@ def _which_in(folder: Path) -> Callable[[str], str | None]:
     return which
 
 
+def staged_as_for_the_snap(juju: str | None, home: Path) -> bool:
+    """Whether a stage folder, with `juju` the one on PATH, goes where the snap reads
+    (~/snap/juju/common/loadgate) rather than to the temporary folder."""
+    folder = staging.new_stage_dir(which=lambda _name: juju, home=home)
+    if folder.parent == home / "snap" / "juju" / "common" / "loadgate":
+        return True
+    assert folder.parent == Path(tempfile.gettempdir())
+    folder.rmdir()
+    return False
+
+
 @pytest.fixture
 def snap_layout(tmp_path: Path) -> Path:
     """<tmp>/snap/bin/juju -> <tmp>/usr/bin/snap, as snapd installs juju."""
@@ -46,11 +57,11 @@ def snap_layout(tmp_path: Path) -> Path:
     return link.parent
 
 
-def test_the_snap_layout_is_the_snap(snap_layout: Path) -> None:
+def test_the_snap_layout_is_the_snap(tmp_path: Path, snap_layout: Path) -> None:
     juju = shutil.which("juju", path=str(snap_layout))
     assert juju is not None
     assert os.path.realpath(juju).endswith("/usr/bin/snap")  # what fooled the old check
-    assert staging.juju_is_snap(juju)
+    assert staged_as_for_the_snap(juju, tmp_path / "home")
 
 
 def test_an_alias_of_the_snap_is_the_snap(tmp_path: Path, snap_layout: Path) -> None:
@@ -58,13 +69,13 @@ def test_an_alias_of_the_snap_is_the_snap(tmp_path: Path, snap_layout: Path) -> 
     alias = tmp_path / "usr" / "local" / "bin" / "juju"
     alias.parent.mkdir(parents=True)
     alias.symlink_to(snap_layout / "juju")
-    assert staging.juju_is_snap(str(alias))
+    assert staged_as_for_the_snap(str(alias), tmp_path / "home")
 
 
 def test_a_plain_juju_binary_is_not_the_snap(tmp_path: Path) -> None:
     juju = _executable(tmp_path / "opt" / "juju" / "bin" / "juju")
-    assert not staging.juju_is_snap(str(juju))
-    assert not staging.juju_is_snap(None)
+    assert not staged_as_for_the_snap(str(juju), tmp_path / "home")
+    assert not staged_as_for_the_snap(None, tmp_path / "home")
 
 
 def test_snap_files_go_under_snap_juju_common(tmp_path: Path, snap_layout: Path) -> None:

@@ -185,9 +185,9 @@ def parse_results(results: Mapping[str, Any]) -> RunStatus:
     unit_status: dict[str, str] = {}
     for key, value in _as_mapping(data.get("units") or {}, "get-results.units").items():
         if isinstance(value, str) and not value.lstrip().startswith("{"):
-            unit_status[unit_name(key)] = value
+            unit_status[_unit_name(key)] = value
         else:
-            units[unit_name(key)] = _parse_client(value, f"get-results.units.{key}")
+            units[_unit_name(key)] = _parse_client(value, f"get-results.units.{key}")
     verdict = data.get("verdict")
     error = next(
         (str(data[k]) for k in ("stderr-tail", "error", "detail", "message") if data.get(k)), ""
@@ -204,7 +204,7 @@ def parse_results(results: Mapping[str, Any]) -> RunStatus:
     )
 
 
-def unit_name(key: str) -> str:
+def _unit_name(key: str) -> str:
     """`k6-1` (action result keys cannot hold '/') -> `k6/1`; `k6/1` stays."""
     if "/" in key:
         return key

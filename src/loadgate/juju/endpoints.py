@@ -50,7 +50,7 @@ def model_name(model: str | None) -> str:
     return model.split(":", 1)[-1].split("/")[-1]
 
 
-def unit_fqdn(unit: str, model: str) -> str:
+def _unit_fqdn(unit: str, model: str) -> str:
     """The in-cluster name of a unit's pod.
 
     `loki/1` in model `m` -> `loki-1.loki-endpoints.m.svc.cluster.local`.
@@ -69,7 +69,7 @@ def unit_endpoints(status: jubilant.Status, app: str, model: str) -> list[UnitEn
         address = units[unit].address
         if not address:
             raise EndpointError(f"unit {unit} has no address yet")
-        out.append(UnitEndpoint(unit, address, unit_fqdn(unit, model)))
+        out.append(UnitEndpoint(unit, address, _unit_fqdn(unit, model)))
     if not out:
         raise EndpointError(f"application {app!r} has no units")
     return out
@@ -87,10 +87,10 @@ def leader(status: jubilant.Status, app: str) -> str:
 def fetch_ca(juju: jubilant.Juju, ca_app: str = "ca") -> str:
     """The CA certificate (PEM) of the self-signed-certificates application."""
     task = juju.run(leader(juju.status(), ca_app), "get-ca-certificate")
-    return ca_from_results(task.results)
+    return _ca_from_results(task.results)
 
 
-def ca_from_results(results: Mapping[str, Any]) -> str:
+def _ca_from_results(results: Mapping[str, Any]) -> str:
     pem = results.get("ca-certificate")
     if not isinstance(pem, str) or "BEGIN CERTIFICATE" not in pem:
         raise EndpointError("get-ca-certificate: results have no PEM `ca-certificate`")

@@ -23,7 +23,7 @@ _SNAP_COMMON = Path("snap") / "juju" / "common"
 _STAGE_FOLDER = "loadgate"
 
 
-def juju_is_snap(juju: str | os.PathLike[str] | None) -> bool:
+def _juju_is_snap(juju: str | os.PathLike[str] | None) -> bool:
     """Whether the juju found at this path (from PATH) runs as the strictly confined snap."""
     if not juju:
         return False
@@ -40,7 +40,7 @@ def _stage_root(
 ) -> Path:
     """The folder under which staged files go: ~/snap/juju/common/loadgate for the snap,
     else the system's temporary folder."""
-    if juju_is_snap(which("juju")):
+    if _juju_is_snap(which("juju")):
         return (home or Path.home()) / _SNAP_COMMON / _STAGE_FOLDER
     return Path(tempfile.gettempdir())
 
