@@ -11,7 +11,7 @@ from rich.console import Console
 from loadgate.contract.scenarios import LOGQL_QUERY, LOKI_PUSH, OTLP_METRICS, OTLP_TRACES
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge.ledger import Ledger
-from loadgate.judge.signal_ledger import build_collector, build_direct, exported_of_load
+from loadgate.judge.signal_ledger import build_collector, build_direct
 from loadgate.measure.pipeline import PipelineFigures
 from loadgate.report.tables import ledger_table
 
@@ -65,17 +65,17 @@ def test_an_unknown_scrape_count_makes_exported_unknown() -> None:
         collector_scraped=None,
         unknown={"collector_scraped": {"reason": "otelcol restarted", "lower_bound": 30}},
     )
-    count, note = exported_of_load(pipe, 3000)
-    assert count.value is None
-    assert count.lower_bound == 3000
-    assert "otelcol restarted" in (count.reason or "")
-    assert note == ""
+    exported = build_collector(CLIENT, pipe, 3000, OTLP_METRICS).steps[2]
+    assert exported.count is None
+    assert "unknown (at least 3,000 counted)" in exported.note  # the stored count: its bound
+    assert "otelcol restarted" in exported.note
+    assert exported.source == "collector exporter sent"  # no note of a scrape taken out
 
 
 def test_a_pipeline_without_a_scrape_of_its_own_exports_as_counted() -> None:
     pipe = replace(PIPE, collector_exported=3000, collector_scraped=None)
-    count, note = exported_of_load(pipe, 3000)
-    assert (count.value, note) == (3000, "")
+    exported = build_collector(CLIENT, pipe, 3000, OTLP_METRICS).steps[2]
+    assert (exported.count, exported.source) == (3000, "collector exporter sent")
 
 
 def test_points_refused_and_lost_in_prometheus_are_explained() -> None:

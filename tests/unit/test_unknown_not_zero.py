@@ -20,10 +20,11 @@ from support.runresults import run_result
 from loadgate.capacity.compare import values as cv
 from loadgate.capacity.compare.rule import PRESSURE_CPU, PRESSURE_CPU_K6
 from loadgate.capacity.search import driver as searching
+from loadgate.contract.scenarios import OTLP_METRICS
 from loadgate.contract.spec import RunSpec
 from loadgate.contract.summary import ClientFigures
 from loadgate.judge import ledger as ledger_mod
-from loadgate.judge.signal_ledger import exported_of_load
+from loadgate.judge.signal_ledger import build_collector
 from loadgate.measure import cpu
 from loadgate.measure import queries as q
 from loadgate.measure import saturation as sat
@@ -281,7 +282,11 @@ def test_more_own_scrape_points_than_exported_leave_the_runs_export_unknown_not_
         collector_failed=0, collector_enqueue_failed=0, collector_refused=0,
         collector_scraped=37, unknown={},
     )  # fmt: skip
-    count, _ = exported_of_load(pipe, 0)
-    assert count.value is None  # 30 exported, 37 of them its own: the counts disagree
-    assert count.lower_bound == 0
-    assert "37 points of its own scrape > 30 exported" in (count.reason or "")
+    client = ClientFigures(
+        requests=60, failed=0, error_rate=0.0, p99_ms=5.0, records_sent=3000,
+        records_accepted=3000, records_per_minute=12_000.0, duration_s=15.0,
+    )  # fmt: skip
+    exported = build_collector(client, pipe, 0, OTLP_METRICS).steps[2]
+    assert exported.count is None  # 30 exported, 37 of them its own: the counts disagree
+    assert "unknown (at least 0 counted)" in exported.note
+    assert "37 points of its own scrape > 30 exported" in exported.note

@@ -34,7 +34,7 @@ def _stored(
     return step("stored", count, kind.store, last, notes)
 
 
-def exported_of_load(pipeline: PipelineFigures, stored: int | None) -> tuple[Count, str]:
+def _exported_of_load(pipeline: PipelineFigures, stored: int | None) -> tuple[Count, str]:
     """The exporter's count less what the collector's own scrape took in (metrics), and the
     note that says so. Exact when every scraped point left too (nothing failed, dropped or
     queued); otherwise, or when the scrape counted more than the exporter sent, unknown with
@@ -79,7 +79,7 @@ def build_collector(
         step("accepted", accepted, "collector receiver accepted", client.records_sent, notes)
     )
 
-    exported, note = exported_of_load(pipeline, stored)
+    exported, note = _exported_of_load(pipeline, stored)
     notes = [note] if note else []
     if accepted.value is None or accepted.value != exported.value:
         notes += [
