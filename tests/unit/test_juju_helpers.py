@@ -28,7 +28,7 @@ from loadgate.bundle import check as bundle_check
 from loadgate.contract.spec import RunSpec
 from loadgate.juju import actions, endpoints, reachability, settings
 from loadgate.measure.pipeline import Scope, read_counters
-from loadgate.measure.queries import PrometheusAPI, QueryError, scalar_of
+from loadgate.measure.queries import PrometheusAPI, QueryError
 from loadgate.runner.run import RunError
 from loadgate.stack import tls
 
@@ -182,19 +182,21 @@ def test_unit_name(key: str, unit: str) -> None:
 # ---- query answers -------------------------------------------------------------------------
 
 
+def instant(data: dict[str, Any]) -> float | None:
+    """What PrometheusAPI.instant makes of a server answering `data` (status success)."""
+    answered = {"status": "success", "data": data}
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=answered))
+    return PrometheusAPI("https://prometheus", httpx.Client(transport=transport)).instant("up")
+
+
 def test_scalar_of_answers() -> None:
-    vector = {
-        "status": "success",
-        "data": {"resultType": "vector", "result": [{"metric": {}, "value": [1, "42"]}]},
-    }
-    assert scalar_of(vector) == 42.0
-    assert scalar_of({"data": {"resultType": "scalar", "result": [1, "7.5"]}}) == 7.5
-    assert scalar_of({"data": {"resultType": "vector", "result": []}}) is None
-    nan = {"data": {"resultType": "vector", "result": [{"value": [1, "NaN"]}]}}
-    assert scalar_of(nan) is None
-    two = {"data": {"resultType": "vector", "result": [{"value": [1, "1"]}, {"value": [1, "2"]}]}}
+    assert instant({"resultType": "vector", "result": [{"metric": {}, "value": [1, "42"]}]}) == 42.0
+    assert instant({"resultType": "scalar", "result": [1, "7.5"]}) == 7.5
+    assert instant({"resultType": "vector", "result": []}) is None
+    assert instant({"resultType": "vector", "result": [{"value": [1, "NaN"]}]}) is None
+    two = {"resultType": "vector", "result": [{"value": [1, "1"]}, {"value": [1, "2"]}]}
     with pytest.raises(QueryError, match="expected one series, got 2"):
-        scalar_of(two)
+        instant(two)
 
 
 def test_scoped_counters_reach_prometheus() -> None:

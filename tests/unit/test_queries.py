@@ -72,13 +72,19 @@ def answer(result: object, result_type: str = "vector") -> dict[str, object]:
     return {"status": "success", "data": {"resultType": result_type, "result": result}}
 
 
+def instant(answered: dict[str, object]) -> float | None:
+    """What PrometheusAPI.instant makes of a server answering `answered`."""
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=answered))
+    return q.PrometheusAPI("http://p", httpx.Client(transport=transport)).instant("up")
+
+
 def test_scalar_of_answers() -> None:
-    assert q.scalar_of(answer([{"metric": {}, "value": [1, "42"]}])) == 42.0
-    assert q.scalar_of(answer([])) is None
-    assert q.scalar_of(answer([{"metric": {}, "value": [1, "NaN"]}])) is None
-    assert q.scalar_of(answer([1, "7"], "scalar")) == 7.0
+    assert instant(answer([{"metric": {}, "value": [1, "42"]}])) == 42.0
+    assert instant(answer([])) is None
+    assert instant(answer([{"metric": {}, "value": [1, "NaN"]}])) is None
+    assert instant(answer([1, "7"], "scalar")) == 7.0
     with pytest.raises(q.QueryError, match="expected one series"):
-        q.scalar_of(answer([{"value": [1, "1"]}, {"value": [1, "2"]}]))
+        instant(answer([{"value": [1, "1"]}, {"value": [1, "2"]}]))
 
 
 def test_api_errors_are_query_errors() -> None:

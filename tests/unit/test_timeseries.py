@@ -71,8 +71,9 @@ def test_series_json_round_trips_and_bad_fields_are_named(tmp_path: Path) -> Non
 
 
 def test_step_keeps_long_windows_to_a_bounded_number_of_points() -> None:
-    assert ts.step_for(0, 60) == ts.MIN_STEP_S
-    assert ts.step_for(0, 4000) * ts.MAX_POINTS >= 4000
+    api = FakeProm().api()  # the windows [0, 60] and [0, 4000]: a 10 s lead before the load
+    assert ts.fetch(api, pipe.Scope(), "r1", 10.0, 50.0, 60.0).step_s == ts.MIN_STEP_S
+    assert ts.fetch(api, pipe.Scope(), "r1", 10.0, 3990.0, 4000.0).step_s * ts.MAX_POINTS >= 4000
 
 
 def test_an_unreadable_answer_is_missing_not_a_failed_run() -> None:

@@ -10,7 +10,7 @@ used less under load than its idle rate says it would have idling (the idle stre
 other work). What no process of the run used, of the machine's busy time, says whether the
 machine was quiet.
 
-The readers touch /proc; the arithmetic (`between`, `marginal`, `quietness`) is pure.
+The readers touch /proc; the arithmetic (`between`, `marginal`, `figures`) is pure.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def between(a: CpuReading, b: CpuReading) -> dict[str, float | None]:
     return out
 
 
-def rate(a: CpuReading, b: CpuReading) -> dict[str, float | None]:
+def _rate(a: CpuReading, b: CpuReading) -> dict[str, float | None]:
     """Cores each process used on average from `a` to `b` (None as in `between`)."""
     span = b.at - a.at
     return {
@@ -173,7 +173,7 @@ def figures(
 ) -> CpuFigures:
     """The run's CPU figures from two idle readings and the load window's two edges."""
     window = load[1].at - load[0].at
-    idle_cores = rate(*idle)
+    idle_cores = _rate(*idle)
     used = between(*load)
     margin: dict[str, float | None] = {}
     unknown: dict[str, str] = {}

@@ -207,7 +207,7 @@ class PrometheusAPI:
         if at is not None:
             params["time"] = f"{at:.3f}"
         data = _get_json(self.client, f"{self.base_url}/api/v1/query", params)
-        return scalar_of(data)
+        return _scalar_of(data)
 
     def _vector(self, query: str, at: float | None = None) -> list[Series]:
         """Every series of an instant query, each with its one sample."""
@@ -255,7 +255,7 @@ class LokiAPI:
     def instant(self, query: str, at: float) -> float | None:
         params = {"query": query, "time": str(int(at * 1e9))}
         data = _get_json(self.client, f"{self.base_url}/loki/api/v1/query", params)
-        return scalar_of(data)
+        return _scalar_of(data)
 
     def count_run(self, run_id: str, start: float, end: float, job: str = "loadgate-k6") -> int:
         window = max(1, int(end - start) + 1)
@@ -278,7 +278,7 @@ def _get_json(client: httpx.Client, url: str, params: Mapping[str, Any]) -> dict
     return data
 
 
-def scalar_of(answer: Mapping[str, Any]) -> float | None:
+def _scalar_of(answer: Mapping[str, Any]) -> float | None:
     """The single value of an instant-query answer (vector of one sample, or scalar)."""
     data = answer.get("data") or {}
     result = data.get("result")

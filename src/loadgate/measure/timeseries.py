@@ -55,7 +55,7 @@ def queries(scope: pipe.Scope) -> dict[str, str]:
     }
 
 
-def step_for(start: float, end: float) -> float:
+def _step_for(start: float, end: float) -> float:
     """The evaluation step: at least MIN_STEP_S, at most MAX_POINTS points over the window."""
     return max(MIN_STEP_S, math.ceil((end - start) / MAX_POINTS))
 
@@ -141,7 +141,7 @@ def fetch(
 ) -> RunSeries:
     """Every series over [load_started - lead_s, end]; a query that fails is recorded missing."""
     start = load_started - lead_s
-    step = step_for(start, end)
+    step = _step_for(start, end)
     out: dict[str, TimeSeries] = {}
     for name, query in queries(scope).items():
         answer: Sequence[Series] | str
