@@ -48,7 +48,9 @@ def doc(root: Path, run_id: str) -> dict[str, Any]:
 def texts(fig: Any) -> list[str]:
     out = [t.get_text() for ax in fig.axes for t in ax.texts]
     out += [ax.get_title() for ax in fig.axes]
-    plots._plt().close(fig)  # pyright: ignore[reportPrivateUsage]
+    from matplotlib import pyplot  # after plots chose its backend (Agg)
+
+    pyplot.close(fig)
     return out
 
 
@@ -209,8 +211,15 @@ def test_one_row_per_revision_and_scenario_median_with_n(results: Path) -> None:
 def test_partly_measured_figures_say_how_many_runs_measured_them() -> None:
     assert Figure.of([1.0, None, 3.0]) == Figure(2.0, 2, 3)
     assert Figure.of([None, None]) == Figure(None, 0, 2)
-    assert page._figure(Figure(2.0, 2, 3), ".1f") == "2.0 (2/3)"  # pyright: ignore[reportPrivateUsage]
-    assert page._figure(Figure(None, 0, 2), ".1f") == "unknown"  # pyright: ignore[reportPrivateUsage]
+    none = Figure(None, 0, 0)
+    row = Row(
+        "rev1", "otlp-logs", 60_000, None, ("a", "b", "c"), "c", (), none, none, none,
+        p99_ms=Figure(2.0, 2, 3), error_rate=Figure(None, 0, 2), cpu_s_per_1000=none,
+        rss_mib_per_1000_per_min=none, verdict="PASS",
+    )  # fmt: skip
+    cells = dict(zip(page.ROW_COLUMNS, page.row_cells(row), strict=True))
+    assert cells["p99 ms"] == "2.00 (2/3)"  # measured by 2 of the 3 runs
+    assert cells["errors"] == "unknown"  # measured by none of them
 
 
 def test_a_searched_revision_without_runs_gets_a_capacity_row(results: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,16 +74,26 @@ def test_an_option_beside_the_preset_is_named_and_a_long_value_by_its_digest(
     assert run.revision == f"rev221 (profile=batch, processors=<sha256:{digest(OTHER_PROCESSORS)}>)"
 
 
+def named(
+    options: dict[str, object],
+    preset: str = "charm-default",
+    presets: Mapping[str, Mapping[str, str]] | None = None,
+) -> str:
+    """The revision the report gives a stack of these options (nothing names a revision: `-`)."""
+    environment = {"charms": {"preset": preset, "otelcol": {"options": options}}}
+    return naming.revision_of(None, environment, presets or {})
+
+
 def test_setting_names_short_values_and_digests_long_ones() -> None:
-    assert naming.setting("queue_size", 5000) == "queue_size=5000"
-    assert naming.setting("enabled", True) == "enabled=True"
+    assert named({"queue_size": 5000}) == "- (queue_size=5000)"
+    assert named({"enabled": True}) == "- (enabled=True)"
     long = "x" * (naming.LONG_VALUE + 1)
-    assert naming.setting("path", long) == f"path=<sha256:{digest(long)}>"
-    assert naming.setting("path", "x" * naming.LONG_VALUE) == "path=" + "x" * naming.LONG_VALUE
-    assert naming.settings_of("charm-default", {"b": 2, "a": 1}, {}) == ["a=1", "b=2"]
-    assert naming.settings_of("queue-5000", {"queue_size": 5000}, naming.preset_options()) == [
-        "profile=queue-5000"
-    ]
+    assert named({"path": long}) == f"- (path=<sha256:{digest(long)}>)"
+    assert named({"path": "x" * naming.LONG_VALUE}) == "- (path=" + "x" * naming.LONG_VALUE + ")"
+    assert named({"b": 2, "a": 1}) == "- (a=1, b=2)"
+    assert named({"queue_size": 5000}, "queue-5000", naming.preset_options()) == (
+        "- (profile=queue-5000)"
+    )
 
 
 def test_the_row_label_and_the_series_plot_title_are_short(

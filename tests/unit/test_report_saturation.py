@@ -16,7 +16,7 @@ from loadgate.capacity.compare.record import CompareRecord
 from loadgate.cli import report as cli_report
 from loadgate.records.result import RunResult
 from loadgate.report import page
-from loadgate.report.content import build, load
+from loadgate.report.content import Report, build, load
 from loadgate.report.runs import run_of
 
 DATA = Path(__file__).parents[1] / "data" / "report"
@@ -56,6 +56,17 @@ def test_a_run_gives_its_saturation_only_when_its_queue_filled(results: Path) ->
     assert run_of(RunResult.from_dict(pressure)).saturation_per_min is None
 
 
+def saturation_cells(report: Report, revision: str) -> dict[str, str]:
+    """The page's saturation table, the row of `revision`: column -> cell."""
+    table = next(
+        b
+        for b in page.document(report, {})
+        if isinstance(b, page.Table) and b.header[2] == "saturation/min (median)"
+    )
+    row = next(r for r in table.rows if r[0] == revision)
+    return dict(zip(table.header, row, strict=True))
+
+
 def test_saturation_per_revision_beside_its_capacity(results: Path) -> None:
     report = build(load(results))
     rows = {r.revision: r for r in report.saturation}
@@ -68,7 +79,7 @@ def test_saturation_per_revision_beside_its_capacity(results: Path) -> None:
     assert r221.median == statistics.median(values)
     assert r221.cv == pytest.approx(statistics.stdev(values) / statistics.fmean(values))
     assert r221.n == 3
-    cells = dict(zip(page.SATURATION_COLUMNS, page.saturation_cells(r221), strict=True))
+    cells = saturation_cells(report, "rev221")
     assert cells == {
         "revision": "rev221",
         "scenario": "otlp-logs constant-arrival-rate",
@@ -77,7 +88,7 @@ def test_saturation_per_revision_beside_its_capacity(results: Path) -> None:
         "n": "3",
         "capacity (searches)": "200,000 ±4.3%",
     }
-    assert page.saturation_cells(r160)[2:] == (
+    assert tuple(saturation_cells(report, "rev160").values())[2:] == (
         "237,650", "236,900 - 238,400 (0.6% of the median), CV 0.4%", "2", "238,000 ±4.4%",
     )  # fmt: skip
 
@@ -85,9 +96,10 @@ def test_saturation_per_revision_beside_its_capacity(results: Path) -> None:
 def test_a_searched_revision_without_saturated_runs_says_unknown(results: Path) -> None:
     for run_id in ("compare-sat-b1-sat", "compare-sat-b2-sat"):
         shutil.rmtree(results / run_id)
-    row = next(r for r in build(load(results)).saturation if r.revision == "rev160")
+    report = build(load(results))
+    row = next(r for r in report.saturation if r.revision == "rev160")
     assert row.n == 0
-    assert page.saturation_cells(row)[2:] == (
+    assert tuple(saturation_cells(report, "rev160").values())[2:] == (
         "unknown (no saturated run)", "-", "0", "238,000 ±4.4%",
     )  # fmt: skip
 

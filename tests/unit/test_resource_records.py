@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 from support.fakes.target import FakeTarget
+from support.figures_table import figure_values
 from support.runresults import run_result
 
 from loadgate.cli.stack import stack_notes
@@ -93,10 +94,12 @@ def test_the_figures_table_has_a_line_per_limited_container_and_the_faults() -> 
 
 def test_unknown_figures_read_unknown_in_the_table() -> None:
     unknown = replace(OTELCOL, oom_kills=None, memory_peak_bytes=None, restarts=None, exits=[])
-    text = tables.limits_text(replace(unknown, cpu_throttled_periods=None))
-    assert text == "memory 200 MiB: peak unknown, unknown; cpu 250m: throttled unknown; unknown"
     silent = BackendFaultCounts("503=1", None, None, None, None, None, None)
-    assert tables.fault_text(silent) == "unknown (the proxy did not answer)"
+    used = ResourceFigures({"otelcol": replace(unknown, cpu_throttled_periods=None)}, silent)
+    values = figure_values(replace(run_result(SPEC), resources=used))
+    text = values["otelcol limits (cgroup v1)"]
+    assert text == "memory 200 MiB: peak unknown, unknown; cpu 250m: throttled unknown; unknown"
+    assert values["backend faults (503=1)"] == "unknown (the proxy did not answer)"
 
 
 def test_the_runner_takes_the_figures_of_a_target_that_has_them() -> None:

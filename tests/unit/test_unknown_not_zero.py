@@ -15,6 +15,7 @@ import httpx
 import pytest
 from rich.console import Console
 from support.fakes.prometheus import FakeProm
+from support.figures_table import figure_values
 from support.runresults import run_result
 
 from loadgate.capacity.compare import values as cv
@@ -230,15 +231,19 @@ def test_every_missing_figure_reads_unknown_in_the_tables() -> None:
     assert result.resources is not None
     assert result.resources.go_runtime is not None
     service = result.resources.services["otelcol"]
-    assert "throttled 40/100 periods (unknown s)" in tables.limits_text(service)
-    assert tables.go_runtime_text(result.resources.go_runtime).startswith(
-        "GC 12 (unknown/min, 0 forced)"
+    standin = replace(result.resources, standin=StandinCounts(1000, None))
+    values = figure_values(replace(result, resources=standin))
+    assert (
+        "throttled 40/100 periods (unknown s)"
+        in values[f"otelcol limits (cgroup {service.cgroup})"]
     )
-    assert tables.standin_text(StandinCounts(1000, None)) == (
+    assert values["collector Go runtime"].startswith("GC 12 (unknown/min, 0 forced)")
+    assert values["received by the Loki stand-in"] == (
         "1,000 of the run's records (and unknown of the collector's own)"
     )
-    assert result.resources.backend_fault is not None
-    assert tables.fault_text(result.resources.backend_fault) == (
+    fault = result.resources.backend_fault
+    assert fault is not None
+    assert values[f"backend faults ({fault.spec})"] == (
         "40 requests: unknown passed, unknown failed (unknown in the outage), unknown delayed, "
         "unknown Loki unreachable"
     )

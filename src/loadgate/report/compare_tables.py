@@ -156,7 +156,7 @@ def pressure_line(pressure: Pressure) -> Text:
     return Text(pressure.summary)
 
 
-def unsound_lines(record: CompareRecord) -> list[str]:
+def _unsound_lines(record: CompareRecord) -> list[str]:
     """Each run whose figures did not count, by side: what it lost, or why its ledger cannot
     say."""
     return [
@@ -182,7 +182,7 @@ def result_lines(record: CompareRecord) -> list[RenderableType]:
     lines += [Text(f"{d.metric.name}: {d.reason}") for d in record.decisions]
     if record.lost_records is not None:
         lines.append(Text(record.lost_records, style="bold red"))
-    lines += [Text(line, style="yellow") for line in unsound_lines(record)]
+    lines += [Text(line, style="yellow") for line in _unsound_lines(record)]
     lines += [Text(f"note: {note}", style="yellow") for note in record.notes]
     lines.append(Text(f"rule: {record.rule}", style="dim"))
     style = _DECISION_STYLE[record.verdict]

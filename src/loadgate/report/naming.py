@@ -52,7 +52,7 @@ def _option_text(value: object) -> str:
     return str(value)
 
 
-def setting(key: str, value: object) -> str:
+def _setting(key: str, value: object) -> str:
     """`key=value`, or `key=<sha256:...>` for a long or multi-line value."""
     text = str(value)
     if "\n" in text or len(text) > LONG_VALUE:
@@ -61,7 +61,7 @@ def setting(key: str, value: object) -> str:
     return f"{key}={text}"
 
 
-def settings_of(preset: object, options: object, presets: Presets) -> list[str]:
+def _settings_of(preset: object, options: object, presets: Presets) -> list[str]:
     """The settings a stack ran with, named as the module says."""
     named = isinstance(preset, str) and preset not in ("", _CHARM_DEFAULT)
     own: Mapping[str, str] = presets.get(preset, {}) if isinstance(preset, str) else {}
@@ -69,7 +69,7 @@ def settings_of(preset: object, options: object, presets: Presets) -> list[str]:
     if isinstance(options, Mapping):
         for key, value in sorted(options.items()):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
             if own.get(str(key)) != _option_text(value):
-                out.append(setting(str(key), value))
+                out.append(_setting(str(key), value))
     return out
 
 
@@ -111,7 +111,7 @@ def revision_of(
     environment = environment or {}
     base = _base_revision(labels or {}, environment)
     charms = _at(environment, "charms")
-    extras = settings_of(_at(charms, "preset"), _at(charms, "otelcol", "options"), presets or {})
+    extras = _settings_of(_at(charms, "preset"), _at(charms, "otelcol", "options"), presets or {})
     extras += _split_of(environment)
     return base + (f" ({', '.join(extras)})" if extras else "")
 

@@ -247,7 +247,7 @@ def _capacity_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     return blocks
 
 
-SATURATION_COLUMNS = (
+_SATURATION_COLUMNS = (
     "revision", "scenario", "saturation/min (median)", "spread", "n", "capacity (searches)",
 )  # fmt: skip
 
@@ -262,7 +262,7 @@ _SATURATION_HOW = (
 )
 
 
-def saturation_cells(row: SaturationRow) -> tuple[str, ...]:
+def _saturation_cells(row: SaturationRow) -> tuple[str, ...]:
     return (
         row.revision,
         row.scenario,
@@ -283,8 +283,8 @@ def _saturation_section(report: Report) -> list[Block]:
             )
         )
         return blocks
-    cells = tuple(saturation_cells(row) for row in report.saturation)
-    return [*blocks, Table(SATURATION_COLUMNS, cells), _Para(_SATURATION_HOW)]
+    cells = tuple(_saturation_cells(row) for row in report.saturation)
+    return [*blocks, Table(_SATURATION_COLUMNS, cells), _Para(_SATURATION_HOW)]
 
 
 def _knee_section(images: Mapping[str, str]) -> list[Block]:

@@ -134,16 +134,16 @@ def _resource_rows(result: RunResult, row: Callable[[str, str, str], None]) -> N
     if result.resources is None:
         return
     for role, used in sorted(result.resources.services.items()):
-        row(f"{role} limits (cgroup {used.cgroup})", limits_text(used), "kernel, Pebble")
+        row(f"{role} limits (cgroup {used.cgroup})", _limits_text(used), "kernel, Pebble")
     fault = result.resources.backend_fault
     if fault is not None:
-        row(f"backend faults ({fault.spec})", fault_text(fault), "fault proxy")
+        row(f"backend faults ({fault.spec})", _fault_text(fault), "fault proxy")
     go = result.resources.go_runtime
     if go is not None:
-        row("collector Go runtime", go_runtime_text(go), "gctrace in Pebble's log, Prometheus")
+        row("collector Go runtime", _go_runtime_text(go), "gctrace in Pebble's log, Prometheus")
     standin = result.resources.standin
     if standin is not None:
-        row("received by the Loki stand-in", standin_text(standin), "the stand-in's counters")
+        row("received by the Loki stand-in", _standin_text(standin), "the stand-in's counters")
 
 
 def figures_table(result: RunResult) -> Table:
@@ -278,7 +278,7 @@ def _int(value: int | None) -> str:
     return "unknown" if value is None else f"{value:,}"
 
 
-def limits_text(used: ServiceResources) -> str:
+def _limits_text(used: ServiceResources) -> str:
     """`memory 200 MiB: peak 200 MiB, 1 OOM kill; cpu 250m: throttled 40/120 periods (3.1 s);
     1 restart (exit 137)`, with NOT enforced where a limit could not be written."""
     parts: list[str] = []
@@ -303,7 +303,7 @@ def limits_text(used: ServiceResources) -> str:
     return "; ".join(parts)
 
 
-def fault_text(fault: BackendFaultCounts) -> str:
+def _fault_text(fault: BackendFaultCounts) -> str:
     if fault.requests is None:
         return "unknown (the proxy did not answer)"
     return (
@@ -317,7 +317,7 @@ def _mib(value: float | None) -> str:
     return "unknown" if value is None else f"{value:,.0f} MiB"
 
 
-def go_runtime_text(go: GoRuntime) -> str:
+def _go_runtime_text(go: GoRuntime) -> str:
     """`GC 42 (31.5/min, 3 forced), GC CPU 4 %; heap max 120 MiB (mean 80), live max 60 MiB,
     goal max 130 MiB, sys max 180 MiB; GOMEMLIMIT 300MiB`."""
     if go.gc_count is None:
@@ -335,7 +335,7 @@ def go_runtime_text(go: GoRuntime) -> str:
     return f"{gc}; {heap}; {limit}"
 
 
-def standin_text(standin: StandinCounts) -> str:
+def _standin_text(standin: StandinCounts) -> str:
     if standin.received is None:
         return "unknown (the stand-in did not answer)"
     own = _int(standin.own_dropped)
