@@ -66,7 +66,7 @@ def test_place_moves_the_pipeline_services_and_leaves_the_measuring_side() -> No
     for name in ("otelcol", "loki", "traces-standin"):
         argv = shlex.split(services[name]["command"])
         assert argv[:3] == [sys.executable, "-I", cgexec.__file__]
-        assert cgexec.parse(argv[3:]) == (
+        assert cgexec.unwrap(argv) == (
             [],
             {1},
             [f"/bin/{name}", f"--config=/c/{name}.yaml"],
@@ -88,14 +88,14 @@ def test_a_command_in_control_groups_takes_the_cpus_in_the_same_wrapper() -> Non
     cpu_split.place(services, CpuSplit((0,), (1,)))
     argv = shlex.split(services["otelcol"]["command"])
     assert argv.count(cgexec.__file__) == 1
-    assert cgexec.parse(argv[3:]) == (["/c/g/cgroup.procs"], {1}, ["/bin/otelcol", "--config=x"])
+    assert cgexec.unwrap(argv) == (["/c/g/cgroup.procs"], {1}, ["/bin/otelcol", "--config=x"])
 
 
-def test_cgexec_refuses_malformed_cpus() -> None:
-    with pytest.raises(ValueError, match="--cpus: CPU numbers separated by commas; got 'one'"):
-        cgexec.parse(["--cpus", "one", "--", "/bin/true"])
-    with pytest.raises(ValueError, match="usage"):
-        cgexec.parse(["--cpus", "0", "--cpus", "1", "--", "/bin/true"])
+def test_cgexec_refuses_malformed_cpus(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cgexec.main(["--cpus", "one", "--", "/bin/true"]) == 2
+    assert "--cpus: CPU numbers separated by commas; got 'one'" in capsys.readouterr().err
+    assert cgexec.main(["--cpus", "0", "--cpus", "1", "--", "/bin/true"]) == 2
+    assert "usage" in capsys.readouterr().err
 
 
 def test_cgexec_stops_when_it_cannot_take_the_cpus(capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,16 +36,16 @@ def unwrap(argv: list[str]) -> tuple[list[str], set[int] | None, list[str]]:
     itself, with no groups and no CPUs."""
     if argv[1:3] != ["-I", os.path.abspath(__file__)]:
         return [], None, argv
-    return parse(argv[3:])
+    return _parse(argv[3:])
 
 
 def split(argv: list[str]) -> tuple[list[str], list[str]]:
     """(cgroup.procs files, command) from the arguments; ValueError when malformed."""
-    groups, _, command = parse(argv)
+    groups, _, command = _parse(argv)
     return groups, command
 
 
-def parse(argv: list[str]) -> tuple[list[str], set[int] | None, list[str]]:
+def _parse(argv: list[str]) -> tuple[list[str], set[int] | None, list[str]]:
     """(cgroup.procs files, CPUs or None, command); ValueError when malformed."""
     if "--" not in argv:
         raise ValueError(_USAGE)
@@ -66,7 +66,7 @@ def parse(argv: list[str]) -> tuple[list[str], set[int] | None, list[str]]:
 
 def main(argv: list[str]) -> int:
     try:
-        groups, cpus, command = parse(argv)
+        groups, cpus, command = _parse(argv)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2

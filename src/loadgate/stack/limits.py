@@ -151,7 +151,7 @@ def _floor(value: Decimal | None, request: str, name: str, notes: list[str]) -> 
     return value
 
 
-def cpu_quota_us(millis: int, period_us: int = _CFS_PERIOD_US) -> int:
+def _cpu_quota_us(millis: int, period_us: int = _CFS_PERIOD_US) -> int:
     """Kubelet's CFS quota for a CPU limit (MilliCPUToQuota): at least 1 ms a period."""
     return max(millis * period_us // 1000, _MIN_QUOTA_US)
 
@@ -165,7 +165,7 @@ def v1_settings(limits: Limits) -> dict[str, dict[str, str]]:
     if limits.cpu_millis is not None:
         out["cpu"] = {
             "cpu.cfs_period_us": str(_CFS_PERIOD_US),
-            "cpu.cfs_quota_us": str(cpu_quota_us(limits.cpu_millis)),
+            "cpu.cfs_quota_us": str(_cpu_quota_us(limits.cpu_millis)),
         }
     return out
 
@@ -176,7 +176,7 @@ def v2_settings(limits: Limits) -> dict[str, dict[str, str]]:
     if limits.memory_bytes is not None:
         out["memory"] = {"memory.max": str(limits.memory_bytes), "memory.swap.max": "0"}
     if limits.cpu_millis is not None:
-        out["cpu"] = {"cpu.max": f"{cpu_quota_us(limits.cpu_millis)} {_CFS_PERIOD_US}"}
+        out["cpu"] = {"cpu.max": f"{_cpu_quota_us(limits.cpu_millis)} {_CFS_PERIOD_US}"}
     return out
 
 
