@@ -175,7 +175,7 @@ def test_the_sandbox_refuses_what_a_charm_must_not_do(
         Path(sys.prefix), venvs.Interpreter(Path(sys.executable), "", ""), False, 0.0
     )
     config = {"action": action, "target": str(victim)}
-    request = render._request(  # pyright: ignore[reportPrivateUsage]
+    request = render.driver_request(
         "otelcol", source, tmp_path / "work", config, [], [], "otelcol version 0"
     )
     with pytest.raises(render.RenderError, match=refused):

@@ -43,6 +43,12 @@ def run_result(
 # ---- the saturation gate measures the charm under test -------------------------------------
 
 
+def component_gate(result: RunResult, expected: str) -> Gate:
+    """The gate saturation.judge adds for the component the run measured (no floor set)."""
+    judged = saturation.judge(result, None, expected)
+    return next(g for g in judged.gates if g.name == saturation.COMPONENT_GATE)
+
+
 @pytest.mark.parametrize(
     ("verdict", "passed", "value", "words"),
     [
@@ -56,19 +62,19 @@ def run_result(
 def test_the_saturation_gate_fails_when_another_component_gave_way(
     verdict: str, passed: bool, value: float | None, words: str
 ) -> None:
-    gate = saturation.component_gate(run_result(verdict), "collector")
+    gate = component_gate(run_result(verdict), "collector")
     assert (gate.name, gate.passed, gate.value) == ("measured_component", passed, value)
     assert words in gate.source
     assert gate.threshold == "= 1 (collector gives way first)"
 
 
 def test_a_loki_charm_expects_loki_to_give_way() -> None:
-    assert saturation.component_gate(run_result("loki"), "loki").passed
-    assert not saturation.component_gate(run_result("collector"), "loki").passed
+    assert component_gate(run_result("loki"), "loki").passed
+    assert not component_gate(run_result("collector"), "loki").passed
 
 
 def test_a_run_without_attribution_cannot_show_what_it_measured() -> None:
-    gate = saturation.component_gate(replace(run_result(), bottleneck=None), "loki")
+    gate = component_gate(replace(run_result(), bottleneck=None), "loki")
     assert not gate.passed
     assert "no attribution recorded" in gate.source
 

@@ -116,7 +116,7 @@ class RenderedCharm:
 # ---- requests (pure) ------------------------------------------------------------------------
 
 
-def _request(
+def driver_request(
     role: str,
     source: CharmSource,
     work_dir: Path,
@@ -125,6 +125,9 @@ def _request(
     exchanges: list[dict[str, Any]],
     version_output: str,
 ) -> dict[str, Any]:
+    """What a driver (drivers/render_charm.py, for `role`) reads: the charm, its work folder, the
+    unit and model it runs as, its options, relations and the workload's version;
+    `run_driver` runs it."""
     app = role
     return {
         "driver": role,
@@ -166,7 +169,7 @@ def _loki_request(
         }
     ]
     config = {**_LOKI_OPTION_DEFAULTS, **options}
-    return _request("loki", source, work_dir, config, relations, exchanges, version_output)
+    return driver_request("loki", source, work_dir, config, relations, exchanges, version_output)
 
 
 def _otelcol_request(
@@ -219,7 +222,7 @@ def _otelcol_request(
         )
     relations += [dict(r) for r in extra_relations]
     exchanges += [dict(e) for e in extra_exchanges]
-    return _request("otelcol", source, work_dir, options, relations, exchanges, version_output)
+    return driver_request("otelcol", source, work_dir, options, relations, exchanges, version_output)
 
 
 # ---- running a driver -------------------------------------------------------------------

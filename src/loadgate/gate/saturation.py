@@ -67,7 +67,7 @@ def attribution_of(result: RunResult) -> tuple[str, str]:
     return verdict, summary
 
 
-def component_gate(result: RunResult, expected: str) -> Gate:
+def _component_gate(result: RunResult, expected: str) -> Gate:
     """1 when `expected` (the component under test) gave way first, or nothing did; 0 when
     another component did; unknown (failed) when attribution cannot say."""
     verdict, summary = attribution_of(result)
@@ -98,5 +98,5 @@ def with_gates(result: RunResult, *added: Gate) -> RunResult:
 def judge(result: RunResult, floor: float | None, expected: str) -> RunResult:
     """The saturation run judged: its floor and the component it measured, as two more gates."""
     return with_gates(
-        result, floor_gate(result.saturation, floor), component_gate(result, expected)
+        result, floor_gate(result.saturation, floor), _component_gate(result, expected)
     )
