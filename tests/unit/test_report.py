@@ -17,7 +17,6 @@ import pytest
 from loadgate import cli
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import SATURATION, SearchPlan, Step, StepOutcome, run_search
-from loadgate.cli import report as cli_report
 from loadgate.measure import timeseries as ts
 from loadgate.records.result import RunResult
 from loadgate.report import naming, page, plots
@@ -261,9 +260,9 @@ def test_knee_curves_hold_every_step_sorted_by_rate(results: Path) -> None:
 
 
 def test_plots_render_pngs_from_the_recorded_fixtures(results: Path, tmp_path: Path) -> None:
-    report = build(load(results))
     out = tmp_path / "out"
-    files = cli_report.write_report(report, out)
+    assert cli.main(["report", "--results", str(results), "--out", str(out)]) == cli.EXIT_OK
+    files = list(out.iterdir())
     names = sorted(p.name for p in files)
     assert names == sorted(
         [

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from loadgate.cli import report as cli_report
+from loadgate import cli
 from loadgate.measure import timeseries as ts
 from loadgate.records import result as results
 from loadgate.report import naming, page, plots
@@ -108,7 +108,8 @@ def test_the_row_label_and_the_series_plot_title_are_short(
         return path
 
     monkeypatch.setattr(plots, "run_series", run_series)
-    cli_report.write_report(report, tmp_path / "out")
+    out = tmp_path / "out"
+    assert cli.main(["report", "--results", str(results_dir), "--out", str(out)]) == cli.EXIT_OK
     assert titles == [
         f"rev221 (profile=batch), otlp-logs constant-arrival-rate, 60,000/min: run {RUN}"
     ]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from loadgate import cli
 from loadgate.capacity.compare.record import CompareRecord
-from loadgate.cli import report as cli_report
 from loadgate.records.result import RunResult
 from loadgate.report import page
 from loadgate.report.content import Report, build, load
@@ -121,8 +121,9 @@ def test_the_page_shows_saturation_and_the_sequential_comparison(
     assert "at 98.75% | 5% | regression (at 2 pairs) |" in md
     assert "too-noisy (needs about 3 pairs to settle)" in md
     assert "- pressure_p99_ms: 2 pair(s) run; pressure_p99_ms is decided from 3 pairs on" in md
-    files = cli_report.write_report(report, tmp_path / "out")
-    assert "compare-compare-sat.png" in {p.name for p in files}
+    out = tmp_path / "out"
+    assert cli.main(["report", "--results", str(results), "--out", str(out)]) == cli.EXIT_OK
+    assert "compare-compare-sat.png" in {p.name for p in out.iterdir()}
 
 
 def test_without_saturated_runs_the_page_says_so(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ from support.fakes.target import FakeTarget
 from support.figures_table import figure_values
 from support.runresults import run_result
 
-from loadgate.cli.stack import stack_notes
+from loadgate import cli
+from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.resources import BackendFaultCounts, Exit, ResourceFigures, ServiceResources
 from loadgate.records.result import RunResult
@@ -24,8 +25,11 @@ from loadgate.runner import target as runner_target
 from loadgate.stack import choice, faults, local, localize
 from loadgate.stack.cgroups import Group, Placement, StackGroups
 from loadgate.stack.fault_service import FaultService
+from loadgate.stack.info import StackStatus
 from loadgate.stack.limits import Limits
+from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
+from loadgate.stack.profile import Profile
 
 SPEC = RunSpec.from_params({"duration": "30s", "rate": "60000", "run-id": "limits-1"})
 MI = 2**20
@@ -149,14 +153,37 @@ def test_stack_json_holds_the_limits_and_the_fault_proxy_only_when_there_are(
     assert full.health_urls()["backend-fault"] == "http://127.0.0.1:40002/ready"
 
 
-def test_the_stacks_notes_say_what_is_enforced_and_what_is_not(tmp_path: Path) -> None:
+def stack_notes(
+    info: local.StackInfo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> list[str]:
+    """What `loadgate stack up` says of the stack it started (here: `info`), line by line."""
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(info.root / "stack"))
+
+    def up(*_args: object, **_kw: object) -> local.StackInfo:
+        return info
+
+    def build_missing(*_args: object, **_kw: object) -> int:
+        return 0
+
+    stack = StackOps(up=up, status=lambda root: StackStatus(True, info))
+    seams = Seams(resolve_stack=lambda request: Profile(), build_missing=build_missing, stack=stack)
+    assert cli.main(["stack", "up"], seams=seams) == cli.EXIT_OK
+    said = capsys.readouterr().err
+    assert said.startswith("stack up in")  # ... run dir <root>): its notes follow, a line each
+    return said.split(f"{info.root})\n", 1)[1].splitlines()
+
+
+def test_the_stacks_notes_say_what_is_enforced_and_what_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     fault = FaultService(faults.parse("503=0.7,until=20s"), 40001, 40002, "loki-0")
-    notes = stack_notes(stack_info(tmp_path, limits=GROUPS, backend_fault=fault))
+    info = stack_info(tmp_path, limits=GROUPS, backend_fault=fault)
+    notes = stack_notes(info, monkeypatch, capsys)
     assert notes[0] == "otelcol limits enforced (cgroup v1): memory 200Mi"
     assert notes[1].startswith("otelcol cpu limit 100m is NOT enforced: cannot write")
     assert notes[2] == "otelcol cpu: raised to the charm's request 0.25"
     assert notes[3].startswith("backend fault proxy before Loki: 503=0.7,until=20s")
-    assert stack_notes(stack_info(tmp_path)) == []
+    assert stack_notes(stack_info(tmp_path), monkeypatch, capsys) == []
 
 
 def test_backend_fault_is_a_checked_stack_flag() -> None:

@@ -30,10 +30,10 @@ def add_load_flags(
         param = BY_NAME[name]
         if name in own:
             param = replace(param, default=own[name], default_help="")
-        p.add_argument(f"--{name}", default=own.get(name), help=load_flag_help(param))
+        p.add_argument(f"--{name}", default=own.get(name), help=_load_flag_help(param))
 
 
-def load_flag_help(param: Param) -> str:
+def _load_flag_help(param: Param) -> str:
     """`the k6 executor, one of a, b (default b)`, as argparse shows it."""
     choices = f", one of {', '.join(param.choices)}" if len(param.choices) > 1 else ""
     return f"{param.help}{choices} (default {param.shown_default})".replace("%", "%%")

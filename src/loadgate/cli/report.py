@@ -36,7 +36,7 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=_cmd_report)
 
 
-def write_report(report: rep.Report, out: Path) -> list[Path]:
+def _write_report(report: rep.Report, out: Path) -> list[Path]:
     """Every PNG, report.md and report.html into `out`; returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
     images: dict[str, str] = {}
@@ -88,7 +88,7 @@ def _cmd_report(args: argparse.Namespace, seams: Seams) -> int:
         return EXIT_BAD_INPUT
     report = rep.build(records)
     try:
-        files = write_report(report, out)
+        files = _write_report(report, out)
     except OSError as exc:
         error("report", f"--out {out}: cannot write there: {exc.strerror or exc}")
         return EXIT_BAD_INPUT
