@@ -21,7 +21,7 @@ from loadgate.judge.bottleneck import (
 )
 from loadgate.measure import scenarios as scenario_measures
 
-BACKEND_NAMES = {LOKI: "Loki", PROMETHEUS: "Prometheus", TRACES: "the traces backend"}
+_BACKEND_NAMES = {LOKI: "Loki", PROMETHEUS: "Prometheus", TRACES: "the traces backend"}
 # The collector's exporter towards each backend, and its queue, as the claims say them.
 EXPORTERS = {LOKI: ("Loki exporter", "sending queue"), PROMETHEUS: ("remote-write exporter",
              "remote-write queue"), TRACES: ("traces exporter", "sending queue")}  # fmt: skip
@@ -39,7 +39,7 @@ class Chain:
 
     @property
     def backend_name(self) -> str:
-        return BACKEND_NAMES[self.backend]
+        return _BACKEND_NAMES[self.backend]
 
     @property
     def exporter(self) -> str:

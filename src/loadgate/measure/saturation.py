@@ -40,11 +40,11 @@ FULL_CLAIM_SHARE = 0.95
 _GROWING_SHARE = 0.95
 # The steady window starts this long after the queue first filled (its fill transient).
 _SETTLE_S = 4.0
-# A steady window shorter than this, or than MIN_WINDOW_SCRAPES scrape intervals of the
+# A steady window shorter than this, or than _MIN_WINDOW_SCRAPES scrape intervals of the
 # collector, gives no figure (too few scrapes to trust): 10 s on the local stack (a scrape every
 # 2 s), 3 minutes on Juju (COS scrapes the collector once a minute: Scope.scrape_interval_s).
 MIN_WINDOW_S = 10.0
-MIN_WINDOW_SCRAPES = 3
+_MIN_WINDOW_SCRAPES = 3
 # What a saturation run offers unless told otherwise: well above what the default pipeline
 # takes on a 2-core machine (about 210,000 records/min), VUs ready for it, and gates that
 # expect the refusals (only `lost_records` still judges: the ledger stays exact).
@@ -56,7 +56,7 @@ SATURATE_PARAMS: dict[str, object] = {
     "min-logs-per-minute": 0,
 }
 # On COS, which scrapes the collector once a minute, a saturation run must also last long enough
-# for a steady window: the fill seen at a scrape, one more to settle, MIN_WINDOW_SCRAPES more,
+# for a steady window: the fill seen at a scrape, one more to settle, _MIN_WINDOW_SCRAPES more,
 # and up to a minute from the last scrape to the load's end (`loadgate run --target juju
 # --saturate`, and the Juju gate's saturation run).
 SATURATE_COS_PARAMS: dict[str, object] = {"duration": "8m"}
@@ -88,7 +88,7 @@ class SteadyWindow:
 
 def min_window_s(scrape_interval_s: float) -> float:
     """The shortest steady window that gives a figure, for a collector scraped this often."""
-    return max(MIN_WINDOW_S, MIN_WINDOW_SCRAPES * scrape_interval_s)
+    return max(MIN_WINDOW_S, _MIN_WINDOW_SCRAPES * scrape_interval_s)
 
 
 def steady_window(
