@@ -26,8 +26,8 @@ from loadgate.capacity.compare.rule import (
     decide,
     exit_code,
     overall,
-    schedule,
 )
+from loadgate.capacity.compare.run_order import schedule
 
 
 def rng(seed: int) -> random.Random:

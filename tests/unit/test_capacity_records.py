@@ -22,8 +22,8 @@ from loadgate.capacity.compare.rule import (
     REGRESSION,
     TOO_NOISY,
     capacity_metric,
-    schedule,
 )
+from loadgate.capacity.compare.run_order import schedule
 from loadgate.capacity.search.record import SEARCH_FORMAT, SearchRecord
 from loadgate.capacity.search.rule import (
     BISECT,

@@ -9,7 +9,7 @@ from typing import cast
 import pytest
 
 from loadgate import cli
-from loadgate.cli import bench, compare, run, search
+from loadgate.cli import bench, compare_input, run, search
 from loadgate.cli.flags import MAX_DRAIN_TIMEOUT
 from loadgate.contract.params import BY_NAME, PARAMS
 
@@ -34,7 +34,7 @@ def flag_help(parser: argparse.ArgumentParser) -> dict[str, str]:
 COMMANDS = [
     (("run",), run.RUN_PARAMS),
     (("search",), search.SEARCH_PARAMS),
-    (("compare",), compare.COMPARE_PARAMS),
+    (("compare",), compare_input.COMPARE_PARAMS),
     (("bench", "generator"), bench.BENCH_PARAMS),
 ]
 

@@ -18,15 +18,17 @@ CLI = SRC / "cli"
 # What commands share: the consoles and exit codes, the shared flags, the seams.
 SHARED = {"common", "flags", "seams"}
 # A command's terminal output may live beside it: `<command>_output.py`; so may what it does
-# on a Juju model: `<command>_juju.py`.
+# on a Juju model: `<command>_juju.py`, and the reading of its input: `<command>_input.py`.
 OUTPUT_MODULES = {f.stem for f in CLI.glob("*_output.py")}
 JUJU_MODULES = {f.stem for f in CLI.glob("*_juju.py")}
+INPUT_MODULES = {f.stem for f in CLI.glob("*_input.py")}
 COMMAND_MODULES = {f.stem for f in CLI.glob("*.py")} - {
     "__init__",
     "__main__",
     *SHARED,
     *OUTPUT_MODULES,
     *JUJU_MODULES,
+    *INPUT_MODULES,
 }
 
 
@@ -34,6 +36,7 @@ def test_each_output_module_belongs_to_a_command() -> None:
     assert OUTPUT_MODULES  # compare_output, search_output
     assert {m.removesuffix("_output") for m in OUTPUT_MODULES} <= COMMAND_MODULES
     assert {m.removesuffix("_juju") for m in JUJU_MODULES} <= COMMAND_MODULES  # search_juju
+    assert {m.removesuffix("_input") for m in INPUT_MODULES} <= COMMAND_MODULES  # compare_input
 
 
 def is_cli(module: str) -> bool:

@@ -180,6 +180,28 @@ def test_calibrate_from_a_recorded_comparison_pools_the_spreads_and_writes_a_mar
     assert CARRIED not in data["status"]
 
 
+def test_a_spread_too_wide_for_any_margin_is_said_and_left_out_of_the_file(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = results / "compare-sat" / "compare.json"
+    recorded = json.loads(path.read_text())
+    for i, run in enumerate(recorded["runs"]):  # p99s a factor 3 apart within each side
+        run["values"][P99] = 2.0 * (3.0 if i % 4 < 2 else 1.0)
+    path.write_text(json.dumps(recorded))
+    out_file = tmp_path / "margins.yaml"
+    assert cli.main(["calibrate", "--from", "compare-sat", "--output", str(out_file)]) == 0
+    text = words(capsys.readouterr().out)
+    assert "none (none)" in text  # the p99's margins at every number of pairs shown
+    assert (
+        "pressure-p99: no margin is bounded at 4 pairs (--margin-pairs) at the spread's upper "
+        "bound" in text
+    )
+    assert "the margins file leaves pressure-p99 out, so compare keeps its shipped margin" in text
+    assert sorted(yaml.safe_load(out_file.read_text())["metrics"]) == [
+        "pressure-cpu", "saturation",
+    ]  # fmt: skip
+
+
 def test_compare_takes_a_margins_file_and_margins_win_per_key(
     results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -149,3 +149,11 @@ def test_the_tables_margins_of_the_default_metrics_are_the_shipped_files() -> No
     (rule.METRICS) holds the same, for code that compares without a margins file. A new
     `loadgate calibrate` output in data/margins.yaml changes both."""
     assert {m.name: m.margin for m in DEFAULTS} == pytest.approx(SHIPPED.margins())
+
+
+def test_a_spread_no_margin_is_powered_at_chooses_none() -> None:
+    # A worsening of twice a margin M is a factor (1 + 2M) / (1 + M) < 2 whatever M: a spread
+    # that needs a factor of 2 or more to be found 80 % of the time at these pairs bounds none.
+    assert math.isinf(cm.margin_needed(0.5, 3, 0.98))
+    assert math.isinf(cm.chosen_margin(0.5, 3, 0.98))
+    assert math.isfinite(cm.chosen_margin(0.03, 3, 0.98))

@@ -18,7 +18,8 @@ from loadgate import cli
 from loadgate.capacity.compare import driver as comparing
 from loadgate.capacity.compare import rule
 from loadgate.capacity.compare import scenario as cs
-from loadgate.capacity.compare.rule import BASELINE, ScheduledRun
+from loadgate.capacity.compare.rule import BASELINE
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.search.rule import FOUND
 from loadgate.contract import scenarios as reg
 from loadgate.contract.spec import RunSpec

@@ -17,7 +17,8 @@ from loadgate import cli
 from loadgate.capacity.compare import driver as comparing
 from loadgate.capacity.compare import rule
 from loadgate.capacity.compare.record import CompareRecord
-from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, ScheduledRun
+from loadgate.capacity.compare.rule import BASELINE, CANDIDATE
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
 from loadgate.cli import compare as compare_cli

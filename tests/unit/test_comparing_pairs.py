@@ -17,11 +17,12 @@ from support.runresults import run_result
 
 from loadgate import cli
 from loadgate.capacity.compare import driver as comparing
-from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import rule, run_order
 from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare import values as comparing_values
 from loadgate.capacity.compare.record import CompareRecord, Pressure
-from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, ScheduledRun
+from loadgate.capacity.compare.rule import BASELINE, CANDIDATE
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
@@ -295,7 +296,7 @@ def local_repeats(
 
 
 def runs_of(repeat: comparing.LocalRepeats, pairs: int) -> Iterator[comparing.RepeatOutcome]:
-    for run in rule.schedule(pairs):
+    for run in run_order.schedule(pairs):
         yield repeat(run, A if run.side == BASELINE else B)
 
 

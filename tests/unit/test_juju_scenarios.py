@@ -7,6 +7,7 @@ units per request as the registry does."""
 from __future__ import annotations
 
 import math
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,22 @@ def test_a_loki_scenario_goes_to_the_followed_loki_unit(
     assert start.get("target") == target
     assert start["scenario"] == scenario
     runner_target.close()
+
+
+def test_the_targets_own_ca_folder_goes_when_it_closes_a_given_one_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    target = make_target(cos_model([FINISHED]), None)
+    (own,) = (tmp_path / "tmp").glob("loadgate-juju-*")
+    assert (own / "juju-ca.crt").is_file()
+    target.close()
+    assert not own.exists()
+    given = tmp_path / "given"
+    given.mkdir()
+    make_target(cos_model([FINISHED]), given).close()
+    assert (given / "juju-ca.crt").is_file()
 
 
 def test_a_target_given_stays() -> None:

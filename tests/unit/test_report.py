@@ -19,7 +19,7 @@ from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import SATURATION, SearchPlan, Step, StepOutcome, run_search
 from loadgate.measure import timeseries as ts
 from loadgate.records.result import RunResult
-from loadgate.report import naming, page, plots
+from loadgate.report import blocks, naming, page, plots
 from loadgate.report.capacity import Capacity, KneeCurve, KneePoint, capacity_of, knee_curve
 from loadgate.report.content import ReportError, build, load
 from loadgate.report.rows import Figure, Row, rows_of, search_step_runs
@@ -178,8 +178,8 @@ def test_records_of_an_unknown_format_are_skipped_with_a_note(results: Path) -> 
         "old/result.json: format 'loadgate-result/0' is not 'loadgate-result/1': skipped",
         "future/search.json: format 'loadgate-search/2' is not 'loadgate-search/1': skipped",
     )
-    blocks = page.document(build(records), {})
-    assert "old/result.json: format" in page.markdown(blocks)
+    document = page.document(build(records), {})
+    assert "old/result.json: format" in blocks.markdown(document)
     assert len(records.runs) == 4
 
 
@@ -320,12 +320,12 @@ def test_markdown_and_html_carry_the_same_content_escaped(results: Path) -> None
     data["labels"] = data["spec"]["labels"] = {"revision": "<b>x</b>&"}
     path.write_text(json.dumps(data))
     report = build(load(results))
-    blocks = page.document(report, {"knee": "knee.png", "capacity": "capacity.png"})
-    md, html = page.markdown(blocks), page.html_page(blocks)
+    document = page.document(report, {"knee": "knee.png", "capacity": "capacity.png"})
+    md, html = blocks.markdown(document), blocks.html_page(document)
     assert "<b>x</b>&" not in html
     assert "&lt;b&gt;x&lt;/b&gt;&amp;" in html
-    for b in blocks:
-        if isinstance(b, page.Table):
+    for b in document:
+        if isinstance(b, blocks.Table):
             for row in b.rows:
                 for cell in row:
                     assert cell.replace("|", "\\|") in md
@@ -338,7 +338,7 @@ def test_markdown_and_html_carry_the_same_content_escaped(results: Path) -> None
 def test_a_row_without_series_says_not_measured(results: Path) -> None:
     (results / REV221_PASS / "series.json").unlink()
     report = build(load(results))
-    md = page.markdown(page.document(report, {}))
+    md = blocks.markdown(page.document(report, {}))
     assert f"run {REV221_PASS}: not measured (the run has no series.json)" in md
 
 

@@ -16,7 +16,7 @@ import pytest
 from loadgate import cli
 from loadgate.measure import timeseries as ts
 from loadgate.records import result as results
-from loadgate.report import naming, page, plots
+from loadgate.report import blocks, naming, page, plots
 from loadgate.report.content import build, load
 from loadgate.stack import choice
 
@@ -113,7 +113,7 @@ def test_the_row_label_and_the_series_plot_title_are_short(
     assert titles == [
         f"rev221 (profile=batch), otlp-logs constant-arrival-rate, 60,000/min: run {RUN}"
     ]
-    md = page.markdown(page.document(report, {}))
+    md = blocks.markdown(page.document(report, {}))
     assert "| rev221 (profile=batch) | otlp-logs constant-arrival-rate | 60,000/min |" in md
     assert "timeout: 5s" not in md
     assert "send_batch_size" not in (tmp_path / "out" / "report.md").read_text()

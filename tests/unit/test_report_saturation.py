@@ -15,7 +15,7 @@ import pytest
 from loadgate import cli
 from loadgate.capacity.compare.record import CompareRecord
 from loadgate.records.result import RunResult
-from loadgate.report import page
+from loadgate.report import blocks, page
 from loadgate.report.content import Report, build, load
 from loadgate.report.runs import run_of
 
@@ -61,7 +61,7 @@ def saturation_cells(report: Report, revision: str) -> dict[str, str]:
     table = next(
         b
         for b in page.document(report, {})
-        if isinstance(b, page.Table) and b.header[2] == "saturation/min (median)"
+        if isinstance(b, blocks.Table) and b.header[2] == "saturation/min (median)"
     )
     row = next(r for r in table.rows if r[0] == revision)
     return dict(zip(table.header, row, strict=True))
@@ -108,7 +108,7 @@ def test_the_page_shows_saturation_and_the_sequential_comparison(
     results: Path, tmp_path: Path
 ) -> None:
     report = build(load(results))
-    md = page.markdown(page.document(report, {}))
+    md = blocks.markdown(page.document(report, {}))
     assert "## Saturation throughput and capacity per revision" in md
     assert "| rev221 | otlp-logs constant-arrival-rate | 201,300 |" in md
     assert "### compare-sat: otelcol rev160 vs otelcol rev221: regression" in md
@@ -129,5 +129,5 @@ def test_the_page_shows_saturation_and_the_sequential_comparison(
 def test_without_saturated_runs_the_page_says_so(tmp_path: Path) -> None:
     root = tmp_path / "results"
     shutil.copytree(FIXTURES, root)
-    md = page.markdown(page.document(build(load(root)), {}))
+    md = blocks.markdown(page.document(build(load(root)), {}))
     assert "No saturated runs recorded: saturation not measured" in md

@@ -29,11 +29,12 @@ from test_comparing_pairs import (
 )
 
 from loadgate.capacity.compare import driver as comparing
-from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import rule, run_order
 from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare import values as cv
 from loadgate.capacity.compare.record import CompareRecord, RepeatRecord
-from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, ScheduledRun
+from loadgate.capacity.compare.rule import BASELINE, CANDIDATE
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search.state import HOLD, SATURATION, Step
@@ -43,7 +44,7 @@ from loadgate.contract.spec import RunSpec
 from loadgate.judge import ledger as ledger_mod
 from loadgate.judge.soundness import Unsound
 from loadgate.records.result import RunResult
-from loadgate.report import matrix_table, page, runs
+from loadgate.report import blocks, matrix_table, page, runs
 from loadgate.report.compare_tables import result_lines
 from loadgate.report.content import build, load
 
@@ -144,7 +145,7 @@ def test_a_pressure_run_whose_ledger_cannot_be_checked_gives_no_pressure_figures
 def _runs(lost_by: dict[tuple[str, int], Unsound]) -> list[RepeatRecord]:
     """Two pairs where the sides measure the same; `lost_by` (side, repeat) -> unsound run."""
     out: list[RepeatRecord] = []
-    for run in rule.schedule(2):
+    for run in run_order.schedule(2):
         values: dict[str, float | None] = {SAT: 200_000.0 * (1 + 0.001 * run.repeat),
                                            P99: 12.0, CPU: 0.3}  # fmt: skip
         bad = lost_by.get((run.side, run.repeat))
@@ -271,7 +272,7 @@ def test_the_report_page_names_the_lost_records_and_the_runs_that_did_not_count(
     lost = Unsound("cmp-c1-pr", 40, "it lost 40 acknowledged log records")
     record = CompareRecord.build("cmp", A.side(), B.side(), _runs({(CANDIDATE, 1): lost}), METRICS)
     comparing.write_record(record, tmp_path)
-    md = page.markdown(page.document(build(load(tmp_path)), {}))
+    md = blocks.markdown(page.document(build(load(tmp_path)), {}))
     assert "### cmp: " in md
     assert (
         "**lost records: the candidate lost 40 acknowledged log records in cmp-c1-pr: a "

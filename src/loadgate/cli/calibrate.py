@@ -9,6 +9,7 @@ pooled within sides), or both. The pooling and the intervals are
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from loadgate import paths
-from loadgate.capacity.compare import calibration, margins, margins_file, rule
+from loadgate.capacity.compare import calibration, margins, margins_file, rule, run_order
 from loadgate.capacity.compare import replay as replaying
 from loadgate.capacity.compare import values as cv
 from loadgate.capacity.compare.record import CompareRecord
@@ -25,7 +26,8 @@ from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.compare.sides import SideError
 
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, UsageError, stdout
-from .compare import add_comparison_flags, budget_of, count_of, run_comparison
+from .compare import add_comparison_flags, run_comparison
+from .compare_input import budget_of, count_of
 
 if TYPE_CHECKING:
     from .seams import Seams
@@ -76,7 +78,7 @@ def register(sub: Subparsers) -> None:
         margins=None,
         margins_file=None,
         fail_on=rule.DEFAULT_FAIL_ON,
-        order=rule.DEFAULT_ORDER,
+        order=run_order.DEFAULT_ORDER,
     )
 
 
@@ -114,6 +116,9 @@ def _cmd_calibrate(args: argparse.Namespace, seams: Seams) -> int:
         for line in _metric_lines(key, spread, rows):
             stdout.print(Text(line), soft_wrap=True)
         chosen = calibration.margin_row(metric, spread, margin_pairs, family)
+        if math.isinf(chosen.margin):
+            stdout.print(Text(_unbounded(key, margin_pairs, rows)), soft_wrap=True)
+            continue
         found[key] = margins_file.MarginEntry(
             round(chosen.margin * 100, 6), spread.spread, spread.df, spread.interval(),
             round(chosen.at_estimate * 100, 6), chosen.confidence,
@@ -172,8 +177,27 @@ def _metric_lines(
     )
     title = "  the margin N pairs can bound, at the spread's upper bound (at the estimate):"
     pairs = "  pairs   " + "".join(f"{r.pairs:>12}" for r in rows)
-    shown = "  margin  " + "".join(f"{f'{r.margin:.0%} ({r.at_estimate:.0%})':>12}" for r in rows)
+    shown = "  margin  " + "".join(
+        f"{f'{_margin_text(r.margin)} ({_margin_text(r.at_estimate)})':>12}" for r in rows
+    )
     return [head, title, pairs, shown]
+
+
+def _margin_text(margin: float) -> str:
+    """A chosen margin, or `none` where no margin is powered at those pairs."""
+    return "none" if math.isinf(margin) else f"{margin:.0%}"
+
+
+def _unbounded(key: str, margin_pairs: int, rows: list[calibration.MarginRow]) -> str:
+    """Why a metric gets no margin in the file, and from how many pairs one would be bound."""
+    enough = [r.pairs for r in rows if not math.isinf(r.margin)]
+    from_pairs = f"from {enough[0]} pairs on" if enough else "not even at the most pairs shown"
+    return (
+        f"{key}: no margin is bounded at {margin_pairs} pairs (--margin-pairs) at the spread's "
+        f"upper bound: a worsening of twice it would not be found a regression 80 % of the time "
+        f"at this spread ({from_pairs}); the margins file leaves {key} out, so compare keeps "
+        "its shipped margin"
+    )
 
 
 def _margins_file(

@@ -14,7 +14,7 @@ from rich.text import Text
 from loadgate.capacity.compare import driver as comparing
 from loadgate.capacity.compare import rule
 from loadgate.capacity.compare.record import COMPARE_FILE, CompareRecord
-from loadgate.capacity.compare.rule import ScheduledRun
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.report import compare_tables

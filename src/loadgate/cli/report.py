@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
+from loadgate.report import blocks, page, plots
 from loadgate.report import content as rep
-from loadgate.report import page, plots
 
 from .. import paths
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, console, error, notice, stdout
@@ -61,11 +61,11 @@ def _write_report(report: rep.Report, out: Path) -> list[Path]:
     for m in report.records.matrices:
         name = f"matrix-{plots.safe_name(m.record.matrix_id)}.png"
         keep(f"matrix:{m.record.matrix_id}", plots.matrix(m, out / name))
-    blocks = page.document(report, images)
+    document = page.document(report, images)
     md, html = out / "report.md", out / "report.html"
-    md.write_text(page.markdown(blocks))
+    md.write_text(blocks.markdown(document))
     embedded = {p.name: p.read_bytes() for p in written}
-    html.write_text(page.html_page(blocks, embedded=embedded))
+    html.write_text(blocks.html_page(document, embedded=embedded))
     return [md, html, *written]
 
 

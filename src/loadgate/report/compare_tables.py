@@ -13,10 +13,11 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import rule, welch
 from loadgate.capacity.compare.record import CompareRecord, Pressure
 from loadgate.capacity.compare.repeat import RepeatOutcome
-from loadgate.capacity.compare.rule import MetricDecision, ScheduledRun
+from loadgate.capacity.compare.rule import MetricDecision
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.search.record import SearchRecord
 
@@ -92,7 +93,7 @@ def _decision_text(d: MetricDecision) -> Text:
     if d.repeats_needed:
         text.append(f"\nabout {d.repeats_needed} pairs to settle")
     else:
-        text.append(f"\nmore than {rule.MAX_REPEATS} pairs to settle")
+        text.append(f"\nmore than {welch.MAX_REPEATS} pairs to settle")
     return text
 
 

@@ -1,58 +1,24 @@
-"""The report page: a small document (headings, paragraphs, tables, images) built from a Report,
-rendered as Markdown (report.md) and as HTML (report.html) with the same content. Pure: the
-images are file names the caller has written (loadgate.report.plots)."""
+"""The report page: a small document (headings, paragraphs, tables, images) built from a Report;
+`loadgate.report.blocks` renders it as Markdown (report.md) and as HTML (report.html) with the
+same content. Pure: the images are file names the caller has written (loadgate.report.plots)."""
 
 from __future__ import annotations
 
-import base64
-import html
 import json
-import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from loadgate.capacity.compare.record import CompareRecord
 from loadgate.capacity.compare.rule import TOO_NOISY, WORSE, MetricDecision
 from loadgate.measure import timeseries as ts
 from loadgate.report import matrix_table as mt
+from loadgate.report.blocks import Block, Bullets, Heading, Image, Para, Table
 from loadgate.report.content import Report
 from loadgate.report.naming import UNKNOWN
 from loadgate.report.rows import Figure, Row
 from loadgate.report.runs import Run
 from loadgate.report.saturation import SaturationRow
-
-
-@dataclass(frozen=True)
-class _Heading:
-    text: str
-    level: int = 2
-
-
-@dataclass(frozen=True)
-class _Para:
-    text: str
-
-
-@dataclass(frozen=True)
-class _Bullets:
-    items: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Table:
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class _Image:
-    file: str  # relative to the page
-    alt: str
-
-
-Block = _Heading | _Para | _Bullets | Table | _Image
 
 ROW_COLUMNS = (
     "revision", "scenario", "offered", "runs", "capacity", "accepted/min", "exported/min",
@@ -163,7 +129,7 @@ def _decision_cells(d: MetricDecision) -> tuple[str, ...]:
     )
 
 
-def _comparison_para(c: CompareRecord) -> _Para:
+def _comparison_para(c: CompareRecord) -> Para:
     """A comparison's verdict, plan, sides, pressure rate, whether it was A/A, the candidate's
     lost records and the runs whose figures did not count."""
     text = (
@@ -181,47 +147,47 @@ def _comparison_para(c: CompareRecord) -> _Para:
     unsound = [f"{r.side} run {u.run_id}: {u.reason}" for r in c.runs for u in r.unsound]
     if unsound:
         text += f" Runs whose figures did not count (their values unknown): {'; '.join(unsound)}."
-    return _Para(text)
+    return Para(text)
 
 
 def _comparison_blocks(c: CompareRecord, image: str | None) -> list[Block]:
     blocks: list[Block] = [
-        _Heading(f"{c.compare_id}: {c.baseline.name} vs {c.candidate.name}: {c.verdict}", 3),
+        Heading(f"{c.compare_id}: {c.baseline.name} vs {c.candidate.name}: {c.verdict}", 3),
         _comparison_para(c),
         Table(_COMPARE_COLUMNS, tuple(_decision_cells(d) for d in c.decisions)),
-        _Bullets(tuple(f"{d.metric.name}: {d.reason}" for d in c.decisions)),
+        Bullets(tuple(f"{d.metric.name}: {d.reason}" for d in c.decisions)),
     ]
     if image:
-        blocks.append(_Image(image, f"comparison {c.compare_id}"))
-    blocks.append(_Para(f"Rule: {c.rule}"))
+        blocks.append(Image(image, f"comparison {c.compare_id}"))
+    blocks.append(Para(f"Rule: {c.rule}"))
     return blocks
 
 
 def _intro(report: Report) -> list[Block]:
     rec = report.records
     blocks: list[Block] = [
-        _Heading("loadgate report", 1),
-        _Para(
+        Heading("loadgate report", 1),
+        Para(
             f"From `{rec.root}`: {len(rec.runs)} runs ({len(report.step_runs)} of them search "
             f"steps), {len(rec.searches)} searches, {len(rec.compares)} comparisons. "
             f"Written {_when(time.time())}."
         ),
     ]
     if rec.skipped:
-        blocks += [_Para("Skipped (a format this report does not read):"), _Bullets(rec.skipped)]
+        blocks += [Para("Skipped (a format this report does not read):"), Bullets(rec.skipped)]
     return blocks
 
 
 def _rows_section(report: Report) -> list[Block]:
     return [
-        _Heading("Per revision and scenario"),
+        Heading("Per revision and scenario"),
         Table(ROW_COLUMNS, tuple(row_cells(r) for r in report.rows)),
-        _Para(_HOW),
+        Para(_HOW),
     ]
 
 
 def _capacity_section(report: Report, images: Mapping[str, str]) -> list[Block]:
-    blocks: list[Block] = [_Heading("Capacity per revision")]
+    blocks: list[Block] = [Heading("Capacity per revision")]
     if report.capacities:
         header = (
             "search", "revision", "scenario", "capacity", "knee", "status", "held", "bottleneck",
@@ -241,9 +207,9 @@ def _capacity_section(report: Report, images: Mapping[str, str]) -> list[Block]:
         )
         blocks.append(Table(header, cells))
     else:
-        blocks.append(_Para("No searches recorded: capacity not measured (`loadgate search`)."))
+        blocks.append(Para("No searches recorded: capacity not measured (`loadgate search`)."))
     if "capacity" in images:
-        blocks.append(_Image(images["capacity"], "capacity per revision"))
+        blocks.append(Image(images["capacity"], "capacity per revision"))
     return blocks
 
 
@@ -274,29 +240,29 @@ def _saturation_cells(row: SaturationRow) -> tuple[str, ...]:
 
 
 def _saturation_section(report: Report) -> list[Block]:
-    blocks: list[Block] = [_Heading("Saturation throughput and capacity per revision")]
+    blocks: list[Block] = [Heading("Saturation throughput and capacity per revision")]
     if not any(row.n for row in report.saturation):
         blocks.append(
-            _Para(
+            Para(
                 "No saturated runs recorded: saturation not measured (`loadgate run --saturate`, "
                 "`loadgate compare`)."
             )
         )
         return blocks
     cells = tuple(_saturation_cells(row) for row in report.saturation)
-    return [*blocks, Table(_SATURATION_COLUMNS, cells), _Para(_SATURATION_HOW)]
+    return [*blocks, Table(_SATURATION_COLUMNS, cells), Para(_SATURATION_HOW)]
 
 
 def _knee_section(images: Mapping[str, str]) -> list[Block]:
     blocks: list[Block] = [
-        _Heading("Knee curve"),
-        _Para(
+        Heading("Knee curve"),
+        Para(
             "p99 and error rate against the offered rate, every step of every search (o passed, "
             "x failed; the dashed line is the search's capacity)."
         ),
     ]
     if "knee" in images:
-        blocks.append(_Image(images["knee"], "knee curve"))
+        blocks.append(Image(images["knee"], "knee curve"))
     return blocks
 
 
@@ -308,22 +274,20 @@ def _series_title(row: Row) -> str:
 def _series_blocks(row: Row, data: ts.RunSeries | None, image: str | None) -> list[Block]:
     title = _series_title(row)
     if data is None:
-        return [_Para(f"{title}: not measured (the run has no {ts.SERIES_FILE}).")]
-    blocks: list[Block] = [_Heading(title, 3)]
+        return [Para(f"{title}: not measured (the run has no {ts.SERIES_FILE}).")]
+    blocks: list[Block] = [Heading(title, 3)]
     gone = ts.missing(data)
     if gone:
-        blocks.append(
-            _Bullets(tuple(f"{name}: not measured ({why})" for name, why in gone.items()))
-        )
+        blocks.append(Bullets(tuple(f"{name}: not measured ({why})" for name, why in gone.items())))
     if image:
-        blocks.append(_Image(image, title))
+        blocks.append(Image(image, title))
     return blocks
 
 
 def _series_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     blocks: list[Block] = [
-        _Heading("The collector over time"),
-        _Para(
+        Heading("The collector over time"),
+        Para(
             "For the latest run of each row: collector CPU (cores), RSS (MiB) and queue size "
             "from Prometheus range queries over the run (series.json); the load is shaded."
         ),
@@ -337,9 +301,9 @@ def _series_section(report: Report, images: Mapping[str, str]) -> list[Block]:
 
 def _comparisons_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     compares = report.records.compares
-    blocks: list[Block] = [_Heading("Comparisons")]
+    blocks: list[Block] = [Heading("Comparisons")]
     if not compares:
-        blocks.append(_Para("No comparisons recorded (`loadgate compare`)."))
+        blocks.append(Para("No comparisons recorded (`loadgate compare`)."))
     for c in compares:
         blocks += _comparison_blocks(c, images.get(f"compare:{c.compare_id}"))
     return blocks
@@ -348,23 +312,23 @@ def _comparisons_section(report: Report, images: Mapping[str, str]) -> list[Bloc
 def _matrices_section(report: Report, images: Mapping[str, str]) -> list[Block]:
     """Each `loadgate matrix`: its cells' figures as its matrix.md shows them, and a plot."""
     matrices = report.records.matrices
-    blocks: list[Block] = [_Heading("Matrices")]
+    blocks: list[Block] = [Heading("Matrices")]
     if not matrices:
-        blocks.append(_Para("No matrices recorded (`loadgate matrix`)."))
+        blocks.append(Para("No matrices recorded (`loadgate matrix`)."))
     for m in matrices:
         rec, rows = m.record, list(m.rows)
         done = sum(r.status == "done" for r in rows)
         blocks += [
-            _Heading(f"{rec.matrix_id}: {done} of {len(rows)} cells done", 3),
-            _Para(f"{rec.description.strip() or '(no description)'} From `{rec.source}`."),
+            Heading(f"{rec.matrix_id}: {done} of {len(rows)} cells done", 3),
+            Para(f"{rec.description.strip() or '(no description)'} From `{rec.source}`."),
             Table(mt.MAIN_COLUMNS, tuple(mt.main_cells(r) for r in rows)),
             Table(mt.MORE_COLUMNS, tuple(mt.more_cells(r) for r in rows)),
         ]
         image = images.get(f"matrix:{rec.matrix_id}")
         if image:
-            blocks.append(_Image(image, f"matrix {rec.matrix_id}"))
+            blocks.append(Image(image, f"matrix {rec.matrix_id}"))
     if matrices:
-        blocks.append(_Para(mt.HOW))
+        blocks.append(Para(mt.HOW))
     return blocks
 
 
@@ -387,7 +351,7 @@ def _runs_section(report: Report) -> list[Block]:
         )
         for r in report.records.runs
     )
-    return [_Heading("Runs"), Table(header, cells)]
+    return [Heading("Runs"), Table(header, cells)]
 
 
 def document(report: Report, images: Mapping[str, str]) -> list[Block]:
@@ -404,93 +368,3 @@ def document(report: Report, images: Mapping[str, str]) -> list[Block]:
         *_matrices_section(report, images),
         *_runs_section(report),
     ]
-
-
-# ---- Markdown ------------------------------------------------------------------------------
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def markdown(blocks: Sequence[Block]) -> str:
-    out: list[str] = []
-    for b in blocks:
-        if isinstance(b, _Heading):
-            out += ["#" * b.level + " " + b.text, ""]
-        elif isinstance(b, _Para):
-            out += [b.text, ""]
-        elif isinstance(b, _Bullets):
-            out += [f"- {item}" for item in b.items] + [""]
-        elif isinstance(b, Table):
-            out.append("| " + " | ".join(_md_cell(h) for h in b.header) + " |")
-            out.append("|" + "|".join("---" for _ in b.header) + "|")
-            out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows]
-            out.append("")
-        else:
-            out += [f"![{_md_cell(b.alt)}]({b.file})", ""]
-    return "\n".join(out)
-
-
-# ---- HTML ----------------------------------------------------------------------------------
-
-_STYLE = (
-    "body{font-family:sans-serif;max-width:1400px;margin:1em auto;padding:0 1em}"
-    "table{border-collapse:collapse;font-size:13px;margin:0.5em 0}"
-    "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left}"
-    "th{background:#f0f0f0}td.PASS{background:#e6f4e6}td.FAIL{background:#fbe6e6}"
-    "img{max-width:100%;border:1px solid #eee}"
-)
-
-
-def _inline(text: str) -> str:
-    """Escaped text; `code` and **bold** from the Markdown source become tags."""
-    out = html.escape(text)
-    out = re.sub(r"`([^`]*)`", r"<code>\1</code>", out)
-    return re.sub(r"\*\*([^*]*)\*\*", r"<b>\1</b>", out)
-
-
-def _verdict_class(cell: str) -> str:
-    word = cell.split(" ", 1)[0] if cell else ""
-    return f' class="{word}"' if word in ("PASS", "FAIL") else ""
-
-
-def html_page(
-    blocks: Sequence[Block],
-    title: str = "loadgate report",
-    embedded: Mapping[str, bytes] | None = None,
-) -> str:
-    """The page as HTML; an image whose file is in `embedded` (name -> PNG bytes) is inlined as
-    a data URI, so the page is one self-contained file."""
-    embedded = embedded or {}
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
-    ]
-    for b in blocks:
-        if isinstance(b, _Heading):
-            out.append(f"<h{b.level}>{_inline(b.text)}</h{b.level}>")
-        elif isinstance(b, _Para):
-            out.append(f"<p>{_inline(b.text)}</p>")
-        elif isinstance(b, _Bullets):
-            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b.items) + "</ul>")
-        elif isinstance(b, Table):
-            head = "".join(f"<th>{html.escape(h)}</th>" for h in b.header)
-            body = "".join(
-                "<tr>"
-                + "".join(f"<td{_verdict_class(c)}>{html.escape(c)}</td>" for c in row)
-                + "</tr>"
-                for row in b.rows
-            )
-            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-        else:
-            data = embedded.get(b.file)
-            src = (
-                "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-                if data is not None
-                else html.escape(b.file, quote=True)
-            )
-            out.append(f'<p><img src="{src}" alt="{html.escape(b.alt, quote=True)}"></p>')
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"

@@ -110,8 +110,29 @@ def up(
         raise
     if split is not None and on_step is not None:
         on_step(f"CPU split: {split.describe()}")
+    info, proc = _start_pebble(layout, what, ports, bdir, written, split, owner)
+    layout.state_file.write_text(json.dumps(info.to_dict(), indent=2))
+    try:
+        _wait_healthy(info, proc, timeout, on_wait)
+    except BaseException:
+        down(layout.root)
+        raise
+    return info
+
+
+def _start_pebble(
+    layout: Layout,
+    what: StackChoice,
+    ports: Ports,
+    bin_dir: Path,
+    written: Written,
+    split: cpu_split.CpuSplit | None,
+    owner: Owner | None,
+) -> tuple[StackInfo, subprocess.Popen[bytes]]:
+    """Spawn Pebble over the written layers: the stack it now runs (as the state file holds it)
+    and Pebble's process."""
     proc = pebble_daemon.spawn(
-        bdir / "pebble",
+        bin_dir / "pebble",
         layout.pebble,
         layout.logs / "pebble.log",
         args=("run", "--verbose"),
@@ -126,7 +147,7 @@ def up(
         pid=proc.pid,
         ports=ports,
         profile=what if isinstance(what, Profile) else None,
-        bin_dir=bdir,
+        bin_dir=bin_dir,
         started_at=time.time(),
         pebble_start_ticks=pebble.start_ticks if pebble else 0,
         owner=owner,
@@ -137,13 +158,7 @@ def up(
         backend_fault=written.fault,
         cpu_split=split,
     )
-    layout.state_file.write_text(json.dumps(info.to_dict(), indent=2))
-    try:
-        _wait_healthy(info, proc, timeout, on_wait)
-    except BaseException:
-        down(layout.root)
-        raise
-    return info
+    return info, proc
 
 
 def _check_can_start(layout: Layout, what: StackChoice, ports: Ports, bin_dir: Path) -> None:

@@ -11,6 +11,7 @@ written by the charm) in the model's Prometheus."""
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -63,11 +64,17 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         self.model = endpoints.model_name(juju.model)
         self.poll_every = poll_every
         status = juju.status()
-        folder = workdir or Path(tempfile.mkdtemp(prefix="loadgate-juju-"))
-        self.ca_file = endpoints.write_ca(endpoints.fetch_ca(juju, ca_app), folder)
-        self.prometheus_unit = endpoints.unit_endpoints(status, prometheus_app, self.model)[0]
-        self.loki_units = endpoints.unit_endpoints(status, loki_app, self.model)
-        self._prom = prometheus_api(self.prometheus_unit, self.ca_file)
+        # The CA's own folder, when none is given, is removed with the target (close).
+        folder = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="loadgate-juju-"))
+        self._own_dir = None if workdir is not None else folder
+        try:
+            self.ca_file = endpoints.write_ca(endpoints.fetch_ca(juju, ca_app), folder)
+            self.prometheus_unit = endpoints.unit_endpoints(status, prometheus_app, self.model)[0]
+            self.loki_units = endpoints.unit_endpoints(status, loki_app, self.model)
+            self._prom = prometheus_api(self.prometheus_unit, self.ca_file)
+        except BaseException:
+            self._remove_own_dir()
+            raise
         try:
             self.loki_copy = loki_scope.choose_loki_copy(
                 self._prom,
@@ -80,6 +87,7 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
             self.scope = loki_scope.scope_for(self._exporter(status), self.loki_copy)
         except BaseException:
             self._prom.client.close()
+            self._remove_own_dir()
             raise
         self._loki = endpoints.loki_api(self.loki_unit, self.ca_file)
         self._run_id = ""
@@ -272,8 +280,16 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         }
 
     def close(self) -> None:
-        self._prom.client.close()
-        self._loki.client.close()
+        try:
+            self._prom.client.close()
+            self._loki.client.close()
+        finally:
+            self._remove_own_dir()
+
+    def _remove_own_dir(self) -> None:
+        if self._own_dir is not None:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+            self._own_dir = None
 
 
 def _counts(p: Progress) -> tuple[int, int, float]:

@@ -141,10 +141,10 @@ LOKI_SCRAPED = {'count(loki_build_info{juju_application="loki"})': 1.0}
 
 
 def make_target(
-    juju: InProcessJuju, workdir: Path, answers: Mapping[str, float | None] | None = None
+    juju: InProcessJuju, workdir: Path | None, answers: Mapping[str, float | None] | None = None
 ) -> JujuTarget:
     """A JujuTarget over `juju`, the Prometheus unit it picks answering from `answers` (else
-    LOKI_SCRAPED)."""
+    LOKI_SCRAPED); its CA in `workdir` (None: a folder of its own)."""
 
     def prometheus_api(unit: endpoints.UnitEndpoint, ca: Path) -> PrometheusAPI:
         table = LOKI_SCRAPED if answers is None else answers

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import rule, run_order
 from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare.record import COMPARE_FILE, CompareRecord, Pressure, RepeatRecord
 from loadgate.capacity.compare.repeat import (
@@ -37,7 +37,8 @@ from loadgate.capacity.compare.repeat import (
     run_id_for,
     search_id_for,
 )
-from loadgate.capacity.compare.rule import BASELINE, Metric, ScheduledRun
+from loadgate.capacity.compare.rule import BASELINE, Metric
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.compare.sides import (
     SIDE_SYNTAX,
@@ -213,7 +214,7 @@ def drive(
         if repeats is None:
             raise ValueError("drive: give a plan or repeats")
         plan = Plan.fixed(repeats)
-    schedule = rule.schedule(plan.max_pairs, order, seed=compare_id)
+    schedule = run_order.schedule(plan.max_pairs, order, seed=compare_id)
     state = Drive(compare_id, baseline, candidate, tuple(metrics), plan, order, clock(), aa,
                   fail_on=fail_on)  # fmt: skip
     write_record(state.record(), results_root)

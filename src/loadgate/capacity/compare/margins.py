@@ -33,7 +33,7 @@ import math
 from collections.abc import Sequence
 
 from loadgate import extras
-from loadgate.capacity.compare import rule
+from loadgate.capacity.compare import rule, welch
 from loadgate.capacity.compare.sequential import DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Plan
 
 DEFAULT_BUDGET_PAIRS = 4  # pairs the default budget fits (a pair: 3.6-3.8 minutes here)
@@ -49,7 +49,7 @@ def half_width(spread: float, pairs: int, confidence: float) -> float:
     if pairs < 2:
         raise ValueError(f"pairs: must be at least 2; got {pairs}")
     variance = spread * spread
-    return rule.interval_half_width(variance, pairs, variance, pairs, confidence)
+    return welch.interval_half_width(variance, pairs, variance, pairs, confidence)
 
 
 def confidence_at(metric: rule.Metric, pairs: int, family: int) -> float:
@@ -75,23 +75,27 @@ def margin_needed(spread: float, pairs: int, confidence: float) -> float:
 
 def pairs_needed(spread: float, margin: float, confidence: float) -> int | None:
     """The fewest pairs (from 2) for which `margin` is settled and powered at this spread, at
-    this confidence (None past rule.MAX_REPEATS)."""
+    this confidence (None past welch.MAX_REPEATS)."""
 
-    return rule.fewest(2, lambda n: margin_needed(spread, n, confidence) <= margin)
+    return welch.fewest(2, lambda n: margin_needed(spread, n, confidence) <= margin)
 
 
 def chosen_margin(spread: float, pairs: int, confidence: float) -> float:
     """The margin for this spread (give the spread's upper confidence bound: `calibration`):
-    `margin_needed`, rounded up to a whole MARGIN_STEP."""
-    steps = math.ceil(round(margin_needed(spread, pairs, confidence) / _MARGIN_STEP, 6))
-    return steps * _MARGIN_STEP
+    `margin_needed`, rounded up to a whole MARGIN_STEP; infinite when no margin is powered at
+    these pairs (a worsening of twice a margin M is at most a factor 2 whatever M: a spread too
+    wide for that at these pairs bounds no margin)."""
+    needed = margin_needed(spread, pairs, confidence)
+    if math.isinf(needed):
+        return math.inf
+    return math.ceil(round(needed / _MARGIN_STEP, 6)) * _MARGIN_STEP
 
 
 def repeats_for(capacities: Sequence[int], precision: float) -> int | None:
     """Repeats a side with which the comparison rule clears two stacks that both spread like
     these capacities and do not differ (no regression beyond its margin): these repeats when
     they already do, else the rule's own estimate; None with fewer than two capacities or when
-    more than compare.MAX_REPEATS would be needed."""
+    more than welch.MAX_REPEATS would be needed."""
     if len(capacities) < 2:
         return None
     values = [float(c) for c in capacities]

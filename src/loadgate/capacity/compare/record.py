@@ -29,7 +29,6 @@ from loadgate.capacity.compare.rule import (
     CONFIDENCE,
     DEFAULT_FAIL_ON,
     FAIL_ON,
-    ORDERS,
     REGRESSION,
     RULE,
     Metric,
@@ -37,6 +36,7 @@ from loadgate.capacity.compare.rule import (
     overall,
     verdict_exit_code,
 )
+from loadgate.capacity.compare.run_order import ORDERS
 from loadgate.capacity.compare.sequential import LAST_LOOK_STOPS, Plan, decide_all
 from loadgate.judge.soundness import Unsound
 from loadgate.records import fields as f

@@ -28,7 +28,8 @@ from typing import Protocol
 from loadgate.capacity.compare import rule
 from loadgate.capacity.compare import values as cv
 from loadgate.capacity.compare.record import Pressure
-from loadgate.capacity.compare.rule import BASELINE, Metric, ScheduledRun
+from loadgate.capacity.compare.rule import BASELINE, Metric
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sides import ComparedStack
 from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search.record import SearchRecord

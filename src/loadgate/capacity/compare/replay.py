@@ -42,7 +42,8 @@ from loadgate.capacity.compare.repeat import (
     run_id_for,
     saturation_id_for,
 )
-from loadgate.capacity.compare.rule import Metric, ScheduledRun
+from loadgate.capacity.compare.rule import Metric
+from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.search.record import SEARCH_FILE, SearchRecord
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError

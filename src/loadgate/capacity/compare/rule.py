@@ -52,16 +52,13 @@ benchmarks/compare_simulation.py measures the default plan's errors and power.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
-from types import ModuleType
 from typing import Any
 
-from loadgate import extras
+from loadgate.capacity.compare import welch
 from loadgate.records import fields as f
 
 REGRESSION = "regression"
@@ -81,12 +78,9 @@ LOWER = "lower"
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"
-ORDERS = ("random", "ABAB", "ABBA")
-DEFAULT_ORDER = "random"
 
 ALPHA = 0.05  # the comparison's: shared by its metrics, each share spent over its looks
 CONFIDENCE = 1 - ALPHA  # one metric, one look: each bound one-sided at 95 %
-MAX_REPEATS = 1000
 
 RULE = (
     "Per metric, on log values (d = the candidate's mean worsening, exp(d)-1 relative): "
@@ -174,46 +168,6 @@ def cpu_per_1000(
 
 
 @dataclass(frozen=True)
-class ScheduledRun:
-    position: int  # order of the run, from 0
-    side: str  # BASELINE or CANDIDATE
-    repeat: int  # from 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"position": self.position, "side": self.side, "repeat": self.repeat}
-
-
-def schedule(repeats: int, order: str = "ABAB", seed: str = "") -> list[ScheduledRun]:
-    """The runs of a comparison, interleaved: A B A B ... ("ABAB"); with the pair's order
-    swapped every other pair, A B B A A B ... ("ABBA"), which also cancels a linear drift; or
-    ("random") each pair after the first in an order drawn from `seed` (the comparison's id:
-    the same id, the same schedule). The first pair is always A B: its baseline saturation sets
-    the pressure rate. Random order is what keeps a machine whose speed drifts in a rhythm near
-    a pair's length from slowing one side in every pair: an A/A comparison with ABAB on the
-    development VM was called a regression when its slow stretches fell on the candidate's
-    slot in all 4 pairs."""
-    if not 1 <= repeats <= 100:
-        raise ValueError(f"repeats: must be an integer between 1 and 100; got {repeats!r}")
-    if order not in ORDERS:
-        raise ValueError(f"order: must be one of {', '.join(ORDERS)}; got {order!r}")
-    runs: list[ScheduledRun] = []
-    for i in range(repeats):
-        pair = (BASELINE, CANDIDATE)
-        if (order == "ABBA" and i % 2 == 1) or (order == "random" and i and _swapped(seed, i)):
-            pair = (CANDIDATE, BASELINE)
-        for side in pair:
-            runs.append(ScheduledRun(len(runs), side, i + 1))
-    return runs
-
-
-def _swapped(seed: str, pair_index: int) -> bool:
-    """Whether pair `pair_index` (0-based) runs the candidate first: one bit of a hash of the
-    seed and the pair (stable across processes, unlike hash())."""
-    digest = hashlib.sha256(f"{seed}/{pair_index}".encode()).digest()
-    return bool(digest[0] & 1)
-
-
-@dataclass(frozen=True)
 class MetricDecision:
     """One metric's decision. `change` is the candidate's estimated relative worsening (+0.10:
     10 % worse), `lower` and `upper` its bounds, each one-sided; means are geometric."""
@@ -265,66 +219,6 @@ class MetricDecision:
         return f.read(cls, data, where)
 
 
-def _t(df: float, confidence: float) -> float:
-    """Student's t quantile (the normal one for infinite degrees of freedom)."""
-    return float(_special().stdtrit(df, confidence))
-
-
-@cache
-def _special() -> ModuleType:
-    return extras.load("scipy.special")  # loadgate[stats]
-
-
-def _variance(logs: list[float]) -> float:
-    """The sample variance (n - 1), in floats: statistics.variance's exact fractions cost a
-    simulation of 10,000 comparisons most of its time, for digits past the 12th."""
-    mean = math.fsum(logs) / len(logs)
-    return math.fsum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
-
-
-def _welch(va: float, na: int, vb: float, nb: int) -> tuple[float, float]:
-    """Standard error of the difference of means and Welch-Satterthwaite degrees of freedom."""
-    a, b = va / na, vb / nb
-    se = math.sqrt(a + b)
-    denominator = a * a / (na - 1) + b * b / (nb - 1)
-    return se, (a + b) ** 2 / denominator if denominator > 0 else math.inf
-
-
-def interval_half_width(va: float, na: int, vb: float, nb: int, confidence: float) -> float:
-    """t(confidence, Welch's df) * se: how far each bound lies from the change, in logs, for
-    sides of these variances and sizes."""
-    se, df = _welch(va, na, vb, nb)
-    return _t(df, confidence) * se
-
-
-def _repeats_needed(
-    va: float, vb: float, half_width: float, start: int, confidence: float
-) -> int | None:
-    """The smallest n per side, from `start`, whose interval half-width would be at most
-    `half_width` (None past MAX_REPEATS; the half-width shrinks as n grows, so a bisection
-    over n finds it)."""
-
-    def narrow_enough(n: int) -> bool:
-        return interval_half_width(va, n, vb, n, confidence) <= half_width
-
-    return fewest(max(2, start), narrow_enough) if half_width > 0 else None
-
-
-def fewest(start: int, enough: Callable[[int], bool]) -> int | None:
-    """The smallest n from `start` to MAX_REPEATS for which `enough(n)`, which must hold for
-    every n after it once it holds (a bisection); None when not even at MAX_REPEATS."""
-    lo, hi = start, MAX_REPEATS
-    if not enough(hi):
-        return None
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
 def _pct(x: float) -> str:
     return f"{x * 100:+.1f} %"
 
@@ -346,12 +240,12 @@ class Bounds:
     def of(cls, metric: Metric, a: list[float], b: list[float], confidence: float) -> Bounds:
         """Welch's bounds at this one-sided confidence, from log values."""
         floor = math.log1p(metric.resolution) ** 2 / 3
-        va = max(_variance(a), floor)
-        vb = max(_variance(b), floor)
+        va = max(welch.variance(a), floor)
+        vb = max(welch.variance(b), floor)
         diff = statistics.fmean(b) - statistics.fmean(a)
         d = diff if metric.better == LOWER else -diff
-        se, df = _welch(va, len(a), vb, len(b))
-        t = _t(df, confidence)
+        se, df = welch.se_and_df(va, len(a), vb, len(b))
+        t = welch.t_quantile(df, confidence)
         return cls(d, d - t * se, d + t * se, df, va, vb)
 
     def within(self, earlier: Bounds | None) -> Bounds:
@@ -457,34 +351,12 @@ def judge(
     m = math.log1p(metric.margin)
     decision = _classify(bounds.lo, bounds.hi, m)
     settled = decision == REGRESSION or bounds.hi < m
-    margin = f"the {metric.margin:.0%} margin"
-    none_shown = "no worsening shown (the lower bound is at or below 0)"
-    points = (_relative(bounds.hi) - metric.margin) * 100  # the upper bound past the margin
-    short = (metric.margin - _relative(bounds.lo)) * 100  # the lower bound short of it
-    if decision == REGRESSION:
-        why = f"worse by at least {margin} (the lower bound reaches it)"
-    elif decision == WORSE and settled:
-        why = f"worse, by less than {margin} (both bounds lie between 0 and it)"
-    elif decision == WORSE:
-        why = (
-            f"worse (the lower bound is above 0), not shown to reach {margin} (the lower bound "
-            f"is {short:.1f} points below it, the upper bound {points:.1f} above)"
-        )
-    elif decision == NO_REGRESSION:
-        why = f"not worse by {margin} (the upper bound is below it); {none_shown}"
-    else:
-        above = f"the upper bound is {points:.1f} points above it"
-        why = f"{none_shown}, {margin} not ruled out ({above})"
+    why = _why(decision, settled, bounds, metric.margin)
     needed = None
     if not settled:
         start = max(len(a), len(b)) + 1
-        needed = _repeats_needed(bounds.va, bounds.vb, m / 2, start, confidence)
-        half = f"±{math.expm1(m / 2):.1%}"
-        why += (
-            f"; about {needed} repeats a side would narrow the bounds to {half}"
-            if needed is not None
-            else f"; more than {MAX_REPEATS} repeats a side would be needed at this spread"
-        )
+        needed = welch.repeats_needed(bounds.va, bounds.vb, m / 2, start, confidence)
+        why += _narrowing(needed, m)
     return result(
         decision,
         f"{bounds.span()}: {why}",
@@ -492,6 +364,35 @@ def judge(
         settled=settled,
         **bounds.figures(),
     )
+
+
+def _why(decision: str, settled: bool, bounds: Bounds, margin_share: float) -> str:
+    """What the bounds show against the margin, in the words the compare prints."""
+    margin = f"the {margin_share:.0%} margin"
+    none_shown = "no worsening shown (the lower bound is at or below 0)"
+    points = (_relative(bounds.hi) - margin_share) * 100  # the upper bound past the margin
+    short = (margin_share - _relative(bounds.lo)) * 100  # the lower bound short of it
+    if decision == REGRESSION:
+        return f"worse by at least {margin} (the lower bound reaches it)"
+    if decision == WORSE and settled:
+        return f"worse, by less than {margin} (both bounds lie between 0 and it)"
+    if decision == WORSE:
+        return (
+            f"worse (the lower bound is above 0), not shown to reach {margin} (the lower bound "
+            f"is {short:.1f} points below it, the upper bound {points:.1f} above)"
+        )
+    if decision == NO_REGRESSION:
+        return f"not worse by {margin} (the upper bound is below it); {none_shown}"
+    above = f"the upper bound is {points:.1f} points above it"
+    return f"{none_shown}, {margin} not ruled out ({above})"
+
+
+def _narrowing(needed: int | None, log_margin: float) -> str:
+    """How many repeats a side would narrow unsettled bounds to half the margin."""
+    half = f"±{math.expm1(log_margin / 2):.1%}"
+    if needed is None:
+        return f"; more than {welch.MAX_REPEATS} repeats a side would be needed at this spread"
+    return f"; about {needed} repeats a side would narrow the bounds to {half}"
 
 
 def _check_inputs(

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 
 from loadgate.capacity.search.plan import SearchPlan
+from loadgate.capacity.search.rates import precise, round_rate, step_below
 from loadgate.capacity.search.state import (
     AT_LEAST_MAX,
     BELOW_MIN,
@@ -50,9 +51,6 @@ from loadgate.capacity.search.state import (
     HOLD,
     PROBE,
     State,
-    precise,
-    round_rate,
-    step_below,
 )
 
 

@@ -41,6 +41,13 @@ from loadgate.capacity.search.plan import (
     SearchPlan,
     with_older_defaults,
 )
+from loadgate.capacity.search.rates import (
+    bisections_needed,
+    bracket_precision,
+    round_rate,
+    step_above,
+    step_below,
+)
 from loadgate.capacity.search.state import (
     AT_LEAST_MAX,
     BELOW_MIN,
@@ -57,17 +64,12 @@ from loadgate.capacity.search.state import (
     State,
     Step,
     StepOutcome,
-    bisections_needed,
-    bracket_precision,
     fold,
     interval_text,
     percent,
     rate_text,
     result_of,
-    round_rate,
     span_text,
-    step_above,
-    step_below,
 )
 
 __all__ = [

@@ -89,6 +89,7 @@ import math
 
 from loadgate.capacity.search import bisect
 from loadgate.capacity.search.plan import SearchPlan
+from loadgate.capacity.search.rates import precise, round_rate, step_above, step_below
 from loadgate.capacity.search.state import (
     AT_LEAST_MAX,
     BELOW_MIN,
@@ -97,10 +98,6 @@ from loadgate.capacity.search.state import (
     SATURATION,
     Saturation,
     State,
-    precise,
-    round_rate,
-    step_above,
-    step_below,
 )
 from loadgate.contract.params import ACCEPTED_SHARE  # the logs_per_minute gate's share
 

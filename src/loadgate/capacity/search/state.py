@@ -1,8 +1,6 @@
 """What a capacity search is made of: its steps, their outcomes, the history folded into the
-bracket so far, and the result. Pure; `plan` holds the settings, `rule` the stepping.
-
-Rates are log records per minute, rounded to three significant figures (`round_rate`); a
-bracket [C, F] is within the precision p when (F - C) / (F + C) <= p.
+bracket so far, and the result. Pure; `plan` holds the settings, `rule` the stepping, `rates`
+the grid of rates the steps offer.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from typing import Any
 
 from loadgate.capacity.search.confidence import Trials, knee_interval
 from loadgate.capacity.search.plan import SearchPlan
+from loadgate.capacity.search.rates import bracket_precision
 from loadgate.records import fields as f
 
 SATURATION = "saturation"  # offered more than the pipeline takes: its throughput, not a verdict
@@ -28,56 +27,6 @@ OUT_OF_BUDGET = "out-of-budget"
 OUT_OF_STEPS = "out-of-steps"
 IN_PROGRESS = "in-progress"  # a provisional result, e.g. for a live table or an interrupted run
 STATUSES = (FOUND, AT_LEAST_MAX, BELOW_MIN, OUT_OF_BUDGET, OUT_OF_STEPS, IN_PROGRESS)
-
-
-def round_rate(rate: float) -> int:
-    """A rate rounded to three significant figures (at least 1): 141_421.4 -> 141_000."""
-    if rate < 1000:
-        return max(1, round(rate))
-    quantum = 10 ** (math.floor(math.log10(rate)) - 2)
-    return round(rate / quantum) * quantum
-
-
-def _unit(rate: int) -> int:
-    """One unit of a rounded rate's third significant figure."""
-    return 10 ** max(0, math.floor(math.log10(max(rate, 1))) - 2)
-
-
-def bracket_precision(low: float, high: float) -> float:
-    """Half-width of [low, high] relative to its middle: (high - low) / (high + low)."""
-    return (high - low) / (high + low)
-
-
-def bisections_needed(ratio: float, precision: float) -> int:
-    """Geometric bisections that take a bracket high/low = ratio to within the precision."""
-    target = (1 + precision) / (1 - precision)
-    steps = 0
-    while ratio > target * (1 + 1e-12):
-        ratio = math.sqrt(ratio)
-        steps += 1
-    return steps
-
-
-def step_below(rate: int, precision: float) -> int:
-    """The lowest rounded rate r below `rate` with [r, rate] within the precision."""
-    r = round_rate(rate * (1 - precision) / (1 + precision))
-    while bracket_precision(r, rate) > precision:
-        r += _unit(r)
-    return r
-
-
-def step_above(rate: int, precision: float) -> int:
-    """The highest rounded rate r above `rate` with [rate, r] within the precision."""
-    r = round_rate(rate * (1 + precision) / (1 - precision))
-    while bracket_precision(rate, r) > precision:
-        r -= _unit(r - 1)
-    return r
-
-
-def precise(low: int, high: int, precision: float) -> bool:
-    """The bracket is within the precision, or no rounded rate lies between its ends."""
-    middle = round_rate(math.sqrt(low * high))
-    return bracket_precision(low, high) <= precision or not low < middle < high
 
 
 @dataclass(frozen=True)
@@ -439,18 +388,7 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
     interval: tuple[int | None, int | None, float | None] = (None, None, None)
     if status == BELOW_MIN:
         capacity, confirmed = None, False
-        tries = [t.failures for (r, _), t in state.tries.items() if r == plan.min_rate]
-        above = state.ceiling is not None and plan.min_rate > state.ceiling
-        how = (
-            "twice"
-            if max(tries, default=0) >= 2
-            else "above the saturation throughput"
-            if above
-            else "with its queue full"
-        )
-        summary = (
-            f"below {rate_text(plan.min_rate)} records/min: the lowest rate offered failed {how}"
-        )
+        summary = _below_min_text(plan, state)
     elif status == AT_LEAST_MAX:
         summary = (
             f"at least {rate_text(plan.max_rate)} records/min: nothing failed up to the highest "
@@ -459,14 +397,9 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
     elif status == FOUND:
         assert capacity is not None
         assert high is not None
-        interval = _interval_of(plan, state, capacity, high)
-        knee = interval_text(*interval, "records/min")
-        summary = (
-            f"{rate_text(capacity)} records/min, the knee {knee} (step noise up to "
-            f"{percent(plan.step_noise)}): passes at {rate_text(capacity)} "
-            f"({_held_text(state, capacity)}), fails at {rate_text(high)} "
-            f"(±{bracket_precision(capacity, high) * 100:.1f} %)"
-        )
+        found = _interval_of(plan, state, capacity, high)
+        interval = found
+        summary = _found_text(plan, state, capacity, high, found)
     else:
         passes = f"passes at {rate_text(capacity)}" if capacity is not None else "no rate passed"
         fails = f"fails at {rate_text(high)}" if high is not None else "nothing failed"
@@ -492,4 +425,35 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
         knee_low_per_min=interval[0],
         knee_high_per_min=interval[1],
         confidence=interval[2],
+    )
+
+
+def _below_min_text(plan: SearchPlan, state: State) -> str:
+    """Why even the lowest rate offered failed."""
+    tries = [t.failures for (r, _), t in state.tries.items() if r == plan.min_rate]
+    above = state.ceiling is not None and plan.min_rate > state.ceiling
+    how = (
+        "twice"
+        if max(tries, default=0) >= 2
+        else "above the saturation throughput"
+        if above
+        else "with its queue full"
+    )
+    return f"below {rate_text(plan.min_rate)} records/min: the lowest rate offered failed {how}"
+
+
+def _found_text(
+    plan: SearchPlan,
+    state: State,
+    capacity: int,
+    high: int,
+    interval: tuple[int, int, float],
+) -> str:
+    """The found capacity, its knee's interval and the deciding pass and fail."""
+    knee = interval_text(*interval, "records/min")
+    return (
+        f"{rate_text(capacity)} records/min, the knee {knee} (step noise up to "
+        f"{percent(plan.step_noise)}): passes at {rate_text(capacity)} "
+        f"({_held_text(state, capacity)}), fails at {rate_text(high)} "
+        f"(±{bracket_precision(capacity, high) * 100:.1f} %)"
     )
