@@ -10,6 +10,7 @@ written by the charm) in the model's Prometheus."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -64,18 +65,18 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         self.model = endpoints.model_name(juju.model)
         self.poll_every = poll_every
         status = juju.status()
-        # The CA's own folder, when none is given, is removed with the target (close).
-        folder = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="loadgate-juju-"))
-        self._own_dir = None if workdir is not None else folder
-        try:
+        # What is set up is undone in reverse, by close() or at once if a later step fails: the
+        # CA's own folder (when none is given) and the two HTTP clients.
+        with contextlib.ExitStack() as undo:
+            folder = workdir
+            if folder is None:
+                folder = Path(tempfile.mkdtemp(prefix="loadgate-juju-"))
+                undo.callback(shutil.rmtree, folder, ignore_errors=True)
             self.ca_file = endpoints.write_ca(endpoints.fetch_ca(juju, ca_app), folder)
             self.prometheus_unit = endpoints.unit_endpoints(status, prometheus_app, self.model)[0]
             self.loki_units = endpoints.unit_endpoints(status, loki_app, self.model)
             self._prom = prometheus_api(self.prometheus_unit, self.ca_file)
-        except BaseException:
-            self._remove_own_dir()
-            raise
-        try:
+            undo.callback(self._prom.client.close)
             self.loki_copy = loki_scope.choose_loki_copy(
                 self._prom,
                 loki_app,
@@ -85,11 +86,9 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
             )
             self.loki_unit = self.loki_copy.unit
             self.scope = loki_scope.scope_for(self._exporter(status), self.loki_copy)
-        except BaseException:
-            self._prom.client.close()
-            self._remove_own_dir()
-            raise
-        self._loki = endpoints.loki_api(self.loki_unit, self.ca_file)
+            self._loki = endpoints.loki_api(self.loki_unit, self.ca_file)
+            undo.callback(self._loki.client.close)
+            self._undo = undo.pop_all()
         self._run_id = ""
         self._out_dir: Path | None = None
         self._started = 0.0
@@ -280,16 +279,7 @@ class JujuTarget(NamesCollectorSeries, NamesStandinSeries):
         }
 
     def close(self) -> None:
-        try:
-            self._prom.client.close()
-            self._loki.client.close()
-        finally:
-            self._remove_own_dir()
-
-    def _remove_own_dir(self) -> None:
-        if self._own_dir is not None:
-            shutil.rmtree(self._own_dir, ignore_errors=True)
-            self._own_dir = None
+        self._undo.close()
 
 
 def _counts(p: Progress) -> tuple[int, int, float]:
