@@ -44,6 +44,9 @@ def test_the_idle_window_starts_after_the_wait_for_a_quiet_collector(tmp_path: P
     # The previous run's tail: the collector's own records arriving for 7 s, and its work.
     sim.own = [(start + i * 0.25, False) for i in range(25)]
     cpu_of = collector_cpu(sim, (start, start + 7.0), 20)
+    # The tail is under way when the run begins (its first records are in).
+    sim.clock.now += 1.5
+    sim.run_until(sim.clock.now)
     target = FakeTarget(sim, quiet_s=3.0, processes=cpu_of)
     result = execute(spec(), target, tmp_path)
     assert result.cpu is not None

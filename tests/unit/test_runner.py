@@ -366,6 +366,40 @@ def test_a_collector_that_never_accepted_a_record_is_quiet_without_waiting_out_t
     assert clock.now - began < 10
 
 
+def _history(prom: FakeProm, start: float, accepted: dict[float, float]) -> None:
+    """Scrapes Prometheus already holds from before the wait: seconds before `start` -> the
+    collector's accepted counter then."""
+    for before, value in accepted.items():
+        t = start - before
+        prom.add(q.COLLECTOR_CPU, COLLECTOR, t, 1.0)
+        prom.add(q.LOKI_BUILD_INFO, LOKI, t, 1)
+        prom.add(q.COLLECTOR_ACCEPTED, COLLECTOR, t, value)
+
+
+def test_a_collector_still_before_the_wait_is_quiet_at_the_first_fresh_scrape() -> None:
+    # Its counter stood at 20 in the scrapes of the last 10 s: no need to watch it for 3 s more.
+    clock, prom = _idle_scrapes(0.0)
+    began = clock.now
+    _history(prom, began, {10: 20, 8: 20, 6: 20, 4: 20, 2: 20})
+    found = runner.wait_quiet(prom.api(), pipe.Scope(), 3.0, timeout=22.0, clock=clock)
+    assert found.quiet
+    assert not found.busy
+    assert found.horizon >= began  # a fresh scrape
+    assert clock.now - began < 1.5
+
+
+def test_a_counter_that_rose_just_before_the_wait_is_watched_for_the_quiet() -> None:
+    # It rose from 10 to 20 between the scrapes 2 s before the wait and the wait's first: the
+    # quiet counts from the rise, as if watched from the start.
+    clock, prom = _idle_scrapes(0.0)
+    began = clock.now
+    _history(prom, began, {10: 10, 8: 10, 6: 10, 4: 10, 2: 10})
+    found = runner.wait_quiet(prom.api(), pipe.Scope(), 3.0, timeout=22.0, clock=clock)
+    assert found.quiet
+    assert not found.busy
+    assert found.horizon - began >= 3
+
+
 def test_a_counter_that_appears_during_the_wait_restarts_the_quiet() -> None:
     # Its own start-up records arrive 2 s in: the quiet counts from them, not from the start.
     clock, prom = _idle_scrapes(2.0)

@@ -125,21 +125,28 @@ def wait_quiet(
     """Wait (bounded) until the collector's own log records are clear of an edge.
 
     The quick answer: it accepted nothing for `quiet_s` seconds, in fresh scrapes (a collector
-    with no accepted series yet has accepted nothing). When other traffic keeps it busy (its
-    counter never stands still for that long), `own_clear(horizon)` says whether none of its
-    own records were taken in during the `quiet_s` before the horizon (its queue empty there),
-    which is all the window's edges need."""
+    with no accepted series yet has accepted nothing), read back in the scrapes Prometheus
+    already holds: at each fresh scrape, its counter equals its value `quiet_s` before (a
+    counter only grows, so nothing came in between). A collector already still is quiet at the
+    first fresh scrape; a counter with no series then or now is watched for `quiet_s`. When
+    other traffic keeps it busy (its counter never stands still for that long),
+    `own_clear(horizon)` says whether none of its own records were taken in during the
+    `quiet_s` before the horizon (its queue empty there), which is all the window's edges
+    need."""
     deadline = clock.monotonic() + timeout
     since = clock.time()
     first: tuple[float, float] | None = None  # (horizon, accepted) of the first reading
     value: float | None = None
     still_from: float | None = None
+    accepted = scope.counters()["collector_accepted"]
     while True:
         horizon = wait_fresh_scrape(prom, since, scrape_timeout, scope, clock=clock)
-        now_value = prom.instant(scope.counters()["collector_accepted"], horizon)
+        now_value = prom.instant(accepted, horizon)
         if first is None and now_value is not None:
             first = (horizon, now_value)
         rate = _per_minute(first, horizon, now_value)
+        if _still_before(prom, accepted, horizon, quiet_s, now_value):
+            return Quiet(horizon, True, rate, busy=False)
         # No accepted series at all (a collector that has taken in nothing since it started:
         # Go's counters appear with their first record) stands as still as a constant one.
         if still_from is None or now_value != value:
@@ -165,6 +172,14 @@ def _per_minute(
     if first is None or value is None or horizon <= first[0]:
         return None
     return max(0.0, value - first[1]) * 60 / (horizon - first[0])
+
+
+def _still_before(
+    prom: PrometheusAPI, counter: str, horizon: float, quiet_s: float, value: float | None
+) -> bool:
+    """The counter stood at `value` from a scrape at least `quiet_s` before `horizon` (a
+    counter with no series then or now has no past to read: the wait watches it instead)."""
+    return value is not None and prom.instant(counter, horizon - quiet_s) == value
 
 
 def _queue_empty(prom: PrometheusAPI, scope: pipe.Scope, at: float) -> bool:
