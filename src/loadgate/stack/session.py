@@ -8,6 +8,8 @@
   if this command started it and was not told to keep it.
 - `free_run_dir` (`compare`, `matrix`, which start a fresh stack for every run): a k6 or a
   stack left by a dead run stopped; a running stack refused.
+- `fresh_stack` (`compare`, `matrix`): one of those fresh stacks, up for the block and stopped
+  after it, always.
 
 Plain values in; what it finds and does is told to the caller (`Tell`), who says it; refusals
 are errors: runlock.BusyError (another command holds the stack), local.StackError (a running
@@ -217,3 +219,44 @@ def _check_running_stack(ops: StackOps, info: local.StackInfo, request: SessionR
             f"the running stack at {info.root} is broken: {broken}; nothing was started. "
             "Restart it (`loadgate stack down`, then run again) or fix the service"
         )
+
+
+class NotStarted(local.StackError):
+    """A fresh stack did not start (`fresh_stack`): what went wrong, from local.up."""
+
+
+@dataclass(frozen=True)
+class FreshStack:
+    """Where and how a fresh stack starts (`fresh_stack`): its run directory and ports, the
+    binaries, how long it may take to be healthy, and whose it is."""
+
+    root: Path
+    ports: Ports
+    owner: local.Owner
+    bin_dir: Path | None = None
+    timeout: float = 60.0
+
+
+@contextlib.contextmanager
+def fresh_stack(
+    ops: StackOps,
+    what: local.StackChoice,
+    where: FreshStack,
+    on_step: Callable[[str], None],
+    guard: Guard = contextlib.nullcontext,
+) -> Generator[local.StackInfo]:
+    """Start `what` for the block and stop it after, always (under `guard`, saying so).
+    Raises NotStarted when it does not start (a broken service, a bad choice)."""
+    try:
+        info = ops.up(
+            what, where.ports, root=where.root, bin_dir=where.bin_dir, timeout=where.timeout,
+            owner=where.owner, on_step=on_step,
+        )  # fmt: skip
+    except (local.StackError, ValueError) as exc:
+        raise NotStarted(str(exc)) from None
+    try:
+        yield info
+    finally:
+        with guard():
+            on_step("stack down")
+            ops.down(where.root)

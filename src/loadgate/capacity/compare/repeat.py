@@ -43,7 +43,7 @@ from loadgate.records import result as results
 from loadgate.runner import run as runner
 from loadgate.runner.run_parts import scenario_scope
 from loadgate.runner.target import OpenedTarget, Target
-from loadgate.stack import local
+from loadgate.stack import local, session
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
 from loadgate.stack.procs import ProcessId
@@ -243,25 +243,15 @@ class LocalRepeats:
     @contextlib.contextmanager
     def _stack(self, stack: ComparedStack, run_id: str) -> Generator[local.StackInfo]:
         owner = local.Owner(ProcessId.me(), run_id, keep=False)
+        where = session.FreshStack(self.root, self.ports, owner, self.bin_dir, self.up_timeout)
         self._phase(f"stack up: {stack.role} ({stack.name})")
         try:
-            info = self.stack.up(
-                stack.what,
-                self.ports,
-                root=self.root,
-                bin_dir=self.bin_dir,
-                timeout=self.up_timeout,
-                owner=owner,
-                on_step=self._phase,
-            )
-        except (local.StackError, ValueError) as exc:
+            with session.fresh_stack(
+                self.stack, stack.what, where, self._phase, self.guard
+            ) as info:
+                yield info
+        except session.NotStarted as exc:
             raise AbortedError(f"the {stack.role} stack did not start: {exc}") from None
-        try:
-            yield info
-        finally:
-            with self.guard():
-                self._phase("stack down")
-                self.stack.down(self.root)
 
     def _spec_for(self, run: ScheduledRun, run_id: str, base: RunSpec | None = None) -> RunSpec:
         """`base` (the fixed-rate spec by default) with this repeat's run id and labels."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from loadgate.contract.spec import SpecError
 from loadgate.measure.queries import QueryError
 from loadgate.runner import run as runner
 from loadgate.runner.target import OpenedTarget, Progress, ScopedTarget
-from loadgate.stack import local
+from loadgate.stack import local, session
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
 from loadgate.stack.procs import ProcessId
@@ -104,23 +104,14 @@ class MatrixRun:
                 self._record(step, FAILED, error=f"the stack did not start: {exc}")
                 self.after_cell()
 
-    @contextlib.contextmanager
-    def _stack(self, experiment: Experiment, step: Step) -> Generator[local.StackInfo]:
+    def _stack(
+        self, experiment: Experiment, step: Step
+    ) -> contextlib.AbstractContextManager[local.StackInfo]:
         owner = local.Owner(ProcessId.me(), step.cell.run_id(step.attempt), keep=False)
+        where = session.FreshStack(self.root, self.ports, owner, self.bin_dir, self.up_timeout)
         self._phase(f"stack up: experiment {experiment.name}")
-        try:
-            info = self.stack.up(
-                self.stacks[experiment.name], self.ports, root=self.root, bin_dir=self.bin_dir,
-                timeout=self.up_timeout, owner=owner, on_step=self._phase,
-            )  # fmt: skip
-        except ValueError as exc:
-            raise local.StackError(str(exc)) from None
-        try:
-            yield info
-        finally:
-            with self.guard():
-                self._phase("stack down")
-                self.stack.down(self.root)
+        stack = self.stacks[experiment.name]
+        return session.fresh_stack(self.stack, stack, where, self._phase, self.guard)
 
     def _record(
         self,
