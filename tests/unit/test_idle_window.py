@@ -1,7 +1,9 @@
-"""The idle CPU window starts after the wait for a quiet collector (issue 33, defect 6): the
-previous run's leftover work (here: the collector still taking in and shipping records for 7 s,
-at half a core) is waited out, not subtracted from the run as idling; and the window lasts at
-least measure.cpu.IDLE_S, long enough to measure a rate at the kernel's clock tick."""
+"""The idle CPU window starts where the collector was seen clear of records (issue 33, defect
+6): the previous run's leftover work (here: the collector still taking in and shipping records
+for 7 s, at half a core) is waited out, not subtracted from the run as idling; a collector
+already clear when the wait began idles from then (the wait is part of the window); and the
+window lasts at least measure.cpu.IDLE_S, long enough to measure a rate at the kernel's clock
+tick."""
 
 from __future__ import annotations
 
@@ -53,7 +55,23 @@ def test_the_idle_window_starts_after_the_wait_for_a_quiet_collector(tmp_path: P
     # Idle is idle: the leftover work is waited out, not subtracted from the run.
     assert result.cpu.idle_cores["otelcol"] == pytest.approx(IDLE_CORES, abs=0.002)
     assert result.cpu.marginal_s["otelcol"] == pytest.approx(BUSY_CORES * 20, abs=0.1)
-    first, last = target.cpu_reads
+    early, first, last = target.cpu_reads  # the one as the wait began was not clear: not used
+    assert early < start + 7.0
     assert first >= start + 7.0 + target.quiet_s  # after the quiet wait
     assert last - first >= cpu.IDLE_S  # long enough to measure
+    assert result.cpu.idle_s >= cpu.IDLE_S
+
+
+def test_a_collector_clear_when_the_wait_begins_idles_from_then(tmp_path: Path) -> None:
+    sim = SimulatedStack.up()  # idle for the 10 s before: no tail
+    sim.clock.now += 1.0  # between two scrapes: the wait takes a second, for a fresh one
+    sim.run_until(sim.clock.now)
+    start = sim.clock.now
+    target = FakeTarget(sim, quiet_s=3.0, processes=collector_cpu(sim, (start, start), 20))
+    result = execute(spec(), target, tmp_path)
+    assert result.cpu is not None
+    assert result.cpu.idle_cores["otelcol"] == pytest.approx(IDLE_CORES, abs=0.002)
+    first, last = target.cpu_reads  # the window's first reading is the one as the wait began
+    assert first == start
+    assert last - first == pytest.approx(cpu.IDLE_S, abs=0.6)  # the wait counted in the window
     assert result.cpu.idle_s >= cpu.IDLE_S

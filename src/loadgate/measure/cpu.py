@@ -1,8 +1,8 @@
 """CPU seconds from the kernel: each process's user + system time (/proc/<pid>/stat) and the
 machine's busy time (/proc/stat), read at chosen instants.
 
-A run reads them at the load window's edges and twice while it is idle just before (from the
-end of its wait for a quiet collector, at least IDLE_S), so its CPU figures are exact to the
+A run reads them at the load window's edges and twice while it is idle just before (at least
+IDLE_S from when the collector was seen clear of records), so its CPU figures are exact to the
 clock tick (10 ms) and its per-record cost is the marginal one: the window's CPU less what the
 same processes burn idle over as long a time. A marginal figure that cannot be had is unknown
 with its reason (`CpuFigures.unknown`), never 0: a process not read at both edges, or one that

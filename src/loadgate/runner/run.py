@@ -50,7 +50,7 @@ from loadgate.runner.target import (
     resource_figures,
     service_states,
 )
-from loadgate.runner.waits import wait_fresh_scrape, wait_quiet, wait_sampled
+from loadgate.runner.waits import Quiet, wait_fresh_scrape, wait_quiet, wait_sampled
 
 # What callers use of the runner, wherever it is defined.
 __all__ = [
@@ -123,7 +123,7 @@ class RunSteps:
         if self.options.on_phase:
             self.options.on_phase(text)
 
-    def _wait_quiet(self, when: str, edge: int) -> float:
+    def _wait_quiet(self, when: str, edge: int) -> Quiet:
         """Wait for the collector's own records to be clear of an edge (0: start, 1: end)."""
         o = self.options
 
@@ -142,16 +142,22 @@ class RunSteps:
             name = ("baseline", "end of the window")[edge]
             rate = found.accepted_per_minute
             self.notes.append(_OTHER_NOTE.format(when=when, rate=rate, edge=name))
-        return found.horizon
+        return found
 
     def baseline(self) -> None:
         """The counters' starting point, in a fresh scrape of the collector and Loki; then the
-        idle CPU window, from the end of that wait (the previous run's leftover work is not
-        idling) for at least cpu.IDLE_S."""
+        idle CPU window, for at least cpu.IDLE_S from when the collector was seen clear of
+        records (the previous run's leftover work is not idling): from the start of the wait
+        for a quiet collector when it was already clear then, else from the wait's end."""
         o = self.options
+        idle: tuple[CpuReading | None, float] = (None, 0.0)  # the window's first reading, when
         if self.quiet_s > 0:
             self.phase(f"baseline: waiting until the collector has been idle for {self.quiet_s:g}s")
-            horizon = self._wait_quiet("before the run", 0)
+            early = (cpu_reading(self.target), o.clock.monotonic())
+            found = self._wait_quiet("before the run", 0)
+            horizon = found.horizon
+            if early[0] is not None and early[0].at >= found.clear_from:
+                idle = early
         else:
             names = {pipe.OTELCOL: "the collector", pipe.LOKI: "Loki"}
             scraped = " and ".join(names[svc] for svc in self.scope.anchors())
@@ -159,12 +165,14 @@ class RunSteps:
             horizon = wait_fresh_scrape(
                 self.prom, o.clock.time(), o.scrape_timeout, self.scope, clock=o.clock
             )
-        idle_from, idle_began = cpu_reading(self.target), o.clock.monotonic()
+        if idle[0] is None:
+            idle = (cpu_reading(self.target), o.clock.monotonic())
         try:
             self.tracker.baseline(horizon)
         except QueryError as exc:
             raise RunError(f"cannot read the baseline from Prometheus: {exc}") from None
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        idle_from, idle_began = idle
         if idle_from is None:
             return
         o.clock.sleep(max(0.0, cpu.IDLE_S - (o.clock.monotonic() - idle_began)))
@@ -238,7 +246,7 @@ class RunSteps:
                     "in flight"
                 )
             elif self.quiet_s > 0:
-                self.tracker.advance(self._wait_quiet("after the drain", 1))
+                self.tracker.advance(self._wait_quiet("after the drain", 1).horizon)
             self.phase("collect: Prometheus and LogQL")
             counts = self.tracker.counts(self.tracker.until_ms / 1000)
             self.figures = pipe.collect(

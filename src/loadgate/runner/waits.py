@@ -110,6 +110,9 @@ class Quiet:
     quiet: bool
     accepted_per_minute: float | None  # records/min it accepted while watched (None: no reading)
     busy: bool  # it kept accepting records: other traffic, or its own logs
+    # From when, up to the horizon, the collector was seen clear (epoch seconds, as the
+    # horizon; the horizon itself when it was not quiet).
+    clear_from: float = 0.0
 
 
 def wait_quiet(
@@ -146,13 +149,13 @@ def wait_quiet(
             first = (horizon, now_value)
         rate = _per_minute(first, horizon, now_value)
         if _still_before(prom, accepted, horizon, quiet_s, now_value):
-            return Quiet(horizon, True, rate, busy=False)
+            return Quiet(horizon, True, rate, busy=False, clear_from=horizon - quiet_s)
         # No accepted series at all (a collector that has taken in nothing since it started:
         # Go's counters appear with their first record) stands as still as a constant one.
         if still_from is None or now_value != value:
             value, still_from = now_value, horizon
         elif horizon - still_from >= quiet_s:
-            return Quiet(horizon, True, rate, busy=False)
+            return Quiet(horizon, True, rate, busy=False, clear_from=still_from)
         watched = horizon - first[0] if first is not None else 0.0
         if (
             own_clear is not None
@@ -160,9 +163,9 @@ def wait_quiet(
             and _queue_empty(prom, scope, horizon)
             and own_clear(horizon)
         ):
-            return Quiet(horizon, True, rate, busy=True)
+            return Quiet(horizon, True, rate, busy=True, clear_from=horizon - quiet_s)
         if clock.monotonic() > deadline:
-            return Quiet(horizon, False, rate, busy=True)
+            return Quiet(horizon, False, rate, busy=True, clear_from=horizon)
         since = horizon + 0.001
 
 
