@@ -21,6 +21,7 @@ from loadgate.measure import queries as q
 from loadgate.measure import timeseries as ts
 from loadgate.records.result import RunResult
 from loadgate.runner import run as runner
+from loadgate.runner.waits import Quiet
 
 EXPORTER = EXPORTERS["logs"]
 
@@ -366,38 +367,36 @@ def test_a_collector_that_never_accepted_a_record_is_quiet_without_waiting_out_t
     assert clock.now - began < 10
 
 
-def _history(prom: FakeProm, start: float, accepted: dict[float, float]) -> None:
-    """Scrapes Prometheus already holds from before the wait: seconds before `start` -> the
-    collector's accepted counter then."""
-    for before, value in accepted.items():
-        t = start - before
+def _wait_after(before: float) -> tuple[float, float, Quiet]:
+    """A quiet wait whose Prometheus already holds 10 s of scrapes with the collector's accepted
+    counter at `before` (the wait's own scrapes read 20): (when it began, when it ended, what it
+    found)."""
+    clock, prom = _idle_scrapes(0.0)
+    began = clock.now
+    for t in (began - 10, began - 8, began - 6, began - 4, began - 2):
         prom.add(q.COLLECTOR_CPU, COLLECTOR, t, 1.0)
         prom.add(q.LOKI_BUILD_INFO, LOKI, t, 1)
-        prom.add(q.COLLECTOR_ACCEPTED, COLLECTOR, t, value)
+        prom.add(q.COLLECTOR_ACCEPTED, COLLECTOR, t, before)
+    found = runner.wait_quiet(prom.api(), pipe.Scope(), 3.0, timeout=22.0, clock=clock)
+    assert found.quiet
+    assert not found.busy
+    return began, clock.now, found
 
 
 def test_a_collector_still_before_the_wait_is_quiet_at_the_first_fresh_scrape() -> None:
     # Its counter stood at 20 in the scrapes of the last 10 s: no need to watch it for 3 s more.
-    clock, prom = _idle_scrapes(0.0)
-    began = clock.now
-    _history(prom, began, {10: 20, 8: 20, 6: 20, 4: 20, 2: 20})
-    found = runner.wait_quiet(prom.api(), pipe.Scope(), 3.0, timeout=22.0, clock=clock)
-    assert found.quiet
-    assert not found.busy
+    began, ended, found = _wait_after(20)
     assert found.horizon >= began  # a fresh scrape
-    assert clock.now - began < 1.5
+    assert ended - began < 1.5
+    assert found.clear_from <= began  # clear since before the wait began
 
 
 def test_a_counter_that_rose_just_before_the_wait_is_watched_for_the_quiet() -> None:
     # It rose from 10 to 20 between the scrapes 2 s before the wait and the wait's first: the
     # quiet counts from the rise, as if watched from the start.
-    clock, prom = _idle_scrapes(0.0)
-    began = clock.now
-    _history(prom, began, {10: 10, 8: 10, 6: 10, 4: 10, 2: 10})
-    found = runner.wait_quiet(prom.api(), pipe.Scope(), 3.0, timeout=22.0, clock=clock)
-    assert found.quiet
-    assert not found.busy
+    began, _, found = _wait_after(10)
     assert found.horizon - began >= 3
+    assert found.clear_from > began - 2  # not clear before the rise
 
 
 def test_a_counter_that_appears_during_the_wait_restarts_the_quiet() -> None:
