@@ -1,5 +1,6 @@
 """`loadgate compare` through the real stack: the default metrics in one pair (one side each:
-`--min-pairs 1 --max-pairs 1`, 30 s runs) of two queue sizes, each side on a fresh
+`--min-pairs 1 --max-pairs 1`, 25 s runs: a saturation run's steady window
+then spanned 16-18 s here, the minimum is 10 s) of two queue sizes, each side on a fresh
 charm-rendered stack with a saturation run and a pressure run at 0.7 x the baseline's
 saturation, ending in a complete compare.json whose verdict is the exit code (one value a side
 decides nothing: too noisy), and nothing left running. The base port is
@@ -37,7 +38,7 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
     code = cli.main(
         [
             "compare", "--baseline", "queue-size=1000", "--candidate", "queue-size=2000",
-            "--min-pairs", "1", "--max-pairs", "1", "--duration", "30s", "--compare-id", "tiny",
+            "--min-pairs", "1", "--max-pairs", "1", "--duration", "25s", "--compare-id", "tiny",
             "--base-port", BASE_PORT,
         ]
     )  # fmt: skip
