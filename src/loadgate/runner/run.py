@@ -150,14 +150,15 @@ class RunSteps:
         records (the previous run's leftover work is not idling): from the start of the wait
         for a quiet collector when it was already clear then, else from the wait's end."""
         o = self.options
-        idle: tuple[CpuReading | None, float] = (None, 0.0)  # the window's first reading, when
+        # The idle window's first reading and when, if the one as the wait began will do.
+        early: tuple[CpuReading, float] | None = None
         if self.quiet_s > 0:
             self.phase(f"baseline: waiting until the collector has been idle for {self.quiet_s:g}s")
-            early = (cpu_reading(self.target), o.clock.monotonic())
+            began, began_at = cpu_reading(self.target), o.clock.monotonic()
             found = self._wait_quiet("before the run", 0)
             horizon = found.horizon
-            if early[0] is not None and early[0].at >= found.clear_from:
-                idle = early
+            if began is not None and began.at >= found.clear_from:
+                early = (began, began_at)
         else:
             names = {pipe.OTELCOL: "the collector", pipe.LOKI: "Loki"}
             scraped = " and ".join(names[svc] for svc in self.scope.anchors())
@@ -165,14 +166,12 @@ class RunSteps:
             horizon = wait_fresh_scrape(
                 self.prom, o.clock.time(), o.scrape_timeout, self.scope, clock=o.clock
             )
-        if idle[0] is None:
-            idle = (cpu_reading(self.target), o.clock.monotonic())
+        idle_from, idle_began = early or (cpu_reading(self.target), o.clock.monotonic())
         try:
             self.tracker.baseline(horizon)
         except QueryError as exc:
             raise RunError(f"cannot read the baseline from Prometheus: {exc}") from None
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        idle_from, idle_began = idle
         if idle_from is None:
             return
         o.clock.sleep(max(0.0, cpu.IDLE_S - (o.clock.monotonic() - idle_began)))

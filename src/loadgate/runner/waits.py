@@ -112,7 +112,7 @@ class Quiet:
     busy: bool  # it kept accepting records: other traffic, or its own logs
     # From when, up to the horizon, the collector was seen clear (epoch seconds, as the
     # horizon; the horizon itself when it was not quiet).
-    clear_from: float = 0.0
+    clear_from: float
 
 
 def wait_quiet(
