@@ -298,23 +298,31 @@ def test_other_traffic_is_taken_out_and_the_ledger_balances(
     assert data["ledger"]["other_traffic"] == other.records
 
 
-def test_other_traffic_that_cannot_be_split_is_unknown_never_a_loss(
+def test_other_traffic_on_the_windows_edges_is_an_uncertainty_never_a_loss(
     sim: SimulatedStack, tmp_path: Path
 ) -> None:
     """Other records stamped a second before the collector takes them, starting mid-run: at
     the window's end they fall on the other side of it in Loki than in the counters. The
-    collector's steps are then unknown with a lower bound and the reason, never a loss."""
+    collector's steps are then counts known within ± the other records on the window's edges,
+    with the reason, and no loss within that: the ledger balances (issue 38)."""
     start = sim.clock.now
     sim.other_rate, sim.other_from, sim.other_lag = 100.0, start + 8, 1.0
     target = FakeTarget(sim, quiet_s=3.0)
     result = execute(spec(), target, tmp_path)
     sent, accepted, exported, stored = result.ledger.steps
     assert sent.count == stored.count == sim.sent
-    assert accepted.count is None
-    assert "other traffic" in accepted.note
-    assert f"at least {sim.sent:,}" in accepted.note
-    assert accepted.lost is None
-    assert exported.lost is None
+    assert result.delivered is not None
+    assert result.delivered.other is not None
+    edges = result.delivered.other.edge_records
+    assert edges
+    for step in (accepted, exported):
+        assert step.count is not None
+        assert step.count != sim.sent
+        assert step.uncertainty == edges
+        assert abs(step.count - sim.sent) <= edges
+        assert f"known within ± {edges:,}" in step.note
+        assert (step.lost, step.surplus) == (0, None)
+    assert result.ledger.balanced
     assert result.ledger.lost_after_acceptance == 0
     assert result.verdict == "PASS"
 

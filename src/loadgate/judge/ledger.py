@@ -1,7 +1,9 @@
 """The loss ledger: sent -> accepted -> exported -> stored, with what explains each difference.
 
-A step whose count could not be measured exactly is unknown (None) with the reason, never a
-guess; a step that holds more than the one before says so instead of showing a negative loss.
+A step whose count could not be measured is unknown (None) with the reason, never a guess; a
+step known only within a margin (other traffic near the window's edges) is its count with that
+uncertainty, and shows a loss, or a surplus, only beyond it; a step that holds more than the one
+before says so instead of showing a negative loss.
 This module builds the ledger of log records through the collector (otlp-logs), with the
 collector's own records and other traffic taken out; judge/signal_ledger.py builds those of
 the other scenarios, in their unit, from the same steps.
@@ -24,12 +26,27 @@ class Step:
     name: str
     count: int | None
     source: str
-    lost: int | None  # previous step minus this one, never negative (None when either is unknown)
+    # The previous step minus this one when that exceeds both steps' uncertainty, else 0; never
+    # negative (None when either is unknown).
+    lost: int | None
     note: str = ""
-    surplus: int | None = None  # how many more than the previous step this one holds
+    # How many more than the previous step this one holds, beyond both steps' uncertainty.
+    surplus: int | None = None
+    # The count is known within ± this many (other traffic near the window's edges); 0: exact.
+    # Records before issue 38 have none: every count they hold is exact or unknown.
+    uncertainty: int = 0
+
+    def text(self) -> str:
+        """The count as people read it: `15,006`, `15,006 ± 400` or `unknown`."""
+        if self.count is None:
+            return "unknown"
+        return f"{self.count:,}" + (f" ± {self.uncertainty:,}" if self.uncertainty else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if not self.uncertainty:  # an exact or unknown count is written as before issue 38
+            del d["uncertainty"]
+        return d
 
     @classmethod
     def from_dict(cls, data: object, where: str = "step") -> Step:
@@ -48,8 +65,14 @@ class Ledger:
 
     @property
     def balanced(self) -> bool:
-        counts = [s.count for s in self.steps]
-        return None not in counts and len(set(counts)) == 1
+        """Whether nothing is missing: the stored count (exact, by LogQL) holds every record k6
+        saw acknowledged, and every step that was counted agrees with it within that step's
+        uncertainty, so no step shows a loss or a surplus. A step that could not be counted
+        shows neither; a stored count that could not be made leaves the ledger unbalanced."""
+        stored = self.steps[-1].count
+        if stored is None or self.lost_after_acceptance:
+            return False
+        return all(_agrees(s, stored) for s in self.steps)
 
     @property
     def lost_after_acceptance(self) -> int | None:
@@ -84,24 +107,56 @@ class Ledger:
         return f.read(cls, data, where)
 
 
-def _compare(prev: int | None, cur: int | None) -> tuple[int | None, int | None]:
-    """(lost, surplus) of a step against the one before it."""
+def _agrees(s: Step, stored: int) -> bool:
+    """Whether step `s` agrees with the stored count within its uncertainty (or was not
+    counted, so shows no difference)."""
+    return s.count is None or abs(s.count - stored) <= s.uncertainty
+
+
+@dataclass(frozen=True)
+class Within:
+    """A collector step's count as the ledger takes it: the Count, the ± it is known within
+    (other traffic near the window's edges; 0: exact) and the note that says what was taken
+    out (empty: nothing)."""
+
+    count: Count
+    uncertainty: int = 0
+    note: str = ""
+
+
+def _compare(prev: int | None, cur: int | None, margin: int = 0) -> tuple[int | None, int | None]:
+    """(lost, surplus) of a step against the one before it; a difference within `margin` (the
+    two steps' uncertainties added) is neither."""
     if prev is None or cur is None:
         return None, None
-    if cur > prev:
+    if cur - prev > margin:
         return 0, cur - prev
-    return prev - cur, None
+    if prev - cur > margin:
+        return prev - cur, None
+    return 0, None
 
 
-def step(name: str, count: Count, source: str, prev: int | None, notes: list[str]) -> Step:
-    """A step against the one before it; an unknown count says why (and its lower bound)."""
-    lost, surplus = _compare(prev, count.value)
+def step(
+    name: str,
+    count: Count,
+    source: str,
+    prev: int | None,
+    notes: list[str],
+    *,
+    uncertainty: int = 0,
+    prev_uncertainty: int = 0,
+) -> Step:
+    """A step against the one before it (`prev`, known within ± `prev_uncertainty`); an
+    unknown count says why (and its lower bound), a count known within ± `uncertainty` shows
+    a loss or a surplus only beyond both uncertainties."""
+    lost, surplus = _compare(prev, count.value, prev_uncertainty + uncertainty)
     if count.value is None:
         bound = (
             f" (at least {count.lower_bound:,} counted)" if count.lower_bound is not None else ""
         )
         notes = [f"unknown{bound}: {count.reason or 'not measured'}", *notes]
-    return Step(name, count.value, source, lost, "; ".join(notes), surplus)
+    within = uncertainty if count.value is not None else 0
+    return Step(name, count.value, source, lost, "; ".join(notes), surplus, within)
 
 
 def dropped_after_acceptance(pipeline: PipelineFigures) -> Count:
@@ -162,32 +217,47 @@ def _other_blocker(pipeline: PipelineFigures) -> str:
 
 
 def _without_other(count: Count, other: OtherTraffic | None, reference: int | None,
-                  blocker: str = "") -> tuple[Count, str]:  # fmt: skip
-    """A collector step less the other traffic, and the note that says so.
+                  blocker: str = "") -> Within:  # fmt: skip
+    """A collector step less the other traffic, with its uncertainty and the note that says so.
 
     Exact when the difference equals `reference`, the same step counted from the run's side
     alone (k6's acknowledged records for `accepted`, the run's records in Loki for
-    `exported`); otherwise unknown, never a loss: other records on the window's edges, or
-    other records that did not reach Loki, cannot be told apart from the run's. The lower bound
-    is `reference` (every record k6 saw acknowledged was accepted; every stored one exported)."""
+    `exported`). Otherwise the difference is the count, known within ± the other records that
+    lie near the window's edges: their time stamps (set by their senders) and the collector's
+    counting (by scrape) may put them on different sides of an edge, so the counters may hold
+    up to that many more or fewer of them than Loki's count of the window. It is a loss, or a
+    surplus, only beyond that. Unknown, with `reference` as lower bound (every record k6 saw
+    acknowledged was accepted; every stored one exported), when other traffic could not be
+    counted, or when other records did not reach Loki (`blocker`): those cannot be told apart
+    from the run's."""
     if other is None or other.records == 0 or count.value is None:
-        return count, ""
+        return Within(count)
     if other.records is None:
         reason = "other traffic could not be counted (Loki failed), so it cannot be taken out"
-        return Count(None, reference, reason), ""
+        return Within(Count(None, reference, reason))
     value = count.value - other.records
     note = f"{other.records:,} records of other traffic taken out"
-    if not blocker and value == reference:
-        return Count(value), note
-    own = "unknown" if reference is None else f"{reference:,}"
-    why = blocker or (
-        f"the counters less other traffic give {value:,}, the run's own count {own}; "
-        f"{other.edge_records if other.edge_records is not None else '?'} other records lie "
-        f"within {other.edge_s:g}s of the window's edges, where their time stamps (set by their "
-        "senders) and the collector's counting (by scrape) may fall on different sides"
+    if blocker:
+        reason = f"other traffic ({other.records:,} records) cannot be split from the run's: "
+        return Within(Count(None, reference, reason + blocker), note=note)
+    if value == reference:
+        return Within(Count(value), note=note)
+    edges = other.edge_records
+    if edges is None:
+        reason = "other traffic's records near the window's edges could not be counted"
+        return Within(Count(None, reference, reason), note=note)
+    if not edges:  # nothing on the edges: the difference is the run's
+        return Within(Count(value), note=f"{note}; no other records near the window's edges")
+    return Within(Count(value), edges, f"{note}; {_edge_note(edges, other.edge_s)}")
+
+
+def _edge_note(edges: int, edge_s: float) -> str:
+    """Why a collector step less other traffic is known only within ± its edge records."""
+    return (
+        f"known within ± {edges:,}: that many other records lie within {edge_s:g}s of the "
+        "window's edges, where their time stamps (set by their senders) and the collector's "
+        "counting (by scrape) may fall on different sides"
     )
-    reason = f"other traffic ({other.records:,} records) cannot be split from the run's: {why}"
-    return Count(None, reference, reason), note
 
 
 def _other_note(other: OtherTraffic | None) -> str:
@@ -220,26 +290,37 @@ def build(
     if client.failed:
         notes.append(f"{client.failed:,} failed requests")
     if pipeline is None:
-        accepted = Count(client.records_accepted)
+        accepted = Within(Count(client.records_accepted))
         source = "k6 log_records_accepted (2xx)"
     else:
         accepted, source = _collector_accepted(client, pipeline, own_stored, other, notes)
-    steps.append(step("accepted", accepted, source, sent, notes))
+    steps.append(_after(steps[-1], "accepted", accepted, source, notes))
 
-    last = accepted.value
     if pipeline is not None:
-        exported, notes = _collector_exported(pipeline, accepted, own_stored, other, stored)
-        steps.append(step("exported", exported, "collector exporter sent", last, notes))
-        last = exported.value
+        exported, notes = _collector_exported(pipeline, accepted.count, own_stored, other, stored)
+        steps.append(_after(steps[-1], "exported", exported, "collector exporter sent", notes))
 
-    notes = _stored_notes(client, pipeline, stored, last)
     stored_count = Count(stored) if stored is not None else Count(None, None, "LogQL failed")
-    steps.append(step("stored", stored_count, "LogQL count in Loki", last, notes))
+    notes = _stored_notes(client, pipeline, stored, steps[-1])
+    steps.append(_after(steps[-1], "stored", Within(stored_count), "LogQL count in Loki", notes))
     return Ledger(
         steps,
         acknowledged=client.records_accepted,
         other=other.records if other is not None else None,
         other_note=_other_note(other),
+    )
+
+
+def _after(prev: Step, name: str, count: Within, source: str, notes: list[str]) -> Step:
+    """The step `name` after `prev`, with the notes that explain it."""
+    return step(
+        name,
+        count.count,
+        source,
+        prev.count,
+        notes,
+        uncertainty=count.uncertainty,
+        prev_uncertainty=prev.uncertainty,
     )
 
 
@@ -249,14 +330,13 @@ def _collector_accepted(
     own_stored: int | None,
     other: OtherTraffic | None,
     notes: list[str],
-) -> tuple[Count, str]:
+) -> tuple[Within, str]:
     """The collector's accepted count of the run's records and its source; appends to `notes`
     what explains it."""
     own_accepted = _own_records(pipeline, own_stored)[0]
-    accepted = _minus(pipeline.count("collector_accepted"), own_accepted, "own records")
-    accepted, other_note = _without_other(
-        accepted, other, client.records_accepted, _other_blocker(pipeline)
-    )
+    total = _minus(pipeline.count("collector_accepted"), own_accepted, "own records")
+    accepted = _without_other(total, other, client.records_accepted, _other_blocker(pipeline))
+    other_note = accepted.note
     if other_note:
         notes.append(other_note)
     source = "collector receiver accepted"
@@ -270,7 +350,7 @@ def _collector_accepted(
     if other_note:
         source += " - other traffic"
     notes.extend(_refused_notes(pipeline))
-    if client.records_accepted != accepted.value:
+    if client.records_accepted != accepted.count.value:
         notes.append(f"k6 saw {client.records_accepted:,} acknowledged")
     return accepted, source
 
@@ -296,17 +376,17 @@ def _collector_exported(
     own_stored: int | None,
     other: OtherTraffic | None,
     stored: int | None,
-) -> tuple[Count, list[str]]:
+) -> tuple[Within, list[str]]:
     """The collector's exported count of the run's records and the notes that explain it."""
     own_exported = _own_records(pipeline, own_stored)[1]
-    exported = _minus(pipeline.count("collector_exported"), own_exported, "own records")
-    exported, other_note = _without_other(exported, other, stored)
+    total = _minus(pipeline.count("collector_exported"), own_exported, "own records")
+    exported = _without_other(total, other, stored)
     notes: list[str] = []
     if own_exported.value:
         notes.append(f"the collector's {own_exported.value:,} own log records taken out")
-    if other_note:
-        notes.append(other_note)
-    if accepted.value is None or accepted.value != exported.value:
+    if exported.note:
+        notes.append(exported.note)
+    if accepted.value is None or accepted.value != exported.count.value:
         failed = pipeline.count("collector_failed")
         notes += [
             f"{failed.text()} failed after retries",
@@ -318,10 +398,10 @@ def _collector_exported(
 
 
 def _stored_notes(
-    client: ClientFigures, pipeline: PipelineFigures | None, stored: int | None, last: int | None
+    client: ClientFigures, pipeline: PipelineFigures | None, stored: int | None, last: Step
 ) -> list[str]:
-    """What explains the stored count: Loki's discards, its restarts, records k6 never saw
-    acknowledged."""
+    """What explains the stored count against the step before it (`last`): Loki's discards,
+    its restarts, records k6 never saw acknowledged."""
     notes: list[str] = []
     if pipeline is not None:
         discarded = pipeline.count("loki_discarded")
@@ -332,9 +412,11 @@ def _stored_notes(
         elif discarded.value is None:
             notes.append(f"Loki discarded: {discarded.text()}")
     loki_restarts = len(pipeline.restarts.get("loki", [])) if pipeline is not None else 0
-    if loki_restarts and stored is not None and last is not None and stored < last:
+    lost = _compare(last.count, stored, last.uncertainty)[0]
+    if loki_restarts and lost:
+        within = f" ± {last.uncertainty:,}" if last.uncertainty else ""
         notes.append(
-            f"Loki restarted during the run: {last - stored:,} records it acknowledged are not "
+            f"Loki restarted during the run: {lost:,}{within} records it acknowledged are not "
             "stored (lost around its restart)"
         )
     if stored is not None and stored > client.records_accepted:

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from loadgate.contract.gates import PASS, Gate, format_value
-from loadgate.judge.ledger import Ledger
+from loadgate.judge.ledger import Ledger, Step
 from loadgate.measure import scenarios as scenario_measures
 from loadgate.measure.cpu import NOT_RUNNING_IDLE, CpuFigures
 from loadgate.measure.other_traffic import OtherTraffic
@@ -50,6 +50,21 @@ def verdict_table(result: RunResult) -> Table:
     return table
 
 
+def _lost_cell(step: Step, previous: Step | None) -> Text:
+    """A step's loss against the one before it, with the uncertainty it is shown beyond (both
+    steps' added): `within ± 400` when the difference lies inside it."""
+    margin = step.uncertainty + (previous.uncertainty if previous is not None else 0)
+    within = f"± {margin:,}" if margin else ""
+    if step.surplus:
+        shown = f"+{step.surplus:,} more" + (f" ({within})" if within else "")
+        return Text(shown, style="yellow")
+    if step.lost is None:
+        return Text("" if previous is None else "unknown")
+    if not step.lost and within:
+        return Text(f"within {within}", style="green")
+    return Text(f"{step.lost:,} {within}".rstrip(), style="red" if step.lost else "green")
+
+
 def ledger_table(ledger: Ledger) -> Table:
     state = "balanced" if ledger.balanced else "NOT balanced"
     table = Table(title=f"loss ledger ({state})")
@@ -58,15 +73,11 @@ def ledger_table(ledger: Ledger) -> Table:
     table.add_column("lost vs previous", justify="right")
     table.add_column("source", style="dim")
     table.add_column("explanation")
+    previous: Step | None = None
     for step in ledger.steps:
-        count = "unknown" if step.count is None else f"{step.count:,}"
-        if step.surplus:
-            lost = Text(f"+{step.surplus:,} more", style="yellow")
-        elif step.lost is None:
-            lost = Text("" if step is ledger.steps[0] else "unknown")
-        else:
-            lost = Text(f"{step.lost:,}", style="red" if step.lost else "green")
-        table.add_row(Text(step.name), Text(count), lost, Text(step.source), Text(step.note))
+        lost = _lost_cell(step, previous)
+        table.add_row(Text(step.name), Text(step.text()), lost, Text(step.source), Text(step.note))
+        previous = step
     if ledger.other_note:
         other = "unknown" if ledger.other is None else f"{ledger.other:,}"
         table.add_row(
