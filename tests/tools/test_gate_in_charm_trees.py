@@ -5,7 +5,7 @@ loadgate's wheel is built and installed into a fresh virtualenv with the charms'
 (sh, tenacity, minio, requests, PyYAML). Beside the real test trees (the otelcol charm's main
 from ../shared/charm-sources, the Loki charm's rev244 snapshot) the recipe is added verbatim from
 the docs, and pytest runs there as their CI runs it (`tox -e integration -- -k FILE`, with
-CHARM_PATH):
+CHARM_PATH, the plugin loaded by the docs' `-p loadgate.gate.plugin`):
 
 (a) no controller: the gate's test is skipped with the reason; the charm's own integration
     tests still collect;
@@ -14,6 +14,11 @@ CHARM_PATH):
     charm under test (CHARM_PATH) into the charm's own `juju` fixture's model, runs through the
     k6 charm's actions with every command, file and parameter valid, and passes.
 
+The docs' tox envs, merged into each charm's own tox.ini, are rendered by tox itself: the plugin
+is loaded where the gate runs (integration, qualitygate-*) and nowhere else, and each promotion
+gate deploys the revision of the channel it promotes from. The docs' runner script prepares Juju
+only on CI where no controller answers.
+
 The otelcol tree runs without pytest-jubilant (`-p no:pytest-jubilant`, as its lock has none)
 and with pytest-asyncio in auto mode (its pyproject); the Loki tree with pytest-jubilant, whose
 `juju` its conftest overrides.
@@ -21,9 +26,11 @@ and with pytest-asyncio in auto mode (its pyproject); the Loki tree with pytest-
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -54,14 +61,36 @@ def charm_sources() -> Path:
 
 
 def recipe() -> dict[str, str]:
-    """The docs' recipe: each ```python block whose first line names its file (`# path`)."""
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
+    """The docs' recipe: each ```python or ```bash block whose first line names its file
+    (`# tests/...`)."""
+    blocks = re.findall(r"```(?:python|bash)\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
     out: dict[str, str] = {}
     for block in blocks:
         first, _, rest = block.partition("\n")
         if first.startswith("# tests/"):
             out[first[2:].strip()] = rest
     return out
+
+
+def tox_blocks() -> dict[str, str]:
+    """The docs' ```ini blocks by charm (`# tox.ini of the otelcol charm...`)."""
+    out: dict[str, str] = {}
+    for block in re.findall(r"```ini\n(.*?)```", DOC.read_text(), flags=re.DOTALL):
+        m = re.match(r"# tox\.ini of the (\w+) charm", block)
+        if m:
+            out[m.group(1).lower()] = block
+    return out
+
+
+def plugin_args() -> tuple[str, ...]:
+    """What the docs' integration env passes pytest to load the gate (both charms the same)."""
+    found = set()
+    for block in tox_blocks().values():
+        m = re.search(r"\[testenv:integration\]\ncommands =\n\s+uv run \S+ pytest (-p \S+) ", block)
+        assert m, block
+        found.add(m.group(1))
+    assert found == {"-p loadgate.gate.plugin"}, found
+    return tuple(found.pop().split())
 
 
 def newest_python() -> str:
@@ -135,7 +164,7 @@ def pytest_in(
         "PATH": f"{base.get('PATH', '')}{os.pathsep}{env.python.parent}",
         "PYTHONPATH": os.pathsep.join(str(tree / p) for p in ("", "src", "lib")),
     }
-    argv = [str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args]
+    argv = [str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-rs", *plugin_args(), *args]
     return subprocess.run(
         argv, cwd=tree, env=run_env, capture_output=True, text=True, timeout=timeout
     )
@@ -163,13 +192,18 @@ def tree(request: pytest.FixtureRequest) -> tuple[str, Path, tuple[str, ...], st
 def test_the_recipe_is_short_and_uses_only_the_api() -> None:
     found = recipe()
     assert set(found) == {
-        "tests/conftest.py", "tests/integration/test_load_gate.py", "tests/load/test_load_gates.py",
+        "tests/integration/test_load_gate.py", "tests/load/test_load_gates.py",
+        "tests/load/prepare-runner.sh",
     }  # fmt: skip
     pr = found["tests/integration/test_load_gate.py"]
     assert len([line for line in pr.splitlines() if line.strip()]) <= 10
-    for text in found.values():
-        imports = re.findall(r"^(?:from|import) (\S+)", text, flags=re.MULTILINE)
-        assert set(imports) <= {"loadgate.gate"}, imports
+    for name, text in found.items():
+        if name.endswith(".py"):
+            imports = re.findall(r"^(?:from|import) (\S+)", text, flags=re.MULTILINE)
+            assert set(imports) <= {"loadgate.gate"}, imports
+    # No conftest: the plugin is loaded by the tox envs that run the gate, not by every suite.
+    assert not [name for name in found if name.endswith("conftest.py")]
+    assert "pytest_plugins = " not in DOC.read_text()
 
 
 def test_without_a_controller_the_gate_skips_and_the_charms_tests_collect(
@@ -278,3 +312,177 @@ def test_the_gate_imports_no_plots_statistics_or_rendering(charm_env: Env, tmp_p
     assert found["imported"] == []
     # What the charms' test stack itself brings (minio and jubilant bring none of these).
     assert set(found["installed"]) <= {"packaging"}, found
+
+
+# ---- the docs' tox envs, rendered by tox in each charm's own tox.ini ----------------------------
+
+CHARM_TOX = {"otelcol": "otelcol_tree", "loki": "loki_tree"}
+PROMOTIONS = {"beta": "edge", "candidate": "beta", "stable": "candidate"}  # env -> channel risk
+
+
+def merged_tox_ini(tree: Path, block: str) -> str:
+    """The charm's tox.ini with the docs' block merged in: its keys set, its sections added."""
+
+    def parser() -> configparser.ConfigParser:
+        p = configparser.ConfigParser(interpolation=None, strict=False)
+        p.optionxform = str  # type: ignore[assignment,method-assign]  # keys keep their case
+        return p
+
+    ini, docs = parser(), parser()
+    ini.read_string((tree / "tox.ini").read_text())
+    docs.read_string(block)
+    for section in docs.sections():
+        if not ini.has_section(section):
+            ini.add_section(section)
+        for key, value in docs.items(section):
+            ini.set(section, key, value)
+    out: list[str] = []
+    for section in ini.sections():
+        out.append(f"[{section}]")
+        for key, value in ini.items(section):
+            out.append(f"{key} = " + value.replace("\n", "\n  "))
+        out.append("")
+    return "\n".join(out)
+
+
+def tox_config(folder: Path, envs: list[str], **env: str) -> dict[str, dict[str, str]]:
+    """`tox config` of these envs: env -> key -> value (continuation lines joined by \\n)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tox", "config", "-e", ",".join(envs), "-k", "commands",
+         "commands_pre", "pass_env", "set_env"],
+        cwd=folder, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **env},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out: dict[str, dict[str, str]] = {}
+    current: dict[str, str] = {}
+    key = ""
+    for line in done.stdout.splitlines():
+        if line.startswith("[testenv:"):
+            current = out.setdefault(line[len("[testenv:") : -1], {})
+        elif line.startswith("  ") and key:
+            current[key] = f"{current[key]}\n{line.strip()}".lstrip("\n")
+        elif " = " in line or line.endswith(" ="):
+            key, _, value = line.partition(" =")
+            current[key] = value.strip()
+    return out
+
+
+@pytest.fixture(params=sorted(CHARM_TOX))
+def charm_tox(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path]:
+    """The charm's tox.ini with the docs' envs, alone in a folder (tox reads only it)."""
+    charm = request.param
+    tree = request.getfixturevalue(CHARM_TOX[charm])
+    folder = tmp_path / charm
+    folder.mkdir()
+    (folder / "tox.ini").write_text(merged_tox_ini(tree, tox_blocks()[charm]))
+    return charm, folder
+
+
+def test_the_docs_give_a_tox_block_per_charm() -> None:
+    assert set(tox_blocks()) == set(CHARM_TOX)
+
+
+def test_the_plugin_is_loaded_where_the_gate_runs_and_nowhere_else(
+    charm_tox: tuple[str, Path],
+) -> None:
+    charm, folder = charm_tox
+    others = ["lint", "static", "unit"] + (["interface"] if charm == "loki" else [])
+    gates = ["integration"] + [f"qualitygate-{name}" for name in PROMOTIONS]
+    config = tox_config(folder, others + gates)
+    for name in gates:
+        assert "pytest -p loadgate.gate.plugin " in config[name]["commands"], (name, config[name])
+    for name in others:
+        assert "loadgate" not in config[name]["commands"], (name, config[name]["commands"])
+    # The integration env keeps the charm's own command otherwise, and its CHARM_PATH.
+    assert "--exitfirst" in config["integration"]["commands"]
+    assert "CHARM_PATH" in config["integration"]["pass_env"].split("\n")
+
+
+def test_each_promotion_gate_deploys_the_revision_it_promotes(charm_tox: tuple[str, Path]) -> None:
+    charm, folder = charm_tox
+    envs = [f"qualitygate-{name}" for name in PROMOTIONS]
+    for track, extra in (("dev", {}), ("2", {"LOADGATE_TRACK": "2"})):
+        config = tox_config(folder, envs, **extra)
+        for name, risk in PROMOTIONS.items():
+            got = config[f"qualitygate-{name}"]
+            channel = f"{track}/{risk}"
+            assert "LOADGATE_REQUIRE_JUJU=1" in got["set_env"].split("\n")
+            # A packed charm from the environment would be deployed instead: none is passed.
+            assert "CHARM_PATH" not in got["pass_env"].split("\n")
+            assert got["commands_pre"].startswith("bash ")
+            assert got["commands_pre"].split("\n")[0].endswith("/tests/load/prepare-runner.sh")
+            assert "/tests/load" in got["commands"]
+            if charm == "otelcol":
+                assert f"--otelcol-channel {channel}" in got["commands"], got
+            else:
+                charm_file = f"{folder}/build/loki-k8s.charm"
+                assert (
+                    f"juju download loki-k8s --channel {channel} --filepath {charm_file}"
+                    in (got["commands_pre"])
+                ), got
+                assert f"--loki-charm {charm_file}" in got["commands"], got
+            other_risks = set(PROMOTIONS.values()) - {risk}
+            both = f"{got['commands_pre']} {got['commands']} "
+            assert not [r for r in other_risks if f"{track}/{r} " in both], got
+
+
+# ---- the docs' runner script -------------------------------------------------------------------
+
+
+def runner_script(tmp_path: Path) -> Path:
+    script = tmp_path / "prepare-runner.sh"
+    script.write_text(recipe()["tests/load/prepare-runner.sh"])
+    return script
+
+
+def fake_bin(folder: Path, log: Path, **programs: str) -> Path:
+    """Programs that log their argv and then run the given shell body."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, body in programs.items():
+        path = folder / name
+        path.write_text(f'#!/bin/sh\necho "{name} $*" >> "{log}"\n{body}\n')
+        path.chmod(0o755)
+    return folder
+
+
+def run_script(script: Path, bin_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    bash = shutil.which("bash") or "/bin/bash"
+    path = f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    keep = {k: v for k, v in os.environ.items() if k in ("HOME", "LANG")}
+    return subprocess.run([bash, str(script)], capture_output=True, text=True, timeout=60,
+                          env={**keep, "PATH": path, **env})  # fmt: skip
+
+
+def test_the_runner_script_leaves_a_controller_alone(tmp_path: Path) -> None:
+    log = tmp_path / "calls"
+    bin_dir = fake_bin(tmp_path / "bin", log, juju="exit 0", sudo="exit 0")
+    done = run_script(runner_script(tmp_path), bin_dir, CI="true")
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().splitlines() == ["juju show-controller"]
+
+
+def test_the_runner_script_prepares_nothing_off_ci(tmp_path: Path) -> None:
+    log = tmp_path / "calls"
+    bin_dir = fake_bin(tmp_path / "bin", log, juju="exit 1", sudo="exit 0")
+    done = run_script(runner_script(tmp_path), bin_dir)
+    assert done.returncode == 0, done.stderr
+    assert "no Juju controller" in done.stderr
+    assert log.read_text().splitlines() == ["juju show-controller"]  # no sudo
+
+
+def test_the_runner_script_prepares_juju_on_ci_as_the_pull_request_jobs(tmp_path: Path) -> None:
+    log = tmp_path / "calls"
+    juju = 'case "$1" in show-controller) exit 1 ;; *) exit 0 ;; esac'
+    bin_dir = fake_bin(tmp_path / "bin", log, juju=juju, sudo="exit 0")
+    done = run_script(runner_script(tmp_path), bin_dir, CI="true")
+    assert done.returncode == 0, done.stderr
+    calls = log.read_text().splitlines()
+    assert calls[0] == "juju show-controller"
+    assert calls[1].startswith("sudo rm -rf /usr/share/dotnet ")  # the disk clean-up
+    assert calls[2:] == [
+        "sudo docker image prune --all --force",
+        "sudo snap install concierge --classic",
+        "sudo -E concierge prepare -p k8s",
+        "juju model-defaults -c concierge-k8s automatically-retry-hooks=true",
+    ]
