@@ -4,9 +4,11 @@
 
 For the default plan (the saturate method, keep-up holds of 30 s, ±5 %), over N seeded searches
 a row (default 10,000): how often the knee the search reports ("between X and Y with 90 %
-confidence") holds the true knee, at 0, 3 and 6 % step noise and at the 7 % the plan allows
-for, on the saturate tests' noisy pipelines (knees 60,000-280,000/min, a saturation step that
-reads 0-15 % low and lower under heavy overload); how often the holds' bracket [C, F] alone
+confidence") holds the true knee, at 0, 3, 5, 7 and 10 % step noise, on the saturate tests'
+noisy pipelines (knees 60,000-280,000/min, a saturation step that reads 0-15 % low and lower
+under heavy overload), with the step noise the plan states (10 %: nothing measured) and, in the
+"measured" rows, given the pipeline's own as measured (`SearchPlan.measured_step_noise`, as
+`loadgate calibrate` or repeated searches would give it); how often the holds' bracket [C, F] alone
 does (what `±5 %` claimed before); the share found within the budget; the median and 95th
 percentile of load seconds a search; the median wall time estimated from the measured cost of
 a step (load + 22 s a step); the interval's median half-width. The quiet rows are the default
@@ -33,6 +35,7 @@ from search_coverage import (  # noqa: E402  # pyright: ignore[reportMissingImpo
     NOISY,
     QUIET,
     Row,
+    given_noise,
     simulate,
     table,
 )
@@ -40,8 +43,10 @@ from search_coverage import (  # noqa: E402  # pyright: ignore[reportMissingImpo
 from loadgate.capacity.search.rule import SearchPlan, plan_from_settings  # noqa: E402
 from loadgate.cli.search_juju import JUJU_PLAN  # noqa: E402
 
-ROWS = ((NOISY, 0.0), (NOISY, 0.03), (NOISY, 0.06), (NOISY, 0.07), (QUIET, 0.0), (QUIET, 0.03))
-JUJU_ROWS = ((NOISY, 0.0), (NOISY, 0.03), (NOISY, 0.06))
+NOISES = (0.0, 0.03, 0.05, 0.07, 0.10)
+ROWS = (*((NOISY, n) for n in NOISES), (QUIET, 0.0), (QUIET, 0.03))
+MEASURED_ROWS = tuple((NOISY, n) for n in NOISES[1:])
+JUJU_ROWS = ((NOISY, 0.0), (NOISY, 0.03), (NOISY, 0.10))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"capacity search, default plan ({plan.method}, keep-up holds of {plan.keep_up_s} s, "
         f"±{plan.precision:.0%}, budget {plan.budget_s} s): the knee between X and Y with "
-        f"{plan.confidence:.0%} confidence at step noise up to {plan.step_noise:.0%}; "
+        f"{plan.confidence:.0%} confidence at the step noise measured, else up to the "
+        f"{plan.step_noise:.0%} stated; "
         f"{args.searches:,} seeded searches a row (seeds {args.seed}-"
         f"{args.seed + args.searches - 1})"
     )
@@ -61,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     for machine, noise in ROWS:
         rows.append(simulate(plan, machine, noise, args.searches, args.seed))
+    for machine, noise in MEASURED_ROWS:
+        measured = given_noise(plan, noise)
+        rows.append(simulate(measured, machine, noise, args.searches, args.seed, "measured"))
     juju = plan_from_settings(JUJU_PLAN)
     for machine, noise in JUJU_ROWS:
         rows.append(simulate(juju, machine, noise, args.searches, args.seed, "juju", None, None))

@@ -10,13 +10,16 @@ the excess over the step's knee. The true knee is where a hold passes half the t
 that must keep up (fail when the pipeline sends on less than 1 - p/2 of what it takes in: the
 default plan) knee / (1 - p/2); for holds judged by their gates alone (the Juju plan) the knee
 plus the excess a hold of that length absorbs before refusing past the 1 % error gate.
+A row's plan states its step noise (`SearchPlan.step_noise`, 10 % by default), or is given the
+pipeline's own as measured (`given_noise`: `SearchPlan.measured_step_noise`, as calibrate or
+repeated searches would measure it).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from support.fakes.pipeline import QUEUE, SimulatedPipeline, log_uniform, rng
 from test_capacity_saturate import seen_excess
@@ -25,8 +28,8 @@ from loadgate.capacity.search.rule import FOUND, HOLD, SearchPlan, SearchResult,
 
 __all__ = [
     "GOAL_COVERAGE", "GOAL_LOAD_S", "HEADER", "NOISY", "QUIET", "STEP_OVERHEAD_S", "Machine",
-    "Row", "SimulatedPipeline", "bracket_covers", "cells", "one_search", "percentile",
-    "reported_covers", "seen_excess", "simulate", "table", "true_knee", "verdict",
+    "Row", "SimulatedPipeline", "bracket_covers", "cells", "given_noise", "one_search",
+    "percentile", "reported_covers", "seen_excess", "simulate", "table", "true_knee", "verdict",
 ]  # fmt: skip
 
 # The benchmark's goals: the reported interval holds the true knee in at least this share of
@@ -59,6 +62,11 @@ NOISY = Machine("noisy", 60_000, 280_000, (0.85, 1.0), (0.0, 0.2), 0.03)
 # The default collector on its own CPU of a quiet 2-core machine (the saturate tests' "near this
 # machine's split knee"): 100,000-120,000/min, a heavy step 5-15 % low, a milder one 0-10 % high.
 QUIET = Machine("quiet", 100_000, 120_000, (0.95, 1.05), (0.1, 0.1), 0.0)
+
+
+def given_noise(plan: SearchPlan, noise: float) -> SearchPlan:
+    """`plan` given the pipeline's step noise as measured (`SearchPlan.measured_step_noise`)."""
+    return replace(plan, measured_step_noise=noise)
 
 
 def true_knee(plan: SearchPlan, knee: float, hold_s: int) -> float:

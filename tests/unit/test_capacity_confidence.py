@@ -68,8 +68,8 @@ def test_a_hold_that_fell_behind_counts_once_and_the_interval_allows_for_it() ->
     assert f is not None
     assert (c, f) == (105_000, 116_000)
     assert holds == [(f, 1), (c, 1)]  # the failure first (D), fell behind, counted at once
-    assert span == (97_600, 125_000, 0.9)
-    assert bracket_precision(97_600, 125_000) > 2 * bracket_precision(c, f)
+    assert span == (93_400, 131_000, 0.9)  # at the stated 10 %: nothing measured the noise
+    assert bracket_precision(93_400, 131_000) > 2 * bracket_precision(c, f)
 
 
 # ---- the interval ------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def test_holds_count_every_attempt_probes_only_their_failures() -> None:
         (step(0, 100_000, PROBE), StepOutcome(100_000, True)),  # a probe's pass: not a hold's
         (step(1, 200_000, PROBE), StepOutcome(200_000, False)),
         (step(2, 200_000, PROBE, 2), StepOutcome(200_000, False)),
-        (step(3, 141_000, HOLD), StepOutcome(141_000, False)),  # a glitch the retry overruled
+        (step(3, 141_000, HOLD), StepOutcome(141_000, False)),  # a failure a retry overruled
         (step(4, 141_000, HOLD, 2), StepOutcome(141_000, True)),
         (step(5, 128_000, HOLD), StepOutcome(128_000, True)),
         (step(6, 155_000, HOLD), StepOutcome(155_000, False)),
@@ -156,7 +156,7 @@ def test_holds_count_every_attempt_probes_only_their_failures() -> None:
     trials = judged_trials(fold(history))
     assert sorted(trials, key=lambda t: t.rate) == [
         Trials(128_000, 1, 0),
-        Trials(141_000, 1, 0),
+        Trials(141_000, 1, 1),
         Trials(155_000, 0, 1),
         Trials(200_000, 0, 2),
     ]

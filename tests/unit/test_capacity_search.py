@@ -5,11 +5,22 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from support.fakes.pipeline import SimulatedPipeline, log_uniform, rng
 
+from loadgate.capacity.search.confidence import (
+    NOISE_HOLDS,
+    NOISE_MEASURED,
+    NOISE_STATED,
+    Trials,
+    fitted_step_noise,
+    knee_interval,
+    step_noise_of,
+)
+from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import (
     AT_LEAST_MAX,
     BELOW_MIN,
@@ -37,6 +48,8 @@ from loadgate.capacity.search.rule import (
     step_below,
     validated,
 )
+from loadgate.capacity.search.spread import measured_step_noise
+from loadgate.capacity.search.state import fold, judged_trials
 
 PLAN = SearchPlan(method=BISECT)  # the bisect method; the saturate one: test_capacity_saturate
 
@@ -355,3 +368,133 @@ def test_plan_from_settings_refuses_unknown_and_bad_values() -> None:
 
 def test_step_duration_in_k6_syntax() -> None:
     assert Step(0, 100_000, 15, PROBE).duration == "15s"
+
+
+# ---- issue 38: losses, the knee's evidence, the step noise measured ---------------------------
+
+
+def losing(
+    pipeline: Callable[[Step], StepOutcome], rate: int, lost: int
+) -> Callable[[Step], StepOutcome]:
+    """`pipeline`, whose first hold at `rate` lost `lost` acknowledged records (its queue did
+    not fill: a failure nothing else explains)."""
+
+    def execute(step: Step) -> StepOutcome:
+        outcome = pipeline(step)
+        if step.phase == HOLD and step.rate == rate and step.attempt == 1:
+            return replace(
+                outcome, passed=False, verdict="FAIL: lost_records", saturated=False,
+                lost_records=lost,
+            )  # fmt: skip
+        return outcome
+
+    return execute
+
+
+def test_a_hold_that_lost_records_bounds_the_capacity_from_above_and_is_not_retried() -> None:
+    """The hold below the saturation throughput loses records: a failure that once counted only
+    as a contradiction of the reading, retried and overruled by the retry's pass (capacity
+    200,000), is final: the capacity lies below it."""
+    sim = SimulatedPipeline(210_000, keep_up=1 - 0.05 / 2)
+    finished = run_search(SearchPlan(), losing(sim, 200_000, 1_200))
+    result = finished.result()
+    holds = [(s.rate, s.attempt) for s in sim.offered if s.phase == HOLD]
+    assert holds == [(221_000, 1), (200_000, 1), (181_000, 1)]  # no retry of the loss
+    assert (result.status, result.confirmed) == (FOUND, True)
+    assert (result.capacity_per_min, result.lowest_failing_per_min) == (181_000, 200_000)
+    assert "lost acknowledged records (1,200 at 200,000/min)" in result.summary
+
+
+def test_a_loss_is_a_failure_whatever_passed_at_its_rate() -> None:
+    history = [
+        (Step(0, 150_000, 60, HOLD), StepOutcome(150_000, True)),
+        (Step(1, 150_000, 60, HOLD, 2), StepOutcome(150_000, False, lost_records=40)),
+        (Step(2, 160_000, 60, HOLD), StepOutcome(160_000, True)),
+    ]
+    state = fold(history)
+    assert state.high == (150_000, HOLD, True)
+    assert state.capacity is None  # nothing passed below the loss
+    assert state.lost == {150_000: 40}
+
+
+def test_a_failure_a_retry_overruled_stays_in_the_knees_evidence() -> None:
+    """The deciding hold fails once and passes when offered again: it counts as a pass, and
+    its failure still says the knee may lie below it, so the interval reaches lower than the
+    same trials' without the failure (dropping it biased the knee upward)."""
+    capacity = search(pipeline_at(190_000)).capacity_per_min
+    assert capacity is not None
+    flaky_pipeline = pipeline_at(190_000, flaky_once={capacity})  # its hold fails once
+    finished = run_search(PLAN, flaky_pipeline)
+    flaky = finished.result()
+    assert (flaky.status, flaky.capacity_per_min) == (FOUND, capacity)
+    assert (capacity, HOLD, 2) in [(s.rate, s.phase, s.attempt) for s in flaky_pipeline.offered]
+    trials = judged_trials(fold(finished.history))
+    assert Trials(capacity, 1, 1) in trials
+    high = flaky.lowest_failing_per_min
+    assert high is not None
+    counted = knee_interval(trials, capacity, high, 0.10, 0.9)
+    dropped = [replace(t, failures=0) if t.rate == capacity else t for t in trials]
+    assert flaky.interval == (*counted, 0.9)
+    assert counted[0] < knee_interval(dropped, capacity, high, 0.10, 0.9)[0]
+
+
+def test_the_step_noise_is_the_measured_one_and_stated_only_when_nothing_measured_it() -> None:
+    sim = SimulatedPipeline(110_000, keep_up=1 - 0.05 / 2)
+    stated = run_search(SearchPlan(), sim).result()
+    assert (stated.step_noise, stated.step_noise_source) == (0.10, NOISE_STATED)
+    assert "(step noise up to 10 %)" in stated.summary
+    sim = SimulatedPipeline(110_000, keep_up=1 - 0.05 / 2)
+    measured = run_search(SearchPlan(measured_step_noise=0.03), sim).result()
+    assert (measured.step_noise, measured.step_noise_source) == (0.03, NOISE_MEASURED)
+    assert "(step noise 3 %, measured)" in measured.summary
+    assert stated.interval is not None
+    assert measured.interval is not None
+    # 3 % measured (with its tenth more) is narrower than the stated 10 %, both around [C, F]
+    assert stated.interval[0] < measured.interval[0] <= 105_000
+    assert 116_000 <= measured.interval[1] < stated.interval[1]
+    data = measured.to_dict()
+    assert (data["step_noise"], data["step_noise_source"]) == (0.03, NOISE_MEASURED)
+    assert SearchResult.from_dict(data) == measured
+    older = {k: v for k, v in data.items() if not k.startswith("step_noise")}
+    assert SearchResult.from_dict(older).step_noise_source is None
+
+
+def test_holds_that_contradict_each_other_measure_the_step_noise() -> None:
+    ordered = [Trials(100_000, 1, 0), Trials(110_000, 0, 1)]
+    assert fitted_step_noise(ordered) is None  # as likely without noise: nothing measured
+    assert step_noise_of(ordered, None, 0.10) == (0.10, NOISE_STATED)
+    # passes above failures: the knee moved, about 7 % here
+    moved = [
+        Trials(95_000, 1, 0),
+        Trials(100_000, 1, 1),
+        Trials(105_000, 1, 0),
+        Trials(110_000, 0, 1),
+    ]
+    fitted = fitted_step_noise(moved)
+    assert fitted is not None
+    assert 0.04 < fitted < 0.1
+    assert step_noise_of(moved, None, 0.10) == (fitted, NOISE_HOLDS)
+    assert step_noise_of(moved, 0.02, 0.10) == (0.02, NOISE_MEASURED)  # measured elsewhere wins
+    # more of the same outcomes, the same fit; outcomes further apart, a larger one
+    assert (
+        fitted_step_noise([replace(t, passes=2 * t.passes, failures=2 * t.failures) for t in moved])
+        == fitted
+    )
+    wider = [
+        Trials(80_000, 1, 0),
+        Trials(100_000, 1, 1),
+        Trials(120_000, 1, 0),
+        Trials(140_000, 0, 1),
+    ]
+    assert (fitted_step_noise(wider) or 0) > fitted
+
+
+def test_repeated_searches_measure_the_step_noise_their_holds_show() -> None:
+    records = []
+    for seed in range(6):
+        sim = SimulatedPipeline(150_000, keep_up=1 - 0.05 / 2, noise=0.05, seed=seed)
+        records.append(SearchRecord.build(f"r{seed}", {}, run_search(SearchPlan(), sim)))
+    measured = measured_step_noise(records)
+    assert measured is not None
+    assert 0.02 < measured < 0.15
+    assert measured_step_noise(records[:1]) is None  # one search's two holds measure nothing

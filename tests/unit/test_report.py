@@ -453,9 +453,9 @@ def test_a_saturate_search_shows_its_saturation_step_on_the_knee_curve() -> None
         (300_000, "saturation", False),
     ]
     assert curve.capacity_per_min == 200_000
-    assert capacity_of(record, {}).text == "200,000 (185,000-238,000 at 90 %)"
+    assert capacity_of(record, {}).text == "200,000 (178,000-249,000 at 90 %)"
     assert capacity_of(record, {}).interval_text == (
-        "between 185,000 and 238,000 with 90 % confidence"
+        "between 178,000 and 249,000 with 90 % confidence"
     )
     assert sum(len(ax.lines) for ax in plots.knee_figure([curve]).axes) >= 2
 

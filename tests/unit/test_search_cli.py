@@ -145,7 +145,7 @@ def test_method_and_saturation_flags_set_the_plan_and_the_error_gate_comes_from_
          "--min-hold", "25", "--hold", "50", "--max-error-rate", "0.02"]
     )  # fmt: skip
     plan, base = search_cli.plan_and_base(args)
-    assert (plan.confidence, plan.step_noise) == (0.9, 0.07)
+    assert (plan.confidence, plan.step_noise, plan.measured_step_noise) == (0.9, 0.10, None)
     assert (plan.method, plan.saturate_rate, plan.saturate_s) == (BISECT, 200_000, 20)
     assert (plan.hold_min_s, plan.hold_s, plan.max_error_rate) == (25, 50, 0.02)
     assert base.max_error_rate == 0.02

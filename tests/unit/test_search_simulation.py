@@ -15,6 +15,7 @@ from search_coverage import (
     Row,
     bracket_covers,
     cells,
+    given_noise,
     one_search,
     percentile,
     reported_covers,
@@ -66,7 +67,7 @@ def test_without_noise_every_search_finds_and_holds_the_knee() -> None:
     row = simulate(PLAN, NOISY, 0.0, 40)
     assert (row.covered, row.bracket_covered, row.found) == (1.0, 1.0, 1.0)
     assert row.searches == 40
-    assert 0.05 < row.half_width < 0.15
+    assert 0.05 < row.half_width < 0.2  # the stated 10 % step noise: about ±15 %
 
 
 def test_on_the_quiet_machine_a_search_is_two_saturation_steps_and_two_holds() -> None:
@@ -102,3 +103,16 @@ def test_the_juju_plans_gate_judged_holds_are_scored_too() -> None:
     assert (row.plan, row.covered, row.bracket_covered, row.found) == ("juju", 1.0, 1.0, 1.0)
     assert row.load_median > 600  # steps of minutes
     assert cells(row)[6:8] == (f"{row.load_median:.0f}/{row.load_p95:.0f}", "-")
+
+
+def test_the_interval_holds_the_true_knee_at_up_to_10_percent_step_noise() -> None:
+    """Issue 38: with 7 % stated and never measured, the interval held the true knee in 83.6 %
+    of 500 seeded searches at 10 % step noise. Stated 10 % when nothing measured the noise, and
+    given the noise as measured, it holds it in at least 90 % (the benchmark's other rows:
+    docs/manual/search.md)."""
+    stated = simulate(PLAN, NOISY, 0.10, 500)
+    assert stated.found == 1.0
+    assert stated.covered >= GOAL_COVERAGE, stated
+    measured = simulate(given_noise(PLAN, 0.05), NOISY, 0.05, 500)
+    assert measured.covered >= GOAL_COVERAGE, measured
+    assert measured.half_width < stated.half_width  # measured noise, a narrower interval

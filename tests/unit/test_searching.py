@@ -20,6 +20,7 @@ from support.fakes.stack import COLLECTOR, EXPORTERS, LOKI
 from support.fakes.target import FakeTarget
 from support.runresults import pipeline, run_result, saturation
 
+from loadgate.capacity.compare.values import capacity_value
 from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import (
@@ -36,6 +37,7 @@ from loadgate.capacity.search.rule import (
 )
 from loadgate.contract.spec import RunSpec
 from loadgate.judge.attribution import COLLECTOR as COLLECTOR_COMPONENT
+from loadgate.judge.soundness import Unsound
 from loadgate.measure import queries as q
 from loadgate.measure.pipeline import Scope
 from loadgate.records.result import RunResult
@@ -409,3 +411,57 @@ def test_a_hold_that_fell_behind_fails_though_its_gates_passed() -> None:
     fell = searching.outcome_of(step, nearly, 40.0, KEEPING_UP)
     assert not fell.passed
     assert fell.verdict == "FAIL: fell behind (sent on 102,070 of 111,000/min: < 97.5%)"
+
+
+# ---- a step that lost acknowledged records (issue 38) -------------------------------------------
+
+
+def test_a_hold_that_lost_acknowledged_records_is_recorded_and_bounds_the_capacity(
+    tmp_path: Path,
+) -> None:
+    """The hold at 200,000 lost 1,200 records k6 saw acknowledged: it failed for good (no
+    retry), the capacity is below it, the record says where and how many, and a comparison
+    reads no capacity from the search."""
+    sim = SimulatedPipeline(210_000, keep_up=1 - KEEPING_UP.precision / 2)
+
+    def execute(spec: RunSpec, target: Any, runs: Path, **kw: Any) -> RunResult:
+        """The simulated run, its ledger whole (the collector exported what k6 had accepted)
+        but at 200,000, where the store misses 1,200 of them."""
+        result = sim.execute(spec, target, runs, **kw)
+        if spec.max_error_rate == 1.0:  # a saturation step
+            return result
+        accepted = result.client.records_accepted
+        lost = 1_200 if spec.rate == 200_000 else 0
+        figures = pipeline(accepted=accepted, collector_exported=accepted - lost)
+        ratio, errors = (1.0, 0.0) if result.client.error_rate == 0 else (0.97, 0.03)
+        judged = run_result(spec, accepted_ratio=ratio, error_rate=errors, pipe=figures)
+        return replace(judged, saturation=result.saturation)
+
+    record = searching.run_search(
+        FakeTarget(prom=settling_prom([0.0])), KEEPING_UP, BASE, tmp_path, "loss", STACK,
+        execute=execute,
+    )  # fmt: skip
+    holds = [(s.step.rate, s.step.attempt, s.outcome.lost_records) for s in record.steps[1:]]
+    assert holds == [(221_000, 1, None), (200_000, 1, 1_200), (181_000, 1, None)]
+    assert not record.steps[2].outcome.passed
+    assert (record.result.capacity_per_min, record.result.lowest_failing_per_min) == (
+        181_000, 200_000,
+    )  # fmt: skip
+    assert record.lost_records == 1_200
+    assert record.losses == (
+        Unsound("loss-02", 1_200, "it lost 1,200 acknowledged records (hold at 200,000/min)"),
+    )
+    assert capacity_value(record) == (
+        None,
+        ["capacity unknown: search loss lost 1,200 acknowledged records (hold at 200,000/min) "
+         "in loss-02"],
+    )  # fmt: skip
+    text = searching.search_file(tmp_path, "loss").read_text()
+    assert SearchRecord.from_json(text) == record
+    # a record written before losses were kept reads as one that shows none
+    older = json.loads(text)
+    for step in older["steps"]:
+        step["outcome"].pop("lost_records", None)
+    assert SearchRecord.from_dict(older).lost_records == 0
+    assert SearchRecord.from_dict(older).losses == ()
+    assert capacity_value(SearchRecord.from_dict(older))[0] == 181_000

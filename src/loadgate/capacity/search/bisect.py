@@ -14,7 +14,8 @@ sending queue is what gives way.
    knee, so the search goes on with holds only, each one precision width below the lowest
    failure (`step_below`), until one passes.
 
-Noise guard: a failing step is run once more at the same rate before the result rests on it.
+Noise guard: a failing step is run once more at the same rate before the result rests on it
+(not one that lost acknowledged records: that failure is final).
 The retry is lazy: the search goes on below a failure at once (bisection does not wait) and
 offers the lowest failure again when the bracket is within the precision (or `min_rate`
 failed). If that retry passes, the rate counts as a pass and the bracket reopens above it; only

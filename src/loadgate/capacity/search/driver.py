@@ -15,7 +15,9 @@ filled too late) the throughput is k6's accepted rate over the whole load, satur
 fell short of 95 % of the offered rate, and a note says so. A step whose run lost records k6
 saw acknowledged, or whose ledger cannot say (judge.soundness), has no saturation figures: a
 saturation step's reading is unknown (measured once more, as any unknown reading), and a hold
-is judged by its gates, its lost gate among them.
+is judged by its gates, its lost gate among them. A step that lost acknowledged records says how
+many (`StepOutcome.lost_records`, `SearchRecord.losses`): a judged one failed for good, bounding
+the capacity from above (no retry overrules a loss), and a comparison counts it as a loss.
 
 Files: `<results_root>/<search_id>/search.json`, and each step's run under it:
 `<results_root>/<search_id>/runs/<search_id>-NN/result.json` (NN the step index).
@@ -192,7 +194,9 @@ def outcome_of(
     whose holds must keep up, the pipeline kept up (saturate.fell_behind: a hold that
     fell behind counts as saturated, its queue growing); a saturation step when the pipeline
     took everything offered. A run that lost acknowledged records, or whose ledger cannot say,
-    gives no throughput, and a saturation step of it no reading (unknown)."""
+    gives no throughput, and a saturation step of it no reading (unknown); one that lost
+    records says how many (`lost_records`), and a judged step of it failed, whatever its gates
+    said."""
     figures = result.pipeline
     failed = [g.name for g in result.gates if not g.passed]
     passed = result.verdict == PASS
@@ -204,6 +208,10 @@ def outcome_of(
             share = saturate.keep_up_share(plan)
             failed.append(f"fell behind (sent on {sent:,.0f} of {took:,.0f}/min: < {share:.1%})")
             passed, saturated = False, True
+    lost = bad.lost if bad is not None and bad.lost else None
+    if lost and passed:
+        failed.append(f"lost {lost:,} acknowledged records")
+        passed = False
     verdict = PASS if passed else "FAIL: " + ", ".join(failed)
     if bad is not None:
         throughput = None
@@ -231,6 +239,7 @@ def outcome_of(
         saturated=saturated,
         throughput_per_min=round(throughput, 1) if throughput is not None else None,
         queue_records=queue_records,
+        lost_records=lost,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from loadgate.capacity.search.confidence import DEFAULT_STEP_NOISE
 from loadgate.contract.spec import MAX_RATE
 from loadgate.records import fields as f
 
@@ -55,12 +56,16 @@ class SearchPlan:
     # driver sets it from the base run): a hold lasts until refusals pass it
     max_error_rate: float = 0.01
     # The knee is reported between two rates with this confidence (`confidence.knee_interval`),
-    # allowing for a knee that moves this much from step to step (log-normal SD): a hold near
-    # it may pass above it or fail below it. 7 %: more than the 6 % of the simulation
-    # benchmark's noisiest row (covered 94 %); the quiet machine's repeated searches spread by a
-    # CV of 2 %.
+    # allowing for a knee that moves from step to step (log-normal SD): a hold near it may pass
+    # above it or fail below it. How much it moves is measured where it can be
+    # (`confidence.step_noise_of`): `measured_step_noise`, a value measured elsewhere (the
+    # saturation spread of `loadgate calibrate`, the holds of repeated searches:
+    # `spread.measured_step_noise`); else what the search's own holds show when they contradict
+    # each other; else `step_noise`, stated: 10 %, the most at which the simulation benchmark's
+    # coverage is at least 90 % (the quiet machine's repeated searches spread by a CV of 2 %).
     confidence: float = 0.9
-    step_noise: float = 0.07
+    step_noise: float = DEFAULT_STEP_NOISE
+    measured_step_noise: float | None = None
 
     def range_problems(self) -> list[tuple[str, str]]:
         """Each setting out of its range, with what is allowed; empty when all are in range
@@ -94,12 +99,14 @@ class SearchPlan:
         checks.share("max_error_rate")
         checks.number("confidence", 0.5, 0.99)
         checks.share("step_noise", 0.25)
+        if self.measured_step_noise is not None:
+            checks.share("measured_step_noise", 0.25)
         checks.integer("max_steps", 1, 1000)
         checks.integer("budget_s", 1, 86_400)
         return problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "start_rate": self.start_rate,
             "min_rate": self.min_rate,
             "max_rate": self.max_rate,
@@ -118,6 +125,9 @@ class SearchPlan:
             "confidence": f.real(self.confidence),
             "step_noise": f.real(self.step_noise),
         }
+        if self.measured_step_noise is not None:
+            d["measured_step_noise"] = f.real(self.measured_step_noise)
+        return d
 
     @classmethod
     def from_dict(cls, data: object, where: str = "plan") -> SearchPlan:
@@ -127,10 +137,11 @@ class SearchPlan:
 def with_older_defaults(data: object) -> object:
     """A plan's JSON object with what a plan written before a setting existed did: one
     without `method` (before the saturate method) was a bisect one; one without `keep_up_s`
-    (before holds that fall behind fail) judged its holds by the gates alone."""
+    (before holds that fall behind fail) judged its holds by the gates alone; one without
+    `step_noise` (before the knee's interval) is read with the 7 % stated then."""
     if not isinstance(data, Mapping):
         return data
-    older = {"method": BISECT, "keep_up_s": 0}
+    older = {"method": BISECT, "keep_up_s": 0, "step_noise": 0.07}
     given = cast(Mapping[str, Any], data)
     return {**{k: v for k, v in older.items() if k not in given}, **given}
 

@@ -23,6 +23,7 @@ from loadgate.capacity.search.rule import (
     with_older_defaults,
 )
 from loadgate.judge.attribution import Attribution, BottleneckFigures
+from loadgate.judge.soundness import Unsound
 from loadgate.records import fields as f
 
 SEARCH_FORMAT = "loadgate-search/1"
@@ -54,7 +55,9 @@ class SearchStepRecord:
 @dataclass(frozen=True)
 class SearchRecord:
     """search.json. `result.wall_s` sums the steps' wall times; `wall_s` is the whole search's
-    (with stack start, settling and everything between steps), when the caller measured it."""
+    (with stack start, settling and everything between steps), when the caller measured it.
+    `losses` are the steps whose runs lost acknowledged records (`lost_records` in all): a
+    comparison counts a candidate's as a loss, whatever its capacity."""
 
     FORMAT: ClassVar[str] = SEARCH_FORMAT
     FILE: ClassVar[str] = SEARCH_FILE
@@ -80,6 +83,28 @@ class SearchRecord:
             if judged and record.step.rate == high and not record.outcome.passed:
                 return record.attribution
         return None
+
+    @property
+    def losses(self) -> tuple[Unsound, ...]:
+        """Each step whose run lost acknowledged records (k6 saw them acknowledged, the store
+        does not hold them), in step order, as judge.soundness says of a run: its run id (the
+        search's id and the step's index when it has none), how many and where. A step whose
+        ledger could not say is not among them: its loss is unknown, not shown."""
+        return tuple(
+            Unsound(
+                s.outcome.run_id or f"{self.search_id} step {s.step.index}",
+                s.outcome.lost,
+                f"it lost {s.outcome.lost:,} acknowledged records "
+                f"({s.step.phase} at {s.step.rate:,}/min)",
+            )
+            for s in self.steps
+            if s.outcome.lost
+        )
+
+    @property
+    def lost_records(self) -> int:
+        """Acknowledged records the search's steps lost, all together (0: none shown)."""
+        return sum(s.outcome.lost for s in self.steps)
 
     @classmethod
     def build(

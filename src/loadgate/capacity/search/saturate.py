@@ -59,7 +59,8 @@ knee is, a few holds just long enough to decide confirm it.
 
 Noise guard: a failing hold counts when it failed twice, or once above S (the saturation step
 says the same), or once with its own sending queue full (the pipeline did not keep up: an
-observation, not a glitch; on a busy machine the knee itself moves). Any other failure below S
+observation, not a glitch; on a busy machine the knee itself moves), or once having lost
+acknowledged records (never a glitch: the capacity lies below it). Any other failure below S
 (p99 or errors without a full queue) contradicts the saturation step, so it is offered again
 lazily, as in the bisect method: the search goes on below it and retries it when the bracket
 is within the precision; a retry that passes reopens the bracket above it. A single spurious
@@ -69,8 +70,9 @@ Noise near the knee is another matter: the knee moves from step to step, so a ho
 it can pass and one just below can fail (or fall behind), and a pass and a failure a precision
 width apart hold the knee far less often than ±p suggests (75 % of simulated searches at 3 %
 step noise). Running the deciding holds again would cost 60 s of load a search; instead each
-found knee is reported between two rates with the plan's confidence, allowing for the plan's
-step noise (`confidence`): the holds' bracket widened by what their misclassification allows.
+found knee is reported between two rates with the plan's confidence, allowing for the step
+noise measured, else the plan's stated one (`confidence`): the holds' bracket widened by what
+their misclassification allows.
 
 Load at the defaults (a 30 s saturation step, ±5 %, holds that keep up) against the default
 collector on its own CPU of a quiet 2-core machine (S about 110,000 read low at 300,000, so a

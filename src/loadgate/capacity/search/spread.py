@@ -10,6 +10,8 @@ comparison of capacities would need at that spread are the comparison's
 `SearchFigures` is what each search found and cost (status, capacity and the knee's interval,
 load, wall time, steps),
 the figures `loadgate search --repeat N` prints as its benchmark of the search itself.
+`measured_step_noise` is the step noise the repeats' holds show together, pooled: a knee's
+noise measured on the stack, for a later search's `SearchPlan.measured_step_noise`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from loadgate.capacity.search.confidence import Trials, fitted_step_noise
 from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.state import fold, judged_trials
 from loadgate.records import fields as f
 
 
@@ -107,3 +111,15 @@ def search_figures(record: SearchRecord) -> SearchFigures:
         r.knee_high_per_min,
         r.confidence,
     )
+
+
+def measured_step_noise(records: Sequence[SearchRecord]) -> float | None:
+    """The step noise of the knee the holds of these searches (repeats on one stack) show
+    together: every hold's passes and failures and every probe's failures, pooled and fitted
+    (`confidence.fitted_step_noise`); None when they do not contradict each other (nothing
+    measured it)."""
+    trials: list[Trials] = []
+    for record in records:
+        history = [(s.step, s.outcome) for s in record.steps]
+        trials.extend(judged_trials(fold(history)))
+    return fitted_step_noise(trials)

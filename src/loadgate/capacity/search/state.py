@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loadgate.capacity.search.confidence import Trials, knee_interval
+from loadgate.capacity.search.confidence import (
+    NOISE_HOLDS,
+    NOISE_MEASURED,
+    NOISE_SOURCES,
+    Trials,
+    allowed_noise,
+    knee_interval,
+    step_noise_of,
+)
 from loadgate.capacity.search.plan import SearchPlan
 from loadgate.capacity.search.rates import bracket_precision
 from loadgate.records import fields as f
@@ -62,7 +70,11 @@ class Step:
 class StepOutcome:
     """What a step's run gave. `passed` is the run's verdict (every gate passed); for a
     saturation step, that the pipeline took everything offered. The figures are for the rule
-    (the saturation ones), the report and attribution; None when not measured."""
+    (the saturation ones), the report and attribution; None when not measured.
+    `lost_records`: acknowledged records the run lost (k6 saw them acknowledged, the store does
+    not hold them: judge.soundness), when it lost any; None when it lost none, when its ledger
+    could not say, or in a record written before it was kept. A judged step that lost records
+    failed, whatever else it shows, and no retry overrules it (`State.confirmed`)."""
 
     rate: int  # offered log records per minute
     passed: bool
@@ -81,6 +93,12 @@ class StepOutcome:
     saturated: bool | None = None
     throughput_per_min: float | None = None
     queue_records: float | None = None
+    lost_records: int | None = None
+
+    @property
+    def lost(self) -> int:
+        """Acknowledged records the step's run lost (0: none, or not known)."""
+        return self.lost_records or 0
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -100,6 +118,8 @@ class StepOutcome:
             d["saturated"] = self.saturated
             d["throughput_per_min"] = f.real(self.throughput_per_min)
             d["queue_records"] = f.real(self.queue_records)
+        if self.lost_records is not None:
+            d["lost_records"] = self.lost_records
         return d
 
     @classmethod
@@ -113,12 +133,15 @@ class SearchResult:
 
     `capacity_per_min` is C, the highest rate that passed every gate (confirmed: its hold
     passed); `lowest_failing_per_min` is F, the lowest rate that failed (twice, or once above
-    the saturation throughput, or with its own queue full); without noise the knee lies in
-    [C, F], `precision` = (F - C) / (F + C) around its middle. A found knee lies between
-    `knee_low_per_min` and `knee_high_per_min` with `confidence` (a share), allowing for the
-    plan's step noise (`confidence.knee_interval`). `load_s` is seconds of load, `wall_s` the
-    steps' wall time when every step reported one; `saturation_per_min` the pipeline's
-    saturation throughput, when measured.
+    the saturation throughput, or with its own queue full, or having lost acknowledged
+    records); without noise the knee lies in [C, F], `precision` = (F - C) / (F + C) around its
+    middle. A found knee lies between `knee_low_per_min` and `knee_high_per_min` with
+    `confidence` (a share), allowing for `step_noise` from step to step (a measured one with
+    its margin: `confidence.allowed_noise`), which came from `step_noise_source`
+    (`confidence.NOISE_SOURCES`: measured elsewhere, fitted to its holds, or stated:
+    `confidence.step_noise_of`; None in a record written before it was kept). `load_s` is
+    seconds of load, `wall_s` the steps' wall time when every step reported one;
+    `saturation_per_min` the pipeline's saturation throughput, when measured.
     """
 
     status: str = field(metadata=f.one_of(STATUSES))
@@ -134,6 +157,8 @@ class SearchResult:
     knee_low_per_min: int | None = None
     knee_high_per_min: int | None = None
     confidence: float | None = None
+    step_noise: float | None = None
+    step_noise_source: str | None = field(default=None, metadata=f.one_of(NOISE_SOURCES))
 
     @property
     def converged(self) -> bool:
@@ -157,6 +182,9 @@ class SearchResult:
             d["knee_low_per_min"] = self.knee_low_per_min
             d["knee_high_per_min"] = self.knee_high_per_min
             d["confidence"] = f.real(self.confidence)
+        if self.step_noise_source is not None:
+            d["step_noise"] = f.real(self.step_noise)
+            d["step_noise_source"] = self.step_noise_source
         return d
 
     @property
@@ -181,15 +209,17 @@ class SearchResult:
 class Tries:
     """The attempts at one (rate, phase)."""
 
-    passed: bool = False  # an attempt passed: the rate counts as a pass
+    passed: bool = False  # an attempt passed: the rate counts as a pass, unless it lost records
     passes: int = 0
     failures: int = 0
     duration_s: int = 0  # the longest attempt
     queue_full: bool | None = None  # the last failure's sending queue filled (None: unknown)
+    lost: int = 0  # acknowledged records its attempts lost
 
     @property
     def failed(self) -> bool:
-        return not self.passed and self.failures > 0
+        """It failed for good: it lost acknowledged records, or failed and never passed."""
+        return self.lost > 0 or (not self.passed and self.failures > 0)
 
 
 @dataclass(frozen=True)
@@ -263,12 +293,24 @@ class State:
         return reading.throughput_per_min if reading is not None else None
 
     def confirmed(self, rate: int, tries: Tries) -> bool:
-        """A failure counts: it failed twice, or once above what the pipeline took when
-        saturated (the saturation step says the same), or (`queue_explains`) once with its
-        own sending queue full (the pipeline did not keep up: no glitch)."""
+        """A failure counts: it lost acknowledged records (never a glitch: the capacity lies
+        below it), or failed twice, or once above what the pipeline took when saturated (the
+        saturation step says the same), or (`queue_explains`) once with its own sending queue
+        full (the pipeline did not keep up: no glitch)."""
         ceiling = self.ceiling
         explained = self.queue_explains and tries.queue_full is True
-        return tries.failures >= 2 or (ceiling is not None and rate > ceiling) or explained
+        twice = tries.failures >= 2
+        return tries.lost > 0 or twice or (ceiling is not None and rate > ceiling) or explained
+
+    @property
+    def lost(self) -> dict[int, int]:
+        """Acknowledged records lost by the judged steps, by rate (rates that lost none left
+        out)."""
+        lost: dict[int, int] = {}
+        for (rate, _), t in self.tries.items():
+            if t.lost:
+                lost[rate] = lost.get(rate, 0) + t.lost
+        return lost
 
     @property
     def high(self) -> tuple[int, str, bool] | None:
@@ -326,7 +368,8 @@ def fold(history: Sequence[tuple[Step, StepOutcome]], *, queue_explains: bool = 
             continue
         tries = state.tries.setdefault((step.rate, step.phase), Tries())
         tries.duration_s = max(tries.duration_s, step.duration_s)
-        if outcome.passed:
+        tries.lost += outcome.lost
+        if outcome.passed and not outcome.lost:
             tries.passed = True
             tries.passes += 1
         else:
@@ -356,23 +399,39 @@ def span_text(low: int, high: int, confidence: float) -> str:
 
 
 def judged_trials(state: State) -> list[Trials]:
-    """The attempts the knee's interval counts (see `confidence`): every hold's (a rate that
-    passed, its passes only) and every probe's failures."""
+    """The attempts the knee's interval counts (see `confidence`): every attempt of a hold,
+    its passes and its failures (a failure a retry overruled too: dropping it would move the
+    knee up), and every probe's failures (a probe's pass says nothing of a hold)."""
     trials: list[Trials] = []
     for (rate, phase), t in state.tries.items():
-        if t.passed and phase == HOLD:
-            trials.append(Trials(rate, t.passes, 0))
-        elif t.failed:
+        if phase == HOLD and (t.passes or t.failures):
+            trials.append(Trials(rate, t.passes, t.failures))
+        elif t.failures:
             trials.append(Trials(rate, 0, t.failures))
     return trials
 
 
-def _interval_of(
-    plan: SearchPlan, state: State, capacity: int, high: int
-) -> tuple[int, int, float]:
-    """Where the knee of a found bracket [capacity, high] lies, with the plan's confidence."""
-    low, top = knee_interval(judged_trials(state), capacity, high, plan.step_noise, plan.confidence)
-    return low, top, plan.confidence
+@dataclass(frozen=True)
+class KneeInterval:
+    """Where a found knee lies: between `low` and `high` with `confidence`, allowing for
+    `step_noise` from step to step, which came from `source` (confidence.NOISE_SOURCES; a
+    measured one with its margin: `confidence.allowed_noise`)."""
+
+    low: int
+    high: int
+    confidence: float
+    step_noise: float
+    source: str
+
+
+def _interval_of(plan: SearchPlan, state: State, capacity: int, high: int) -> KneeInterval:
+    """Where the knee of a found bracket [capacity, high] lies, with the plan's confidence and
+    the step noise measured where it can be (`confidence.step_noise_of`)."""
+    trials = judged_trials(state)
+    noise, source = step_noise_of(trials, plan.measured_step_noise, plan.step_noise)
+    allowed = allowed_noise(noise, source)
+    low, top = knee_interval(trials, capacity, high, allowed, plan.confidence)
+    return KneeInterval(low, top, plan.confidence, noise, source)
 
 
 def _held_text(state: State, rate: int | None) -> str:
@@ -385,7 +444,7 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
     capacity, held = state.capacity, state.held
     high = state.high[0] if state.high is not None else None
     confirmed = held is not None and capacity == held
-    interval: tuple[int | None, int | None, float | None] = (None, None, None)
+    interval: KneeInterval | None = None
     if status == BELOW_MIN:
         capacity, confirmed = None, False
         summary = _below_min_text(plan, state)
@@ -397,14 +456,15 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
     elif status == FOUND:
         assert capacity is not None
         assert high is not None
-        found = _interval_of(plan, state, capacity, high)
-        interval = found
-        summary = _found_text(plan, state, capacity, high, found)
+        interval = _interval_of(plan, state, capacity, high)
+        summary = _found_text(state, capacity, high, interval)
     else:
         passes = f"passes at {rate_text(capacity)}" if capacity is not None else "no rate passed"
         fails = f"fails at {rate_text(high)}" if high is not None else "nothing failed"
         held_text = _held_text(state, capacity) if confirmed else "unconfirmed"
         summary = f"not converged ({why}): {passes} ({held_text}), {fails}"
+    if state.lost:
+        summary += "; " + _lost_text(state.lost)
     ceiling = state.ceiling
     if ceiling is not None:
         summary += f"; saturation throughput {rate_text(ceiling)}/min"
@@ -422,10 +482,18 @@ def result_of(plan: SearchPlan, state: State, status: str, why: str = "") -> Sea
         wall_s=round(state.wall_s, 1) if state.wall_s is not None else None,
         summary=summary,
         saturation_per_min=round(ceiling, 1) if ceiling is not None else None,
-        knee_low_per_min=interval[0],
-        knee_high_per_min=interval[1],
-        confidence=interval[2],
+        knee_low_per_min=interval.low if interval else None,
+        knee_high_per_min=interval.high if interval else None,
+        confidence=interval.confidence if interval else None,
+        step_noise=interval.step_noise if interval else None,
+        step_noise_source=interval.source if interval else None,
     )
+
+
+def _lost_text(lost: dict[int, int]) -> str:
+    """What the judged steps lost, where: each such rate bounds the capacity from above."""
+    where = ", ".join(f"{rate_text(n)} at {rate_text(rate)}" for rate, n in sorted(lost.items()))
+    return f"lost acknowledged records ({where}/min): failures no retry overrules"
 
 
 def _below_min_text(plan: SearchPlan, state: State) -> str:
@@ -442,18 +510,18 @@ def _below_min_text(plan: SearchPlan, state: State) -> str:
     return f"below {rate_text(plan.min_rate)} records/min: the lowest rate offered failed {how}"
 
 
-def _found_text(
-    plan: SearchPlan,
-    state: State,
-    capacity: int,
-    high: int,
-    interval: tuple[int, int, float],
-) -> str:
+_NOISE_WORDS = {NOISE_MEASURED: "measured", NOISE_HOLDS: "measured in its holds"}
+
+
+def _found_text(state: State, capacity: int, high: int, interval: KneeInterval) -> str:
     """The found capacity, its knee's interval and the deciding pass and fail."""
-    knee = interval_text(*interval, "records/min")
+    knee = interval_text(interval.low, interval.high, interval.confidence, "records/min")
+    sigma = percent(interval.step_noise)
+    words = _NOISE_WORDS.get(interval.source)
+    noise = f"step noise {sigma}, {words}" if words else f"step noise up to {sigma}"
     return (
-        f"{rate_text(capacity)} records/min, the knee {knee} (step noise up to "
-        f"{percent(plan.step_noise)}): passes at {rate_text(capacity)} "
+        f"{rate_text(capacity)} records/min, the knee {knee} ({noise}): "
+        f"passes at {rate_text(capacity)} "
         f"({_held_text(state, capacity)}), fails at {rate_text(high)} "
         f"(±{bracket_precision(capacity, high) * 100:.1f} %)"
     )
