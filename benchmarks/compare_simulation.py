@@ -1,32 +1,35 @@
-"""The default `loadgate compare` plan, simulated: how often it says regression (or worse) when
-nothing changed, and how often it finds a real worsening. Seeded, not timed.
+"""The default `loadgate compare` plan, simulated: how often it says regression when nothing
+changed, how often it fails a real worsening, and how often it lets a small one pass. Seeded, not
+timed.
 
-    .venv/bin/python benchmarks/compare_simulation.py [--comparisons 10000] [--seed 33] [--jobs 1]
+    .venv/bin/python benchmarks/compare_simulation.py [--comparisons 10000] [--seed 38] [--jobs 1]
 
 Every comparison is the real rule and the real sequential procedure, driven pair by pair as the
-driver drives them (tests/support/compare_simulation.py): the default metrics with the default
-margins (the shipped margins file, data/margins.yaml), the default plan (2-5 pairs, a 15-minute
-budget, pairs of 3.5-3.7 minutes: 4 pairs fit), values drawn at the spreads that file states.
+driver drives them (tests/support/compare_simulation.py): the default metrics with the shipped
+thresholds and calibrated paired spreads (data/margins.yaml), the default plan (2-5 pairs, a
+15-minute budget, pairs of 3.3-3.5 minutes: 4 pairs fit, a regression stops it), each pair's
+order drawn, values drawn at the measured spreads (a value's spread: the paired spread the file
+states over sqrt(2)).
 
 Rows:
-- A/A (both sides the same): at the documented spreads, at twice them, with heavy-tailed noise
-  (Student's t, 3 df, scaled to the spread), and with a drift shared within pairs (both runs of
-  a pair moved by the same random factor, its standard deviation the spread). Goal: regression
-  at most 5 %, and regression or worse (any lower bound above 0) at most 5 %.
-- Power: one metric truly worse by 1x and 2x its margin (relative: 2x a 20 % margin is 40 %
-  worse), the others unchanged, at the documented spreads. Goal at 2x: regression at least 80 %.
-- For comparison, the margins before issue 33 (10 %, 60 %, 10 %) under today's rule: why the
-  shipped margins are wider (printed, not judged).
+- A/A (both sides the same): at the measured spreads, at 1.5x and 2x them, with heavy-tailed
+  noise (Student's t, 3 df), with a drift both sides share over the comparison (-13 % over 4
+  pairs, as the issue's machine showed), and shared within pairs. Goal: regression at most 5 %
+  (family-wise: any gating metric).
+- Injected: saturation 3, 5, 10, 20 % lower, CPU per record 3, 5, 10, 20 % higher, the other
+  metrics unchanged, at the measured spreads (and 10 % at 1.5x them). Goal at 10 % and 20 %:
+  regression (exit 1) at least 80 %; at 3 % (below the 5 % threshold): exit 0 at least 50 %.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,9 +41,10 @@ from loadgate.capacity.compare import margins_file, rule, values  # noqa: E402
 from loadgate.capacity.compare import sequential as seq  # noqa: E402
 from loadgate.capacity.compare.rule import Metric  # noqa: E402
 
-PREVIOUS_MARGINS = {"saturation": 0.10, "pressure-p99": 0.60, "pressure-cpu": 0.10}
 FALSE_GOAL = 0.05
 POWER_GOAL = 0.80
+PASS_GOAL = 0.50
+TREND = -0.13  # the shared drift the issue's machine showed over a 14-minute comparison
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,7 @@ class Case:
 
     row: Row
     metrics: tuple[Metric, ...]
-    kind: str  # "a/a", "power" (judged at 2x), "power-1x" or "info"
+    kind: str  # "a/a", "power", "pass" (below the threshold) or "info"
 
 
 def default_metrics() -> tuple[Metric, ...]:
@@ -57,42 +61,42 @@ def default_metrics() -> tuple[Metric, ...]:
     return margins_file.apply(parsed, margins_file.shipped())
 
 
-def documented_spreads() -> dict[str, float]:
-    shipped = margins_file.shipped()
+def measured_spreads() -> dict[str, float]:
+    """Each default metric's spread of a value: the shipped paired spread over sqrt(2)."""
     out: dict[str, float] = {}
-    for key, entry in shipped.metrics.items():
-        if entry.spread is None:
-            raise SystemExit(f"the margins file states no spread for {key}")
-        out[values.METRIC_KEYS[key].name] = entry.spread
+    for m in default_metrics():
+        if m.paired_spread is None:
+            raise SystemExit(f"the margins file states no paired spread for {m.name}")
+        out[m.name] = m.paired_spread / math.sqrt(2)
     return out
+
+
+def _scaled(spreads: dict[str, float], factor: float) -> dict[str, float]:
+    return {k: v * factor for k, v in spreads.items()}
 
 
 def cases() -> list[Case]:
     metrics = default_metrics()
-    spreads = documented_spreads()
-    twice = {k: 2 * v for k, v in spreads.items()}
+    spreads = measured_spreads()
     out = [
-        Case(Row("A/A, documented spreads", spreads), metrics, "a/a"),
-        Case(Row("A/A, 2x the spreads", twice), metrics, "a/a"),
+        Case(Row("A/A, measured spreads", spreads), metrics, "a/a"),
+        Case(Row("A/A, 1.5x the spreads", _scaled(spreads, 1.5)), metrics, "a/a"),
+        Case(Row("A/A, 2x the spreads", _scaled(spreads, 2)), metrics, "a/a"),
         Case(Row("A/A, t(3 df) noise", spreads, noise=T3), metrics, "a/a"),
-        Case(Row("A/A, t(3 df) noise, 2x", twice, noise=T3), metrics, "a/a"),
+        Case(Row("A/A, shared drift -13 %", spreads, trend=TREND), metrics, "a/a"),
         Case(Row("A/A, drift shared in pairs", spreads, drift=1.0), metrics, "a/a"),
-        Case(Row("A/A, drift shared, 2x", twice, drift=1.0), metrics, "a/a"),
     ]
-    for m in metrics:
-        key = values.key_of(m.name)
-        for times in (1, 2):
-            name = f"{key} worse by {times}x margin (+{times * m.margin:.0%})"
-            row = Row(name, spreads, worse={m.name: times * m.margin})
-            out.append(Case(row, metrics, "power" if times == 2 else "power-1x"))
-    previous = tuple(
-        replace(m, margin=PREVIOUS_MARGINS[values.key_of(m.name) or ""]) for m in metrics
-    )
-    out.append(Case(Row("previous margins: A/A", spreads), previous, "info"))
-    for m in previous:
-        key = values.key_of(m.name)
-        name = f"previous margins: {key} 2x (+{2 * m.margin:.0%})"
-        out.append(Case(Row(name, spreads, worse={m.name: 2 * m.margin}), previous, "info"))
+    for key, metric in (("saturation", rule.SATURATION), ("pressure-cpu", rule.PRESSURE_CPU)):
+        for worse in (0.03, 0.05, 0.10, 0.20):
+            kind = "pass" if worse < 0.05 else "power" if worse >= 0.10 else "info"
+            row = Row(f"{key} {worse:.0%} worse", spreads, worse={metric.name: worse})
+            out.append(Case(row, metrics, kind))
+        row = Row(f"{key} 10% worse, 1.5x spreads", _scaled(spreads, 1.5),
+                  worse={metric.name: 0.10})  # fmt: skip
+        out.append(Case(row, metrics, "info"))
+        row = Row(f"{key} 10% worse, drift -13 %", spreads, trend=TREND,
+                  worse={metric.name: 0.10})  # fmt: skip
+        out.append(Case(row, metrics, "power"))
     return out
 
 
@@ -107,15 +111,13 @@ def run_case(case: Case, comparisons: int, seed: int) -> Tally:
 def judged(case: Case, tally: Tally) -> tuple[str, str]:
     """The goal of the row, and PASS or MISS (or - where none is set)."""
     regression = tally.share(rule.REGRESSION)
-    shown = tally.share(rule.REGRESSION, rule.WORSE)
     if case.kind == "a/a":
-        ok = regression <= FALSE_GOAL and shown <= FALSE_GOAL
-        return (
-            f"regr. <= {FALSE_GOAL:.0%}, regr.+worse <= {FALSE_GOAL:.0%}",
-            "PASS" if ok else "MISS",
-        )
+        return f"regr. <= {FALSE_GOAL:.0%}", "PASS" if regression <= FALSE_GOAL else "MISS"
     if case.kind == "power":
         return f"regr. >= {POWER_GOAL:.0%}", "PASS" if regression >= POWER_GOAL else "MISS"
+    if case.kind == "pass":
+        passed = tally.share(rule.NO_REGRESSION, rule.WORSE)
+        return f"exit 0 >= {PASS_GOAL:.0%}", "PASS" if passed >= PASS_GOAL else "MISS"
     return "-", "-"
 
 
@@ -145,19 +147,21 @@ def table(results: Sequence[tuple[Case, Tally]]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--comparisons", type=int, default=10_000, help="per row (10,000)")
-    parser.add_argument("--seed", type=int, default=33)
+    parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--jobs", type=int, default=1, help="processes (the rows split)")
     args = parser.parse_args(argv)
     started = time.monotonic()
     todo = cases()
     metrics = default_metrics()
-    spreads = documented_spreads()
+    spreads = measured_spreads()
     print(f"default plan: {plan().to_dict()['method']}; pairs {seq.DEFAULT_MIN_PAIRS}-"
           f"{seq.DEFAULT_MAX_PAIRS}, budget {seq.DEFAULT_BUDGET_S / 60:g} min, "
-          "pairs of 3.5-3.7 min")  # fmt: skip
+          "pairs of 3.3-3.5 min")  # fmt: skip
     for m in metrics:
-        print(f"  {m.name}: margin {m.margin:.0%}, spread {spreads[m.name]:.2%}, first look at "
-              f"{max(seq.DEFAULT_MIN_PAIRS, m.min_pairs)} pairs")  # fmt: skip
+        print(f"  {m.name}: threshold {m.margin:.0%}, a value's spread {spreads[m.name]:.2%} "
+              f"(a pair's {m.paired_spread or 0:.2%}, {m.paired_df} df), first look at "
+              f"{max(seq.DEFAULT_MIN_PAIRS, m.min_pairs)} pairs"
+              + ("" if m.gates else ", reported beside the verdict"))  # fmt: skip
     print(f"seed {args.seed}, {args.comparisons:,} comparisons a row; shares of comparisons: "
           "regr. = regression, r+w = regression or worse, noisy = too noisy, clear = no "
           "regression; pairs = median pairs run")  # fmt: skip

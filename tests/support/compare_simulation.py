@@ -6,11 +6,12 @@ budget- or max-pairs-stopped comparison spending what is left), with values draw
 measured. Pure and deterministic for a seed.
 
 Each simulated comparison draws, for every pair and metric, a baseline and a candidate value:
-log value = ln(100) + noise (+ the candidate's true worsening), the noise of standard deviation
-the metric's spread: normal (log-normal values), or Student's t with 3 degrees of freedom scaled
+log value = ln(100) + noise (+ the candidate's true worsening, + a trend both sides share), the
+noise of standard deviation the metric's spread (a value's: a pair's worsening spreads by
+sqrt(2) times it): normal (log-normal values), or Student's t with 3 degrees of freedom scaled
 to the same standard deviation (heavy tails), and optionally a drift shared by both runs of a
 pair (both moved by the same random factor). Pair durations are drawn uniformly between
-`pair_s` bounds (3.5-3.7 minutes: the development VM's default pairs, 4 of which fit 15 minutes).
+`pair_s` bounds (3.3-3.5 minutes: the development VM's default pairs, 4 of which fit 15 minutes).
 
 Used by benchmarks/compare_simulation.py (the table) and tests/unit/test_compare_simulation.py
 (the machinery, with few comparisons).
@@ -30,7 +31,7 @@ from loadgate.capacity.compare.rule import Metric
 
 NORMAL = "normal"
 T3 = "t3"
-PAIR_S = (210.0, 222.0)  # seconds a default pair takes: 3.5-3.7 minutes
+PAIR_S = (196.0, 208.0)  # seconds a default pair takes: 3.3-3.5 minutes (202 s on 2026-11-27)
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,10 @@ class Row:
     noise: str = NORMAL
     drift: float = 0.0
     worse: Mapping[str, float] = field(default_factory=dict[str, float])
+    # A drift both sides share over the comparison: the log change from its first run to the
+    # run 4 pairs later (-0.13: both sides 13 % lower after 14 minutes), run by run in the
+    # order the pair was drawn in.
+    trend: float = 0.0
 
 
 @dataclass
@@ -76,18 +81,24 @@ def _noise(r: random.Random, spread: float, shape: str) -> float:
 
 
 def _pair(
-    r: random.Random, metrics: Sequence[Metric], row: Row
+    r: random.Random, metrics: Sequence[Metric], row: Row, index: int = 0
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """One pair's baseline and candidate value of each metric."""
+    """One pair's baseline and candidate value of each metric (the pair `index`, from 0, of
+    the comparison: where the shared trend has got to). The true worsening is in the metric's
+    terms: 0.1 is 10 % slower where lower is better, 10 % less where higher is better."""
     a: dict[str, float] = {}
     b: dict[str, float] = {}
+    candidate_first = r.random() < 0.5  # the pair's order, drawn
+    step = row.trend / 8  # a run's share of the trend over 4 pairs
+    at_a = step * (2 * index + (1 if candidate_first else 0))
+    at_b = step * (2 * index + (0 if candidate_first else 1))
     for m in metrics:
         spread = row.spreads[m.name]
         shared = r.gauss(0.0, row.drift * spread) if row.drift else 0.0
-        worse = math.log1p(row.worse.get(m.name, 0.0))
-        shift = worse if m.better == rule.LOWER else -worse
-        a[m.name] = 100.0 * math.exp(shared + _noise(r, spread, row.noise))
-        b[m.name] = 100.0 * math.exp(shared + shift + _noise(r, spread, row.noise))
+        worse = row.worse.get(m.name, 0.0)
+        shift = math.log1p(worse) if m.better == rule.LOWER else math.log1p(-worse)
+        a[m.name] = 100.0 * math.exp(shared + at_a + _noise(r, spread, row.noise))
+        b[m.name] = 100.0 * math.exp(shared + at_b + shift + _noise(r, spread, row.noise))
     return a, b
 
 
@@ -105,7 +116,7 @@ def compare_once(
     elapsed = longest = 0.0
     pairs = 0
     while True:
-        pa, pb = _pair(r, metrics, row)
+        pa, pb = _pair(r, metrics, row, pairs)
         for m in metrics:
             a[m.name].append(pa[m.name])
             b[m.name].append(pb[m.name])
@@ -115,6 +126,10 @@ def compare_once(
         pairs += 1
         decisions = seq.decide_all(metrics, a, b, plan)
         stop = seq.stop_reason(plan, decisions, pairs, elapsed, longest)
+        if stop is None and any(
+            d.metric.gates and d.decision == rule.REGRESSION for d in decisions
+        ):
+            stop = seq.DECIDED  # the driver stops at a regression: final under the rule
         if stop is not None:
             break
     if stop in seq.LAST_LOOK_STOPS:  # the driver's final record: the last look spends the rest

@@ -20,7 +20,6 @@ from loadgate.capacity.compare.rule import (
     CANDIDATE,
     CPU_PER_1000,
     REGRESSION,
-    TOO_NOISY,
     capacity_metric,
 )
 from loadgate.capacity.compare.run_order import schedule
@@ -269,7 +268,14 @@ def test_compare_record_decides_each_metric_from_the_runs() -> None:
     capacity, cpu = record.decisions
     assert capacity.decision == REGRESSION
     assert capacity.candidate == (154_000, 154_000, 168_000)
-    assert cpu.decision == TOO_NOISY  # two candidate values left: the spread is wide
+    # The candidate left its CPU unknown in pair 2 where the baseline measured it: a broken
+    # candidate, a regression whatever its other values show.
+    assert cpu.decision == REGRESSION
+    assert cpu.broken_pairs == (2,)
+    assert record.broken == (
+        "broken candidate: it left metrics the baseline measured unknown: pair 2: "
+        "cpu_s_per_1000_records unknown: a regression whatever the others say"
+    )
     assert record.verdict == REGRESSION
     assert record.exit_code == 1
     d = record.to_dict()
@@ -279,7 +285,12 @@ def test_compare_record_decides_each_metric_from_the_runs() -> None:
     assert [r["side"] for r in d["runs"]] == [BASELINE, CANDIDATE] * 3
     assert d["verdict"] == REGRESSION
     assert d["exit_code"] == 1
-    assert "Regression if L >= m; worse if 0 < L < m" in d["rule"]
+    assert (
+        "Regression if the candidate left the metric unknown in a pair where the baseline "
+        "measured it, or L > 0 and d >= m"
+    ) in d["rule"]
+    assert d["decisions"][1]["broken_pairs"] == [2]
+    assert "broken_pairs" not in d["decisions"][0]
     assert d["fail_on"] == "regression"
     assert d["decisions"][0]["metric"]["resolution"] == 0.05
 

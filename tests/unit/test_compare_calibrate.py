@@ -1,14 +1,19 @@
-"""Margins that can be re-derived (issue 33, defect 8): the default margins come from a margins
-file shipped as package data, `loadgate calibrate` measures the spreads behind a margins file
-(from A/A pairs it runs, or from recorded comparisons) and writes one that `compare
+"""Thresholds and spreads that can be re-derived (issue 33, defect 8; issue 38): the default
+thresholds and calibrated paired spreads come from a margins file shipped as package data,
+`loadgate calibrate` measures the spreads behind a margins file (a value's, pooled within sides,
+and a pair's worsening, pooled within comparisons; from A/A pairs it runs, or from recorded
+comparisons) and writes one, the thresholds in force with those spreads, that `compare
 --margins-file` takes, and `loadgate compare --replay ID` decides a recorded comparison again
-under today's rule, from its runs' result.json. Fake stacks and runs: no processes."""
+under today's rule, from its runs' result.json (refused when one is missing). Fake stacks and
+runs: no processes."""
 
 from __future__ import annotations
 
 import json
 import math
+import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +22,15 @@ import yaml
 from test_comparing_pairs import NOP, SatStack, steady
 
 from loadgate import cli, paths
-from loadgate.capacity.compare.record import CompareRecord
+from loadgate.capacity.compare import calibration, margins_file, rule
+from loadgate.capacity.compare import replay as replaying
+from loadgate.capacity.compare.record import CompareRecord, RepeatRecord
 from loadgate.capacity.compare.rule import BASELINE, CANDIDATE
 
 RECORDED = Path(__file__).parents[1] / "data" / "report" / "saturation"
 SAT, P99, CPU = "saturation_per_min", "pressure_p99_ms", "pressure_cpu_s_per_1000_records"
 KEYS = {SAT: "saturation", P99: "pressure-p99", CPU: "pressure-cpu"}
-CARRIED = "carried over from the previous constants, not yet re-measured by loadgate calibrate"
+MEASURED = "measured by loadgate calibrate"
 
 
 @pytest.fixture
@@ -53,11 +60,21 @@ def words(text: str) -> str:
 
 def test_the_shipped_margins_file_says_where_its_spreads_come_from() -> None:
     data = shipped()
-    assert CARRIED in data["status"]
+    assert data["status"].startswith(f"{MEASURED} from 8 comparison(s): aa1, aa2, r160x1, ")
+    assert data["sources"] == ["aa1", "aa2", *(f"r160x{i}" for i in range(1, 7))]
+    assert data["command"].startswith("LOADGATE_RESULTS_DIR=docs/records/2026-11-27 loadgate "
+                                      "calibrate --from aa1 --from aa2 --from r160x1")  # fmt: skip
     spreads = {key: (m["spread"], m["df"]) for key, m in data["metrics"].items()}
     assert spreads == {
-        "saturation": (0.0294, 38), "pressure-p99": (0.1558, 38), "pressure-cpu": (0.0316, 38),
+        "saturation": (0.02508, 34), "pressure-p99": (0.17455, 34), "pressure-cpu": (0.0374, 34),
     }  # fmt: skip
+    paired = {key: (m["paired_spread"], m["paired_df"]) for key, m in data["metrics"].items()}
+    assert paired == {
+        "saturation": (0.0338, 17), "pressure-p99": (0.28343, 17), "pressure-cpu": (0.05017, 17),
+    }  # fmt: skip
+    # The thresholds are practical choices, not chosen from the spreads (issue 38).
+    thresholds = {key: m["margin_percent"] for key, m in data["metrics"].items()}
+    assert thresholds == {"saturation": 5, "pressure-p99": 10, "pressure-cpu": 5}
 
 
 def test_the_default_margins_are_the_shipped_files(
@@ -91,7 +108,14 @@ def test_a_replay_prints_the_tables_under_todays_rule_and_writes_nothing(
     text = words(out.out)
     assert "replay of compare-sat under today's rule" in text
     assert "recorded under the previous rule: verdict regression (exit 1)" in text
-    assert "saturation_per_min: after 2 pairs (the last look" in text  # the decisions' reasons
+    # Today's rule settles the saturation at the first look (the recording ran to its budget):
+    # the decisions' reasons, in the paired rule's words.
+    assert "stopped: decided" in text
+    assert (
+        "saturation_per_min: at 2 pairs (look 1 of 4, bounds at 99.96%): worsening +15.8 %" in text
+    )
+    assert "spread of a pair 3.3%, calibrated with its own, 18 df" in text
+    assert "reported beside, deciding nothing: pressure_p99_ms" in text
     verdict = text.rsplit("verdict ", 1)[1].split(" ", 1)[0]
     assert verdict in ("regression", "worse", "no-regression", "too-noisy")
     assert code == {"regression": 1, "worse": 0, "no-regression": 0, "too-noisy": 3}[verdict]
@@ -155,6 +179,14 @@ def pooled(record: dict[str, Any], name: str) -> tuple[float, int]:
     return math.sqrt(squares / df), df
 
 
+def paired(record: dict[str, Any], name: str) -> tuple[float, int]:
+    """The spread of a pair's worsening ln B - ln A about the comparison's own mean."""
+    by = {(r["side"], r["repeat"]): math.log(r["values"][name]) for r in record["runs"]}
+    diffs = [by[CANDIDATE, k] - by[BASELINE, k] for k in sorted({k for _, k in by})]
+    mean = sum(diffs) / len(diffs)
+    return math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)), len(diffs) - 1
+
+
 def test_calibrate_from_a_recorded_comparison_pools_the_spreads_and_writes_a_margins_file(
     results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -169,37 +201,48 @@ def test_calibrate_from_a_recorded_comparison_pools_the_spreads_and_writes_a_mar
     assert data["machine"]["cpus"] >= 1
     for name, key in KEYS.items():
         spread, df = pooled(recorded, name)
+        pair, pair_df = paired(recorded, name)
         entry = data["metrics"][key]
         assert entry["spread"] == pytest.approx(spread, rel=1e-3)
         assert entry["df"] == df == 2
         low, high = entry["spread_interval"]
         assert low < spread < high  # a chi-square interval on 2 df: wide
-        assert entry["margin_percent"] > 0
-        assert f"{spread * 100:.1f} %" in text
-    assert "pairs 3 4 5 6 7 8" in text  # the margins N pairs can bound
-    assert CARRIED not in data["status"]
+        assert entry["paired_spread"] == pytest.approx(pair, abs=1e-5)
+        assert entry["paired_df"] == pair_df == 1
+        assert f"{key}: a value's spread {spread * 100:.1f} % (90 % interval" in text
+        assert f"a pair's worsening {pair * 100:.1f} % (" in text
+    # The thresholds in force (the shipped file's), not chosen from these spreads.
+    assert {k: m["margin_percent"] for k, m in data["metrics"].items()} == {
+        "saturation": 5, "pressure-p99": 10, "pressure-cpu": 5,
+    }  # fmt: skip
+    assert "threshold 10 % (reported beside the verdict)" in text
+    assert "the worsening N pairs call a regression 80 % of the time" in text
+    assert "pairs 2 3 4 5 6 7 8 worsening" in text  # saturation and CPU: from 2 pairs
+    assert "pairs 3 4 5 6 7 8 worsening" in text  # the p99: from 3 pairs
+    assert data["status"] == f"{MEASURED} from 1 comparison(s): compare-sat"
 
 
-def test_a_spread_too_wide_for_any_margin_is_said_and_left_out_of_the_file(
+def test_a_spread_too_wide_for_its_threshold_is_starred_and_its_threshold_kept(
     results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """p99s a factor 3 apart within each pair: at every number of pairs shown the bounds are
+    too wide for its threshold (*); the file keeps the threshold in force with the spreads."""
     path = results / "compare-sat" / "compare.json"
     recorded = json.loads(path.read_text())
-    for i, run in enumerate(recorded["runs"]):  # p99s a factor 3 apart within each side
-        run["values"][P99] = 2.0 * (3.0 if i % 4 < 2 else 1.0)
+    for i, run in enumerate(recorded["runs"]):  # runs B1 A1 B2 A2: 6 2 2 6
+        run["values"][P99] = 2.0 * (3.0 if i in (0, 3) else 1.0)
     path.write_text(json.dumps(recorded))
     out_file = tmp_path / "margins.yaml"
     assert cli.main(["calibrate", "--from", "compare-sat", "--output", str(out_file)]) == 0
     text = words(capsys.readouterr().out)
-    assert "none (none)" in text  # the p99's margins at every number of pairs shown
-    assert (
-        "pressure-p99: no margin is bounded at 4 pairs (--margin-pairs) at the spread's upper "
-        "bound" in text
-    )
-    assert "the margins file leaves pressure-p99 out, so compare keeps its shipped margin" in text
-    assert sorted(yaml.safe_load(out_file.read_text())["metrics"]) == [
-        "pressure-cpu", "saturation",
-    ]  # fmt: skip
+    row = text.split("pressure-p99: ", 1)[1].split("pressure-cpu: ", 1)[0]
+    assert "a pair's worsening 155.4 % (" in row  # sqrt(2) ln 3: no drift shared to cancel
+    shown = row.split(" pairs 3 4 5 6 7 8 worsening ", 1)[1]
+    assert shown.count("*") == 6  # 3 to 8 pairs: each too noisy at that spread
+    entry = yaml.safe_load(out_file.read_text())["metrics"]["pressure-p99"]
+    assert entry["margin_percent"] == 10
+    assert entry["paired_spread"] == pytest.approx(math.sqrt(2) * math.log(3), abs=1e-5)
+    assert entry["paired_df"] == 1
 
 
 def test_compare_takes_a_margins_file_and_margins_win_per_key(
@@ -256,3 +299,116 @@ def test_a_replay_applies_todays_soundness_to_the_recorded_runs(
     first = next(r for r in record.runs if r.side == CANDIDATE)
     assert first.values[P99] is None
     assert [u.run_id for u in first.unsound] == ["compare-sat-c1-pr"]
+
+
+# ---- the paired spread (issue 38) ---------------------------------------------------------------
+
+
+def drifting(
+    r: random.Random, compare_id: str, pairs: int, drift: float, noise: float, worse: float = 0.0
+) -> CompareRecord:
+    """compare-sat's record with `pairs` pairs of saturations: each pair moved by a drift both
+    its runs share (log standard deviation `drift`), each run by its own noise, the candidate
+    `worse` lower in logs."""
+    template = CompareRecord.from_json((RECORDED / "compare-sat" / "compare.json").read_text())
+    runs: list[RepeatRecord] = []
+    for k in range(1, pairs + 1):
+        shared = r.gauss(0.0, drift)
+        a = 200_000.0 * math.exp(shared + r.gauss(0.0, noise))
+        b = 200_000.0 * math.exp(shared - worse + r.gauss(0.0, noise))
+        runs += [RepeatRecord(2 * k - 2, BASELINE, k, {SAT: a}),
+                 RepeatRecord(2 * k - 1, CANDIDATE, k, {SAT: b})]  # fmt: skip
+    return replace(template, compare_id=compare_id, runs=tuple(runs), repeats=pairs)
+
+
+def test_pairing_cancels_a_drift_both_sides_of_a_pair_share() -> None:
+    """A drift of 10 % shared within each pair and 1 % noise a run: a value's spread within a
+    side is about 10 %, a pair's worsening about sqrt(2) x 1 %; a comparison's constant
+    worsening is its own mean, not spread; only complete pairs count."""
+    r = random.Random(38)  # noqa: S311 (a simulation)
+    records = [
+        drifting(r, "d1", 6, 0.10, 0.01),
+        drifting(r, "d2", 6, 0.10, 0.01, worse=0.10),
+        drifting(r, "d3", 6, 0.10, 0.01),
+        drifting(r, "d4", 6, 0.10, 0.01),
+    ]
+    broken = list(records[3].runs)
+    broken[5] = replace(broken[5], values={SAT: None})  # d4's pair 3: no candidate value
+    records[3] = replace(records[3], runs=tuple(broken))
+    within = calibration.pooled(records, SAT)
+    pair = calibration.paired(records, SAT)
+    assert within is not None
+    assert pair is not None
+    assert within.df == 4 * 10 - 1
+    assert pair.df == 5 + 5 + 5 + 4  # each comparison's complete pairs less one
+    assert within.spread > 0.06
+    assert 0.5 * math.sqrt(2) * 0.01 < pair.spread < 1.6 * math.sqrt(2) * 0.01
+    assert pair.spread < within.spread / 4
+    # No noise of its own: the drift and the constant worsening cancel exactly.
+    exact = calibration.paired([drifting(r, "d5", 5, 0.10, 0.0, worse=0.10)], SAT)
+    assert exact is not None
+    assert exact.df == 4
+    assert exact.spread == pytest.approx(0.0, abs=1e-12)
+    assert calibration.paired([drifting(r, "d6", 1, 0.10, 0.01)], SAT) is None  # one pair
+
+
+def test_calibrate_writes_the_paired_spread_and_compare_takes_it(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`loadgate calibrate --output` writes each metric's paired spread and its degrees of
+    freedom beside a value's; `margins_file.apply` sets them on the metrics, and a comparison
+    with `--margins-file` decides with them."""
+    r = random.Random(7)  # noqa: S311 (a simulation)
+    drift = drifting(r, "drift", 6, 0.10, 0.01)
+    (results / "drift").mkdir()
+    (results / "drift" / "compare.json").write_text(drift.to_json())
+    out_file = tmp_path / "margins.yaml"
+    argv = ["calibrate", "--from", "drift", "--metrics", "saturation", "--output", str(out_file)]
+    assert cli.main(argv) == 0
+    text = words(capsys.readouterr().out)
+    within = calibration.pooled([drift], SAT)
+    pair = calibration.paired([drift], SAT)
+    assert within is not None
+    assert pair is not None
+    assert pair.df == 5
+    assert pair.spread < within.spread / 3
+    assert f"a pair's worsening {pair.spread * 100:.1f} % (" in text
+    entry = yaml.safe_load(out_file.read_text())["metrics"]["saturation"]
+    assert entry["paired_spread"] == pytest.approx(pair.spread, abs=1e-5)
+    assert entry["paired_df"] == 5
+    assert entry["spread"] == pytest.approx(within.spread, abs=1e-5)
+    assert entry["margin_percent"] == 5  # the threshold in force
+    written = margins_file.read(out_file)
+    (sat, cpu) = margins_file.apply((rule.SATURATION, rule.PRESSURE_CPU), written)
+    assert (sat.paired_spread, sat.paired_df) == (entry["paired_spread"], 5)
+    assert (cpu.paired_spread, cpu.paired_df) == (
+        rule.PRESSURE_CPU.paired_spread, rule.PRESSURE_CPU.paired_df
+    )  # fmt: skip  # not in the file: the table's
+    argv = ["compare", "--replay", "compare-sat", "--write", "--margins-file", str(out_file)]
+    cli.main(argv)
+    capsys.readouterr()
+    record = json.loads((results / "compare-sat" / "compare-replay.json").read_text())
+    used = {d["metric"]["name"]: d["metric"] for d in record["decisions"]}
+    assert (used[SAT]["paired_spread"], used[SAT]["paired_df"]) == (entry["paired_spread"], 5)
+    assert "calibrated with its own, 6 df" in next(
+        d["reason"] for d in record["decisions"] if d["metric"]["name"] == SAT
+    )
+
+
+# ---- a replay reads every run again (issue 38, item 8) ------------------------------------------
+
+
+def test_a_replay_of_a_comparison_missing_a_runs_result_json_is_refused(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run's result.json is gone: its recorded values cannot be checked again (soundness,
+    gates), so the replay is refused naming it, not decided on the values compare.json holds."""
+    (results / "compare-sat-c2-pr" / "result.json").unlink()
+    record = replaying.recorded(results, "compare-sat")
+    with pytest.raises(replaying.ReplayError, match=r"^compare-sat-c2-pr: no result\.json: "):
+        replaying.replay(results, record, replaying.todays_metrics(record))
+    before = listing(results)
+    assert cli.main(["compare", "--replay", "compare-sat", "--write"]) == 2
+    err = words(capsys.readouterr().err)
+    assert "--replay: compare-sat-c2-pr: no result.json" in err
+    assert listing(results) == before  # nothing written

@@ -1,7 +1,8 @@
 """The machinery of benchmarks/compare_simulation.py (tests/support/compare_simulation.py), with
 few comparisons: seeded, driven pair by pair as the driver drives them (the budget stops the
-pairs, the last look spends what is left), the noise and the drift as stated. Not the rates:
-the benchmark measures those."""
+pairs, the last look spends what is left), the noise and the drift as stated, the worsening in
+the metric's own terms; and, with few comparisons, the default plan's error and power at the
+shipped spreads (the benchmark measures the rates closely)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_the_budget_ends_a_default_comparison_at_4_pairs_with_the_last_look() ->
 
 def test_a_clear_worsening_is_found_and_identical_quiet_stacks_are_cleared() -> None:
     quiet = {m.name: 0.005 for m in METRICS}
-    bad = cs.Row("bad", quiet, worse={rule.SATURATION.name: 1.0})
+    bad = cs.Row("bad", quiet, worse={rule.SATURATION.name: 0.5})  # half the throughput
     tally = cs.simulate(METRICS, PLAN, bad, 10, seed=1)
     assert tally.share(rule.REGRESSION) == 1.0
     assert tally.metric_share(rule.SATURATION.name, rule.REGRESSION) == 1.0
@@ -63,12 +64,37 @@ def test_the_noise_has_the_spread_it_is_given(shape: str) -> None:
 
 
 def test_a_drift_moves_both_sides_of_a_pair_alike_and_a_worsening_only_the_candidate() -> None:
-    metric = rule.SATURATION  # higher is better: worse is lower
+    metric = rule.SATURATION  # higher is better: 25 % worse is 25 % less
     row = cs.Row("drift", {metric.name: 0.0}, drift=1.0, worse={metric.name: 0.25})
     drifted = cs.Row("drift", {metric.name: 1e-9}, drift=1e9)
     r = random.Random(5)  # noqa: S311
     a, b = cs._pair(r, [metric], row)  # pyright: ignore[reportPrivateUsage]
-    assert math.log(a[metric.name] / b[metric.name]) == pytest.approx(math.log(1.25))
+    assert b[metric.name] / a[metric.name] == pytest.approx(0.75)
+    cpu = rule.PRESSURE_CPU  # lower is better: 25 % worse is 25 % more
+    slower = cs.Row("cpu", {cpu.name: 0.0}, worse={cpu.name: 0.25})
+    a, b = cs._pair(r, [cpu], slower)  # pyright: ignore[reportPrivateUsage]
+    assert b[cpu.name] / a[cpu.name] == pytest.approx(1.25)
+    d = rule.decide(cpu, [a[cpu.name]] * 2, [b[cpu.name]] * 2)
+    assert d.change == pytest.approx(0.25)  # the rule reads it back in the same terms
+    r = random.Random(5)  # noqa: S311
     a, b = cs._pair(r, [metric], drifted)  # pyright: ignore[reportPrivateUsage]
     assert a[metric.name] != pytest.approx(100.0)
     assert a[metric.name] == pytest.approx(b[metric.name], rel=1e-6)
+
+
+def test_the_default_plan_at_the_shipped_spreads_keeps_its_error_and_finds_a_10_percent_loss() -> (
+    None
+):
+    """400 seeded comparisons a row, the default metrics, thresholds and paired spreads (a
+    value's spread: the paired one over sqrt(2)): identical stacks are called a regression in
+    at most 5 % (the comparison's alpha), and 10 % less saturation throughput (twice its
+    threshold) in at least 80 %."""
+    spreads = {m.name: (m.paired_spread or 0.0) / math.sqrt(2) for m in METRICS}
+    assert spreads[rule.SATURATION.name] == pytest.approx(0.0338 / math.sqrt(2))
+    aa = cs.simulate(METRICS, PLAN, cs.Row("A/A", spreads), 400, seed=38)
+    assert aa.comparisons == 400
+    assert aa.share(rule.REGRESSION) <= 0.05
+    loss = cs.Row("saturation 10 % less", spreads, worse={rule.SATURATION.name: 0.10})
+    found = cs.simulate(METRICS, PLAN, loss, 400, seed=38)
+    assert found.share(rule.REGRESSION) >= 0.80
+    assert found.metric_share(rule.SATURATION.name, rule.REGRESSION) >= 0.80

@@ -19,6 +19,7 @@ from loadgate.capacity.compare import rule
 from loadgate.capacity.compare.record import CompareRecord
 from loadgate.capacity.compare.rule import BASELINE, CANDIDATE
 from loadgate.capacity.compare.run_order import ScheduledRun
+from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
 from loadgate.cli import compare as compare_cli
@@ -295,27 +296,86 @@ def test_values_too_spread_to_decide_are_too_noisy_exit_3_with_the_repeats_neede
     assert record.exit_code == 3
 
 
-def test_a_run_that_measured_nothing_contributes_none_and_notes(tmp_path: Path) -> None:
-    values = {BASELINE: SAME, CANDIDATE: series([10.0, None, 10.1], [0.05, 0.0, 0.05])}
+@pytest.mark.parametrize("side", [BASELINE, CANDIDATE])
+def test_a_run_that_measured_nothing_contributes_none_and_notes(tmp_path: Path, side: str) -> None:
+    # A baseline's: its pair counts for nothing and the comparison goes on. A candidate's,
+    # where its baseline measured: a broken candidate, a regression, and the comparison stops.
+    other = BASELINE if side == CANDIDATE else CANDIDATE
+    values = {other: SAME, side: series([10.0, None, 10.1], [0.05, 0.0, 0.05])}
 
     class Partly(FakeRuns):
         def __call__(
             self, run: ScheduledRun, stack: comparing.ComparedStack
         ) -> comparing.RepeatOutcome:
             out = super().__call__(run, stack)
-            if run.side == CANDIDATE and run.repeat == 2:
+            if run.side == side and run.repeat == 2:
                 return replace(out, notes=("the fixed-rate run failed: k6 exited 107",))
             return out
 
     record = drive(tmp_path, Partly(values, tmp_path, "part"), 3)
-    cand = next(r for r in record.runs if r.side == CANDIDATE and r.repeat == 2)
-    assert cand.values == {P99: None, CPU: None}  # 0.0 is not a measurement: None
-    assert any("k6 exited 107" in n and "candidate 2" in n for n in record.notes)
-    assert next(d for d in record.decisions if d.metric.name == P99).candidate == (10.0, None, 10.1)
+    run = next(r for r in record.runs if r.side == side and r.repeat == 2)
+    assert run.values == {P99: None, CPU: None}  # 0.0 is not a measurement: None
+    assert any("k6 exited 107" in n and f"{side} 2" in n for n in record.notes)
+    p99 = next(d for d in record.decisions if d.metric.name == P99)
+    if side == BASELINE:
+        assert p99.baseline == (10.0, None, 10.1)
+        assert p99.broken_pairs == ()
+        assert record.broken is None
+        assert record.verdict != rule.REGRESSION  # a baseline's gap is not the candidate's
+        assert len(record.runs) == 6
+        return
+    assert p99.candidate == (10.0, None)  # the comparison stopped after that pair
+    assert p99.decision == rule.REGRESSION
+    assert p99.broken_pairs == (2,)
+    assert record.broken is not None
+    assert "pair 2: p99_ms, cpu_s_per_1000_records unknown" in record.broken
+    assert record.stopped == "decided"
+    assert record.exit_code == 1
+
+
+def test_a_candidate_stack_that_does_not_start_is_a_regression_and_ends_the_comparison(
+    tmp_path: Path,
+) -> None:
+    """A candidate repeat whose stack did not start (LocalRepeats' outcome: every value
+    unknown, the failure said) is a broken candidate: a regression named so, exit 1, and no
+    pair after it runs."""
+    failure = "the candidate stack did not start: port 4318 is in use"
+
+    class NotStarting(FakeRuns):
+        def __call__(
+            self, run: ScheduledRun, stack: comparing.ComparedStack
+        ) -> comparing.RepeatOutcome:
+            out = super().__call__(run, stack)
+            if run.side == CANDIDATE and run.repeat == 2:
+                nothing = dict.fromkeys(out.values)
+                return comparing.RepeatOutcome(
+                    nothing, notes=(f"{failure}: its metrics unknown",), failures=(failure,)
+                )
+            return out
+
+    runs = NotStarting({BASELINE: SAME, CANDIDATE: SAME}, tmp_path, "dead")
+    record = comparing.drive(
+        "dead", A, B, plan=Plan(2, 5), metrics=(rule.P99_AT_RATE, rule.CPU_PER_1000),
+        run_one=runs, results_root=tmp_path, order="ABAB",
+    )  # fmt: skip
+    assert [(s, r) for _, s, r, _ in runs.seen] == [
+        (BASELINE, 1), (CANDIDATE, 1), (BASELINE, 2), (CANDIDATE, 2),
+    ]  # fmt: skip
+    assert record.stopped == "decided"
+    assert record.verdict == rule.REGRESSION
+    assert record.exit_code == 1
+    assert all(d.decision == rule.REGRESSION and d.broken_pairs == (2,) for d in record.decisions)
+    assert record.broken == (
+        "broken candidate: it left metrics the baseline measured unknown: pair 2: p99_ms, "
+        f"cpu_s_per_1000_records unknown ({failure}): a regression whatever the others say"
+    )
+    stored = read_record(tmp_path, "dead")
+    assert stored.runs[3].failures == (failure,)
+    assert stored.exit_code == 1
 
 
 @pytest.mark.parametrize(
-    "stop", [KeyboardInterrupt(), comparing.AbortedError("the candidate stack did not start")]
+    "stop", [KeyboardInterrupt(), comparing.AbortedError("the baseline stack did not start")]
 )
 def test_an_interrupt_or_a_broken_stack_leaves_a_partial_record(
     tmp_path: Path, stop: BaseException
@@ -345,9 +405,10 @@ class FakeStack:
     p99: dict[str, float | None] = field(default_factory=dict[str, float | None])
     fail_run: BaseException | None = None
     fail_up: BaseException | None = None
+    fail_up_queue: int | None = None  # `fail_up` only for the side of this queue size
 
     def up(self, what: Any, ports: Ports, **kw: Any) -> Any:
-        if self.fail_up is not None:
+        if self.fail_up is not None and self.fail_up_queue in (None, what.queue_size):
             raise self.fail_up
         self.events.append(f"up queue={what.queue_size} owner={kw['owner'].run_id}")
         return "info"
@@ -466,12 +527,22 @@ def test_a_failed_run_contributes_unknown_values_and_the_comparison_goes_on(
     assert fake_stack.events[-2:] == ["close", "down"]
 
 
-def test_a_stack_that_does_not_start_aborts_the_comparison(
+def test_a_candidate_stack_that_does_not_start_is_its_failure_a_baselines_aborts(
     tmp_path: Path, fake_stack: FakeStack
 ) -> None:
     fake_stack.fail_up = local.StackError("port 4318 is in use")
-    with pytest.raises(comparing.AbortedError, match="the candidate stack did not start: port"):
-        repeats_on(tmp_path, fake_stack)(ScheduledRun(1, CANDIDATE, 1), B)
+    repeat = repeats_on(tmp_path, fake_stack)
+    outcome = repeat(ScheduledRun(1, CANDIDATE, 1), B)  # not AbortedError
+    assert outcome.values == {P99: None, CPU: None}
+    assert outcome.failures == ("the candidate stack did not start: port 4318 is in use",)
+    assert "the candidate stack did not start: port 4318 is in use: its metrics unknown" in (
+        outcome.notes
+    )
+    assert outcome.verdict is None
+    assert not any(e.startswith("run ") for e in fake_stack.events)
+    # Nothing to compare with: the baseline's stack that does not start ends the comparison.
+    with pytest.raises(comparing.AbortedError, match="the baseline stack did not start: port"):
+        repeat(ScheduledRun(0, BASELINE, 1), A)
 
 
 @dataclass
@@ -641,6 +712,40 @@ def test_the_command_prints_the_table_writes_compare_json_and_exits_with_its_ver
     assert "compare: " in text
     assert "cmpx/compare.json" in text
     assert "run 4/4 candidate #2 (cmpx-c2): p99_ms 13.3" in " ".join(out.err.split())
+
+
+@pytest.mark.parametrize(
+    ("queue", "code"), [(5000, cli.EXIT_GATE_FAILED), (1000, cli.EXIT_BAD_INPUT)]
+)  # fmt: skip
+def test_a_candidate_stack_that_does_not_start_exits_1_a_baselines_exits_2(
+    cli_env: Path,
+    fake_stack: FakeStack,
+    capsys: pytest.CaptureFixture[str],
+    queue: int,
+    code: int,
+) -> None:
+    fake_stack.fail_up = local.StackError("port 4318 is in use")
+    fake_stack.fail_up_queue = queue  # the candidate's stack (5000), or the baseline's
+    argv = ["compare", *NOP, *NOP_5000, "--compare-id", "up", "--order", "ABAB",
+            "--duration", "10s", "--metrics", "p99,cpu"]  # fmt: skip
+    assert cli.main(argv, seams=fake_stack.seams()) == code
+    out = capsys.readouterr()
+    stored = json.loads((cli_env / "up" / "compare.json").read_text())
+    if queue == 1000:  # nothing to compare with: the comparison aborts, a partial record
+        err = " ".join(out.err.split())
+        assert "the baseline stack did not start: port 4318 is in use" in err
+        assert stored["runs"] == []
+        return
+    assert stored["exit_code"] == 1
+    assert stored["verdict"] == "regression"
+    assert stored["stopped"] == "decided"
+    assert [r["side"] for r in stored["runs"]] == [BASELINE, CANDIDATE]  # no pair after it
+    assert stored["runs"][1]["failures"] == [
+        "the candidate stack did not start: port 4318 is in use"
+    ]
+    text = " ".join(out.out.split())
+    assert "broken candidate: it left metrics the baseline measured unknown: pair 1" in text
+    assert "verdict regression (exit 1)" in text
 
 
 def test_margins_set_what_counts_and_are_recorded(

@@ -1,7 +1,8 @@
 """`loadgate compare` in pairs (issue 17), with fake runs and a fake stack (no processes): pairs
-added until every metric is decided, the budget or the most pairs; the saturation and pressure
-runs of a repeat and the pressure rate set once from the first baseline saturation; the CPU's
-source; A/A comparisons; the command line's new flags."""
+added until every gating metric is decided, a regression, the budget or the most pairs; the
+saturation and pressure runs of a repeat and the pressure rate set once from the first
+saturation measured, either side's; the CPU's source; A/A comparisons; the command line's new
+flags."""
 
 from __future__ import annotations
 
@@ -99,26 +100,31 @@ def same(
             CPU: steady(cpu, wobble=wobble)}  # fmt: skip
 
 
-def test_pairs_are_added_until_every_metric_is_decided(tmp_path: Path) -> None:
-    # Steady to 0.05 %: the first look, at 2 of 6 pairs, is strict (99.99 %, 2 values a side).
+def test_pairs_are_added_until_every_gating_metric_is_decided(tmp_path: Path) -> None:
+    # Steady to 0.05 %: the calibrated spread of a pair (saturation 3.4 %, CPU 5.0 %) is what
+    # the bounds narrow from; saturation's upper bound drops below its 5 % at 5 pairs, the
+    # CPU's at 7. The pressure p99 (reported beside, gating nothing) stays too noisy and holds
+    # no pair.
     calm = same(200_000, 12.0, 0.3, wobble=0.0005)
     runs = Pairs({BASELINE: calm, CANDIDATE: calm})
     seen: list[tuple[int, list[str]]] = []
+    plan = Plan(2, 10, budget_s=3600.0)
     record = drive(
-        tmp_path, runs, Plan(2, 6, budget_s=3600.0),
+        tmp_path, runs, plan,
         on_pair=lambda n, r: seen.append((n, [d.decision for d in r.decisions])),  # pyright: ignore[reportUnknownLambdaType]
     )  # fmt: skip
-    # p99's first look is at 3 pairs (its minimum in the table): 3 pairs, then stop.
-    assert [n for n, _ in seen] == [1, 2, 3]
-    assert seen[1][1] == [rule.NO_REGRESSION, rule.TOO_NOISY, rule.NO_REGRESSION]
+    assert [n for n, _ in seen] == [1, 2, 3, 4, 5, 6, 7]
+    assert seen[3][1] == [rule.NO_REGRESSION, rule.TOO_NOISY, rule.NO_REGRESSION]
     assert record.stopped == seq.DECIDED
     assert record.verdict == rule.NO_REGRESSION
-    assert record.repeats == 3
-    assert runs.seen == [(BASELINE, 1), (CANDIDATE, 1), (BASELINE, 2), (CANDIDATE, 2),
-                         (BASELINE, 3), (CANDIDATE, 3)]  # fmt: skip
+    assert record.repeats == 7
+    assert runs.seen == [(side, n) for n in range(1, 8) for side in (BASELINE, CANDIDATE)]
+    sat, p99, cpu = record.decisions
+    assert (sat.settled, sat.pairs, cpu.settled, cpu.pairs) == (True, 5, True, 7)
+    assert (p99.decision, p99.settled, p99.metric.gates) == (rule.TOO_NOISY, False, False)
     stored = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert stored["plan"] == {
-        "min_pairs": 2, "max_pairs": 6, "sequential": True, "budget_s": 3600.0,
+        "min_pairs": 2, "max_pairs": 10, "sequential": True, "budget_s": 3600.0,
         "method": "alpha spending (alpha/K per metric, O'Brien-Fleming shape over its looks, "
         "union bound; the last look spends what is left)",
     }  # fmt: skip
@@ -127,22 +133,28 @@ def test_pairs_are_added_until_every_metric_is_decided(tmp_path: Path) -> None:
         "fraction": 0.7, "rate_per_min": 140000, "saturation_per_min": 200000.0,
         "set_by": "cmp-b1-sat",
     }  # fmt: skip
-    sat = stored["decisions"][0]
-    assert (sat["pairs"], sat["looks"]) == (2, 5)
-    # O'Brien-Fleming at 2 of 6, of the third of the 5 % that is saturation's
-    assert sat["confidence"] == pytest.approx(0.99995, abs=2e-5)
-    assert sat["family"] == 0.95
+    stored_sat = stored["decisions"][0]
+    assert (stored_sat["pairs"], stored_sat["looks"]) == (5, 9)
+    # O'Brien-Fleming at 5 of 10, of the half of the 5 % that is saturation's (K = 2: the p99
+    # does not gate; it spends a 5 % of its own).
+    assert stored_sat["confidence"] == pytest.approx(0.99887, abs=2e-5)
+    assert stored_sat["confidence"] == plan.confidences(sat.metric, 5, family=2)[-1]
+    assert p99.confidence == plan.confidences(p99.metric, 7, family=1)[-1]
+    assert stored_sat["family"] == 0.95
 
 
-def test_a_regression_stops_the_comparison_once_the_other_metrics_are_decided(
-    tmp_path: Path,
-) -> None:
+def test_a_regression_stops_the_comparison_at_the_pair_that_shows_it(tmp_path: Path) -> None:
+    # 25 % less throughput: a regression at saturation's first look (2 pairs, 99.99 %). It is
+    # final and the verdict whatever the others show, so the comparison stops there though the
+    # CPU is not settled yet.
     worse = {SAT: steady(150_000), P99: steady(12.0), CPU: steady(0.3)}
     runs = Pairs({BASELINE: same(200_000, 12.0, 0.3), CANDIDATE: worse})
     record = drive(tmp_path, runs, Plan(2, 6, budget_s=3600.0))
     by_name = {d.metric.name: d for d in record.decisions}
     assert by_name[SAT].decision == rule.REGRESSION
-    assert by_name[SAT].pairs == 3  # 2 values a side at the first look's 99.995 % cannot
+    assert by_name[SAT].pairs == 2
+    assert not by_name[CPU].settled
+    assert record.repeats == 2
     assert record.exit_code == 1
     assert record.stopped == seq.DECIDED
 
@@ -157,8 +169,15 @@ def test_the_most_pairs_end_a_noisy_comparison_too_noisy_saying_by_how_much(
     assert record.repeats == 4
     sat = record.decisions[0]
     assert sat.decision == rule.TOO_NOISY
-    assert "the 20% margin not ruled out (the upper bound is" in sat.reason
-    assert "repeats a side would narrow the bounds to" in sat.reason
+    assert sat.lower is not None
+    assert sat.upper is not None
+    assert sat.lower <= 0  # no worsening shown
+    assert sat.upper >= 2 * 0.05  # nor one of twice the 5 % ruled out
+    # This machine is noisier than the calibration: the comparison's own spread, alone.
+    assert "its own: noisier than calibrated, 3 df" in sat.reason
+    assert sat.repeats_needed is not None
+    assert sat.repeats_needed > 4
+    assert f"about {sat.repeats_needed} pairs would narrow the bounds to ±5 %" in sat.reason
     assert record.exit_code == 3
 
 
@@ -181,8 +200,31 @@ def test_repeats_alone_run_that_many_pairs_and_look_once(tmp_path: Path) -> None
     )  # fmt: skip
     assert record.repeats == 4
     assert record.stopped == seq.REPEATS_RUN
-    # One look, each metric's bounds at its third of the 5 %.
-    assert all(d.looks == 1 and d.confidence == 1 - 0.05 / 3 for d in record.decisions)
+    # One look: each gating metric's bounds at its half of the 5 % (saturation, CPU), the
+    # pressure p99's (reported beside) at its own 5 %.
+    assert [(d.looks, d.confidence) for d in record.decisions] == [
+        (1, 1 - 0.05 / 2), (1, 0.95), (1, 1 - 0.05 / 2)
+    ]  # fmt: skip
+
+
+def test_an_undecided_metric_is_not_hidden_by_anothers_worse(tmp_path: Path) -> None:
+    # Saturation 3 % lower in every pair: worse beyond the noise, estimated below its 5 %.
+    # The CPU measured in no run, either side: too noisy. Too noisy comes first (exit 3): a
+    # "worse" (exit 0) would pass a candidate whose CPU nobody saw.
+    unmeasured: list[float | None] = [None] * 10
+    base = {SAT: steady(200_000), P99: steady(12.0), CPU: unmeasured}
+    cand = {SAT: steady(194_000), P99: steady(12.0), CPU: unmeasured}
+    runs = Pairs({BASELINE: base, CANDIDATE: cand})
+    record = comparing.drive(
+        "prec", A, B, repeats=8, metrics=METRICS, run_one=runs, results_root=tmp_path,
+        monotonic=runs.clock,
+    )  # fmt: skip
+    by_name = {d.metric.name: d.decision for d in record.decisions}
+    assert by_name == {SAT: rule.WORSE, P99: rule.NO_REGRESSION, CPU: rule.TOO_NOISY}
+    assert rule.overall(record.decisions) == rule.TOO_NOISY
+    assert record.verdict == rule.TOO_NOISY
+    assert record.exit_code == 3
+    assert replace(record, fail_on=rule.WORSE).exit_code == 3  # not 1: undecided, not worse
 
 
 def test_a_value_of_another_source_is_left_out(tmp_path: Path) -> None:
@@ -249,7 +291,7 @@ class SatStack:
     cpu: float | None = 0.12
     kernel: bool = True
     quiet: bool = True
-    took_all: float | None = None  # a baseline that took all offered carried this much
+    took_all: float | None = None  # a side that took all offered carried this much
     events: list[str] = field(default_factory=list[str])
 
     def up(self, what: Any, ports: Ports, **kw: Any) -> Any:
@@ -269,7 +311,7 @@ class SatStack:
         if spec.run_id.endswith("-sat"):
             side, repeat = spec.labels["side"], int(spec.labels["repeat"])
             value = self.sat[side][repeat - 1]
-            if value is None and self.took_all is not None and side == BASELINE:
+            if value is None and self.took_all is not None:
                 return replace(result, saturation=saturation(self.took_all, False))
             return replace(result, saturation=saturation(value, value is not None))
         cpu = cpu_block(self.cpu, self.quiet) if self.kernel else None
@@ -342,17 +384,46 @@ def test_a_given_pressure_rate_needs_no_saturation_run(tmp_path: Path) -> None:
     assert outcome.pressure == given
 
 
-def test_an_unsaturated_baseline_of_unknown_throughput_leaves_the_pressure_rate_unset(
+def test_an_unsaturated_first_run_leaves_the_pressure_rate_to_the_next_saturation_measured(
     tmp_path: Path,
 ) -> None:
     fake = SatStack({BASELINE: [None, 200_000.0], CANDIDATE: [150_000.0, 150_000.0]})
     outcomes = list(runs_of(local_repeats(tmp_path, fake), 2))
     assert outcomes[0].values == {SAT: None, P99: None, CPU: None}
     assert any("not saturated in cmp-b1-sat" in n for n in outcomes[0].notes)
-    assert any("the pressure rate is not set yet" in n for n in outcomes[1].notes)
-    # The second baseline's saturation sets it (and the candidate's never does).
-    assert outcomes[2].pressure == Pressure(0.7, 140_000, 200_000.0, "cmp-b2-sat")
-    assert outcomes[3].values[P99] == 12.0
+    assert any("the pressure rate is not set yet" in n for n in outcomes[0].notes)
+    # The next saturation measured sets it, whichever side's (here the candidate's), once.
+    rate = Pressure(0.7, 105_000, 150_000.0, "cmp-c1-sat")
+    assert [o.pressure for o in outcomes[1:]] == [rate] * 3
+    assert outcomes[1].values == {SAT: 150_000.0, P99: 12.0, CPU: 0.12}
+    assert outcomes[2].values[SAT] == 200_000.0  # measured, and the rate stays
+    pressure_runs = [e for e in fake.events if "-pr " in e]
+    assert pressure_runs == [f"run cmp-{s}-pr 105000 vus=300" for s in ("c1", "b2", "c2")]
+
+
+def test_the_pressure_rate_comes_from_the_first_saturation_whichever_side_ran_first(
+    tmp_path: Path,
+) -> None:
+    # A drawn order may run the candidate first, the first pair too ("seq"'s does): its
+    # saturation sets the rate both sides run at, and the baseline saturates for nothing.
+    schedule = run_order.schedule(2, "random", seed="seq")
+    assert [(r.side, r.repeat) for r in schedule] == [
+        (CANDIDATE, 1), (BASELINE, 1), (BASELINE, 2), (CANDIDATE, 2),
+    ]  # fmt: skip
+    fake = SatStack({BASELINE: [200_000.0, 200_000.0], CANDIDATE: [150_000.0, 150_000.0]})
+    repeat = local_repeats(tmp_path, fake, "pressure-p99,pressure-cpu")
+    repeat.compare_id = "seq"
+    record = comparing.drive(
+        "seq", A, B, repeats=2, metrics=repeat.metrics, run_one=repeat,
+        results_root=tmp_path / "results", order="random",
+    )  # fmt: skip
+    assert [e for e in fake.events if e.startswith("run")] == [
+        "run seq-c1-sat 300000 vus=300", "run seq-c1-pr 105000 vus=300",
+        "run seq-b1-pr 105000 vus=300", "run seq-b2-pr 105000 vus=300",
+        "run seq-c2-pr 105000 vus=300",
+    ]  # fmt: skip
+    assert record.pressure == Pressure(0.7, 105_000, 150_000.0, "seq-c1-sat")
+    assert all(r.values[P99] == 12.0 for r in record.runs)  # every run measured, both sides
 
 
 def test_without_the_kernels_figures_the_cpu_comes_from_prometheus(tmp_path: Path) -> None:
@@ -452,17 +523,23 @@ def test_the_default_compare_adds_pairs_until_decided_and_shows_each_pair(
     assert record.decisions[0].decision == rule.REGRESSION
     assert record.plan == Plan(2, 5, budget_s=900.0)
     assert record.stopped == seq.DECIDED
-    assert record.repeats == 3  # p99 decides at its first look, 3 pairs
-    assert record.pressure == Pressure(0.7, 140_280, 200_400.0, "seq-b1-sat")
+    # Saturation's 25 % loss is a regression at its first look (2 pairs): final, it ends the
+    # comparison though the CPU is not settled.
+    assert record.repeats == 2
+    assert not record.decisions[2].settled
+    # "seq"'s first pair runs the candidate first: its saturation sets the pressure rate.
+    assert record.runs[0].side == CANDIDATE
+    assert record.pressure == Pressure(0.7, 105_210, 150_300.0, "seq-c1-sat")
     err = " ".join(out.err.split())
     assert "pairs until decided (2 to 5, budget 15 min)" in err
     assert "after 1 pair(s): too-noisy" in err
-    assert "after 3 pair(s): regression" in err
-    assert "pressure rate 140,280/min: 0.7 x the baseline's saturation 200,400/min" in err
-    assert "run 1/10 at most baseline #1 (seq-b1-sat): saturation_per_min 200,400" in err
+    assert "after 2 pair(s): regression" in err
+    assert "pressure rate 105,210/min: 0.7 x the" in err
+    assert "first saturation measured, 150,300/min (seq-c1-sat)" in err
+    assert "run 1/10 at most candidate #1 (seq-c1-sat): saturation_per_min 150,300" in err
     text = " ".join(out.out.split())
     assert "verdict regression (exit 1)" in text
-    assert "3 pair(s) of 2-5, budget 15 min, stopped: decided" in text
+    assert "2 pair(s) of 2-5, budget 15 min, stopped: decided" in text
 
 
 def test_the_same_stack_on_both_sides_is_an_a_a_comparison(
@@ -498,11 +575,15 @@ def test_a_baseline_that_takes_everything_sets_the_pressure_from_that_lower_boun
     assert pressure_runs == [f"run cmp-{s}-pr 209981 vus=300" for s in ("b1", "c1", "b2", "c2")]
 
 
-def test_a_candidate_that_takes_everything_sets_no_pressure(tmp_path: Path) -> None:
-    fake = SatStack({BASELINE: [None], CANDIDATE: [None]})
-    repeat = local_repeats(tmp_path, fake)
-    outcome = repeat(ScheduledRun(0, CANDIDATE, 1), B)
-    assert outcome.pressure is None
+def test_a_candidate_that_ran_first_and_took_everything_sets_the_pressure_from_that_bound(
+    tmp_path: Path,
+) -> None:
+    fake = SatStack({BASELINE: [None], CANDIDATE: [None]}, took_all=299_973.0)
+    outcome = local_repeats(tmp_path, fake)(ScheduledRun(0, CANDIDATE, 1), B)
+    set_by = "cmp-c1-sat, a lower bound: the candidate took all it was offered"
+    assert outcome.pressure == Pressure(0.7, 209_981, 299_973.0, set_by)
+    assert outcome.values == {SAT: None, P99: 12.0, CPU: 0.12}
+    assert [e for e in fake.events if "-pr " in e] == ["run cmp-c1-pr 209981 vus=300"]
 
 
 def test_a_saturation_run_whose_queue_grew_without_filling_is_saturated_at_what_it_sent_on(

@@ -22,6 +22,7 @@ from test_comparing_pairs import (
     B,
     Pairs,
     SatStack,
+    cpu_block,
     drive,
     local_repeats,
     same,
@@ -160,13 +161,16 @@ def test_a_candidate_that_lost_acknowledged_records_is_a_regression_named_so() -
     lost = Unsound("cmp-c1-pr", 40, "it lost 40 acknowledged log records")
     runs_ = _runs({(CANDIDATE, 1): lost})
     record = CompareRecord.build("cmp", A.side(), B.side(), runs_, METRICS)
-    assert all(d.decision != rule.REGRESSION for d in record.decisions)
     assert record.verdict == rule.REGRESSION
     assert record.exit_code == rule.EXIT_REGRESSION
     assert record.lost_records == (
         "lost records: the candidate lost 40 acknowledged log records in cmp-c1-pr: a "
         "regression whatever the metrics say"
     )
+    # Its values there are unknown where the baseline measured them: a broken candidate too.
+    assert all(d.broken_pairs == (1,) for d in record.decisions)
+    assert record.broken is not None
+    assert "pair 1: saturation_per_min" in record.broken
     data = json.loads(record.to_json())
     assert data["verdict"] == rule.REGRESSION
     assert data["lost_records"] == record.lost_records
@@ -178,6 +182,20 @@ def test_a_candidate_that_lost_acknowledged_records_is_a_regression_named_so() -
     assert again.verdict == rule.REGRESSION
     text = "\n".join(str(line) for line in result_lines(record))
     assert "lost records: the candidate lost 40 acknowledged log records in cmp-c1-pr" in text
+
+
+def test_lost_records_are_a_regression_whatever_the_metrics_say() -> None:
+    # The pair's baseline measured nothing either (its ledger unchecked): no metric is a
+    # regression, the candidate broke nothing the baseline measured, and the loss alone is.
+    lost = Unsound("cmp-c1-pr", 40, "it lost 40 acknowledged log records")
+    unchecked = Unsound("cmp-b1-pr", None, "its ledger cannot be checked: LogQL failed")
+    runs_ = _runs({(CANDIDATE, 1): lost, (BASELINE, 1): unchecked})
+    record = CompareRecord.build("cmp", A.side(), B.side(), runs_, METRICS)
+    assert all(d.decision != rule.REGRESSION for d in record.decisions)
+    assert record.broken is None
+    assert record.lost_records is not None
+    assert record.verdict == rule.REGRESSION
+    assert record.exit_code == rule.EXIT_REGRESSION
 
 
 def unsound_lines(record: CompareRecord) -> list[str]:
@@ -229,6 +247,63 @@ def test_a_comparison_stops_once_the_candidate_lost_acknowledged_records(tmp_pat
     assert stored["runs"][1]["unsound"][0]["lost"] == 3
 
 
+@dataclass
+class SheddingStack(SatStack):
+    """SatStack whose candidate pressure runs refused a fifth of their requests (the
+    error_rate gate failed: verdict FAIL), with a p99 and CPU that look faster for it."""
+
+    def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
+        result = super().execute(spec, target, results_root, **kw)
+        if spec.run_id.endswith("-pr") and spec.labels["side"] == CANDIDATE:
+            return replace(run_result(spec, p99_ms=6.0, error_rate=0.2), cpu=cpu_block(0.06))
+        return result
+
+
+def test_a_candidate_whose_pressure_run_failed_its_gates_is_a_regression_naming_them(
+    tmp_path: Path,
+) -> None:
+    fake = SheddingStack({BASELINE: [200_000.0] * 3, CANDIDATE: [200_000.0] * 3})
+    repeat = local_repeats(tmp_path, fake)
+    record = comparing.drive(
+        "cmp", A, B, plan=Plan(2, 3), metrics=repeat.metrics, run_one=repeat,
+        results_root=tmp_path / "results", order="ABAB",
+    )  # fmt: skip
+    failure = (
+        "the pressure run cmp-c1-pr: it failed its gates (error_rate): not a measurement of speed"
+    )
+    candidate = record.runs[1]
+    assert candidate.side == CANDIDATE
+    # Its saturation run passed and counts; its pressure run's 6 ms and 0.06 CPU s do not.
+    assert candidate.values == {SAT: 200_000.0, P99: None, CPU: None}
+    assert candidate.failures == (failure,)
+    cpu = next(d for d in record.decisions if d.metric.name == CPU)
+    assert (cpu.decision, cpu.broken_pairs) == (rule.REGRESSION, (1,))
+    assert record.verdict == rule.REGRESSION
+    assert record.exit_code == 1
+    assert record.stopped == seq.DECIDED
+    assert record.repeats == 1  # final: no pair after it
+    assert record.broken is not None
+    assert CPU in record.broken
+    assert failure in record.broken
+
+
+def test_a_run_that_failed_its_gates_gives_no_speed_figures() -> None:
+    spec = replace(SPEC, run_id="r-pr")
+    passed = replace(run_result(spec, p99_ms=6.0), cpu=cpu_block(0.06))
+    assert cv.pressure_values(passed)[0][CPU] == 0.06
+    failed = replace(run_result(spec, p99_ms=6.0, error_rate=0.2), cpu=cpu_block(0.06))
+    assert failed.verdict == gates_mod.FAIL
+    assert cv.failed_gates(failed) == (
+        "it failed its gates (error_rate): not a measurement of speed"
+    )
+    values, sources = cv.pressure_values(failed)
+    assert set(values.values()) == {None}
+    assert sources == {}
+    assert set(cv.fixed_rate_values(failed).values()) == {None}
+    sat = replace(failed, saturation=saturation(200_000.0))
+    assert cv.saturation_value(sat)[0] is None
+
+
 def test_a_saturation_step_that_lost_acknowledged_records_is_no_reading() -> None:
     step = Step(0, 300_000, 30, SATURATION)
     good = searching.outcome_of(step, saturated_run(), None)
@@ -274,8 +349,13 @@ def test_the_report_page_names_the_lost_records_and_the_runs_that_did_not_count(
     comparing.write_record(record, tmp_path)
     md = blocks.markdown(page.document(build(load(tmp_path)), {}))
     assert "### cmp: " in md
+    text = " ".join(md.split())
     assert (
         "**lost records: the candidate lost 40 acknowledged log records in cmp-c1-pr: a "
-        "regression whatever the metrics say.** Runs whose figures did not count (their values "
+        "regression whatever the metrics say.** **broken candidate: it left metrics the baseline "
+        "measured unknown: pair 1: saturation_per_min"
+    ) in text
+    assert (
+        "a regression whatever the others say.** Runs whose figures did not count (their values "
         "unknown): candidate run cmp-c1-pr: it lost 40 acknowledged log records."
-    ) in " ".join(md.split())
+    ) in text

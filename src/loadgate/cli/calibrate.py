@@ -1,5 +1,7 @@
-"""`loadgate calibrate`: the spread of each compared metric on this machine, with its
-uncertainty, the margins N pairs can bound, and a margins file `compare --margins-file` takes.
+"""`loadgate calibrate`: the spread of each compared metric on this machine (a value's, and a
+pair's worsening: what the paired rule's bounds use), with its uncertainty, what N pairs can
+tell at it, and a margins file `compare --margins-file` takes (the thresholds in force, the
+spreads measured here).
 
 It runs A/A pairs (the same stack on both sides: `compare`'s machinery, `--pairs N` at most,
 `--budget`), or reads recorded comparisons (`--from ID`, repeatable: A/A or not, the spreads are
@@ -9,7 +11,6 @@ pooled within sides), or both. The pooling and the intervals are
 from __future__ import annotations
 
 import argparse
-import math
 import shlex
 import time
 from pathlib import Path
@@ -38,12 +39,14 @@ _DEFAULT_PAIRS = 6  # 10 degrees of freedom a metric from one calibration
 def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "calibrate",
-        help="each compared metric's spread here, the margins N pairs can bound, a margins file",
+        help="each compared metric's spread here, what N pairs can tell, a margins file",
         description="Run A/A pairs (the same stack on both sides, as compare runs them) and/or "
-        "read recorded comparisons (--from), pool each metric's spread within sides, and print "
-        "it with its 90 %% interval (chi-square) and degrees of freedom, and the margin each "
-        "number of pairs can bound (chosen at the spread's 95 %% upper bound). --output writes "
-        "a margins file for compare --margins-file.",
+        "read recorded comparisons (--from), pool each metric's spread within sides and the "
+        "spread of a pair's worsening within comparisons, print them with their 90 %% "
+        "intervals (chi-square) and degrees of freedom, and the worsening each number of pairs "
+        "calls a regression 80 %% of the time. --output writes a margins file for compare "
+        "--margins-file: the thresholds in force (--margins, --margins-file, the shipped ones) "
+        "with the spreads measured here.",
     )
     p.add_argument(
         "--pairs",
@@ -103,29 +106,31 @@ def _cmd_calibrate(args: argparse.Namespace, seams: Seams) -> int:
     elif args.budget is not None:
         raise UsageError("--budget: limits the A/A pairs calibrate runs; give --pairs too")
     keys = _keys(args, records)
-    family = len(keys)
+    family = max(1, sum(1 for k in keys if cv.METRIC_KEYS[k].gates))
+    thresholds = _thresholds(args, keys)
     found: dict[str, margins_file.MarginEntry] = {}
     stdout.print(Text(_pooled_line(records, family)), soft_wrap=True)
     for key in keys:
-        metric = cv.METRIC_KEYS[key]
+        metric = thresholds[key]
         spread = calibration.pooled(records, metric.name)
-        if spread is None:
-            stdout.print(Text(f"{key}: no side with two values of it: no spread"), soft_wrap=True)
+        pair = calibration.paired(records, metric.name)
+        if spread is None or pair is None:
+            stdout.print(Text(f"{key}: no comparison with two complete pairs of it: no spread"),
+                         soft_wrap=True)  # fmt: skip
             continue
-        rows = calibration.margin_rows(metric, spread, family)
-        for line in _metric_lines(key, spread, rows):
+        rows = calibration.detect_rows(metric, pair, family if metric.gates else 1)
+        for line in _metric_lines(key, metric, spread, pair, rows):
             stdout.print(Text(line), soft_wrap=True)
-        chosen = calibration.margin_row(metric, spread, margin_pairs, family)
-        if math.isinf(chosen.margin):
-            stdout.print(Text(_unbounded(key, margin_pairs, rows)), soft_wrap=True)
-            continue
+        chosen = calibration.detect_row(metric, pair, margin_pairs, family if metric.gates else 1)
         found[key] = margins_file.MarginEntry(
-            round(chosen.margin * 100, 6), spread.spread, spread.df, spread.interval(),
-            round(chosen.at_estimate * 100, 6), chosen.confidence,
+            round(metric.margin * 100, 6), spread.spread, spread.df, spread.interval(),
+            confidence=chosen.confidence, paired_spread=pair.spread, paired_df=pair.df,
         )  # fmt: skip
     if args.output is not None:
         if not found:
-            raise UsageError("--output: no metric has a spread to choose a margin from")
+            raise UsageError(
+                "--output: no metric has a paired spread measured in these comparisons"
+            )
         written = margins_file.write(_margins_file(args, records, found, margin_pairs),
                                      Path(args.output))  # fmt: skip
         stdout.print(Text(f"margins file: {written} (compare --margins-file {written})"),
@@ -154,50 +159,57 @@ def _keys(args: argparse.Namespace, records: list[CompareRecord]) -> list[str]:
     return list(dict.fromkeys(k for k in keys if k is not None))
 
 
+def _thresholds(args: argparse.Namespace, keys: list[str]) -> dict[str, rule.Metric]:
+    """The metrics to calibrate with the thresholds in force: `--margins`, else
+    `--margins-file`, else the shipped margins file's."""
+    metrics = tuple(cv.METRIC_KEYS[k] for k in keys)
+    try:
+        chosen = margins_file.read(Path(args.margins_file)) if args.margins_file else None
+        metrics = margins_file.apply(metrics, chosen or margins_file.shipped())
+        metrics = cv.apply_margins(metrics, args.margins)
+    except (margins_file.MarginsError, SideError) as exc:
+        raise UsageError(str(exc)) from None
+    return {k: m for k, m in zip(keys, metrics, strict=True)}
+
+
 def _pooled_line(records: list[CompareRecord], family: int) -> str:
     ids = ", ".join(r.compare_id + (" (A/A)" if r.aa else "") for r in records)
     return (
-        f"calibrate: {len(records)} comparison(s) pooled within sides: {ids}; margins for a "
-        f"comparison of {family} metric(s), each metric with {rule.ALPHA / max(family, 1):.2%} of "
-        "its 5 % error"
+        f"calibrate: {len(records)} comparison(s) pooled: {ids}; for a comparison of {family} "
+        f"gating metric(s), each with {rule.ALPHA / max(family, 1):.2%} of its 5 % error"
     )
 
 
 def _pct(x: float) -> str:
-    return f"{x * 100:.1f} %"
+    """A share as a percentage; past 1,000 % (a spread too wide to tell anything) said so."""
+    return "> 1,000 %" if x > 10 else f"{x * 100:.1f} %"
 
 
 def _metric_lines(
-    key: str, spread: calibration.Spread, rows: list[calibration.MarginRow]
+    key: str,
+    metric: rule.Metric,
+    spread: calibration.Spread,
+    pair: calibration.Spread,
+    rows: list[calibration.DetectRow],
 ) -> list[str]:
     low, high = spread.interval()
+    plow, phigh = pair.interval()
     head = (
-        f"{key}: spread {_pct(spread.spread)} (90 % interval {_pct(low)} .. {_pct(high)}, "
-        f"{spread.df} df)"
+        f"{key}: a value's spread {_pct(spread.spread)} (90 % interval {_pct(low)} .. "
+        f"{_pct(high)}, {spread.df} df); a pair's worsening {_pct(pair.spread)} ({_pct(plow)} "
+        f".. {_pct(phigh)}, {pair.df} df); threshold {metric.margin * 100:g} %"
+        + ("" if metric.gates else " (reported beside the verdict)")
     )
-    title = "  the margin N pairs can bound, at the spread's upper bound (at the estimate):"
-    pairs = "  pairs   " + "".join(f"{r.pairs:>12}" for r in rows)
-    shown = "  margin  " + "".join(
-        f"{f'{_margin_text(r.margin)} ({_margin_text(r.at_estimate)})':>12}" for r in rows
+    title = (
+        "  the worsening N pairs call a regression 80 % of the time, at the paired spread's "
+        "upper bound (at the estimate); * too noisy there:"
+    )
+    pairs = "  pairs       " + "".join(f"{r.pairs:>17}" for r in rows)
+    shown = "  worsening   " + "".join(
+        f"{f'{_pct(r.detectable)} ({_pct(r.at_estimate)})' + ('*' if r.noisy else ''):>17}"
+        for r in rows
     )
     return [head, title, pairs, shown]
-
-
-def _margin_text(margin: float) -> str:
-    """A chosen margin, or `none` where no margin is powered at those pairs."""
-    return "none" if math.isinf(margin) else f"{margin:.0%}"
-
-
-def _unbounded(key: str, margin_pairs: int, rows: list[calibration.MarginRow]) -> str:
-    """Why a metric gets no margin in the file, and from how many pairs one would be bound."""
-    enough = [r.pairs for r in rows if not math.isinf(r.margin)]
-    from_pairs = f"from {enough[0]} pairs on" if enough else "not even at the most pairs shown"
-    return (
-        f"{key}: no margin is bounded at {margin_pairs} pairs (--margin-pairs) at the spread's "
-        f"upper bound: a worsening of twice it would not be found a regression 80 % of the time "
-        f"at this spread ({from_pairs}); the margins file leaves {key} out, so compare keeps "
-        "its shipped margin"
-    )
 
 
 def _margins_file(

@@ -1,7 +1,8 @@
 """`loadgate compare`: the gate between two stacks (charm sources or revisions, charm options,
 profiles), run interleaved in pairs on this machine, pairs added until every metric is settled
 (or `--repeats N` pairs); exit 1 on a regression (and on worse with `--fail-on worse`), 0 on
-none (and on worse), 3 when too noisy, 2 on bad input or a broken stack. `--replay ID` decides a
+none (and on worse), 3 when too noisy, 2 on bad input or a baseline stack that does not start
+(a candidate's that does not start is a regression, 1). `--replay ID` decides a
 recorded comparison again (`loadgate.capacity.compare.replay`). Its flags are read in
 `compare_input`; the driving is
 `loadgate.capacity.compare.driver`; the rule `loadgate.capacity.compare.rule` and `sequential`;
@@ -75,7 +76,8 @@ def register(sub: Subparsers) -> None:
         "each run on a fresh stack, adding pairs until every metric is settled (or the budget "
         "is spent), and say per metric what the bounds of the candidate's worsening show. "
         "Exit 0: no regression (or worse, unless --fail-on worse); 1: regression; 3: too "
-        "noisy; 2: bad input or a broken stack. Rule: " + rule.RULE,
+        "noisy; 2: bad input or a baseline stack that does not start (a candidate's: 1). Rule: "
+        + rule.RULE,
     )
     _add_side_flags(p)
     _add_plan_flags(p)
@@ -207,7 +209,7 @@ def _add_plan_flags(p: argparse.ArgumentParser) -> None:
         "--order",
         choices=run_order.ORDERS,
         default=run_order.DEFAULT_ORDER,
-        help="random (default: each pair after the first in an order drawn from the compare "
+        help="random (default: each pair, the first too, in an order drawn from the compare "
         "id, so a machine's drift cannot slow one side in every pair), ABAB, or ABBA (swap "
         "every other pair: cancels a linear drift)",
     )
@@ -304,7 +306,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except replaying.ReplayError as exc:
         raise UsageError(f"--replay: {exc}") from None
     metrics = with_margins(args, replaying.todays_metrics(record))
-    replayed = replaying.replay(results_root, record, metrics, args.fail_on)
+    try:
+        replayed = replaying.replay(results_root, record, metrics, args.fail_on)
+    except replaying.ReplayError as exc:
+        raise UsageError(f"--replay: {exc}") from None
     written = replaying.write_replay(results_root, replayed.replayed) if args.write else None
     print_replay(replayed.recorded, replayed.replayed, written)
     return replayed.replayed.exit_code

@@ -57,13 +57,15 @@ def _pct(value: float | None) -> str:
 
 
 def _bounds_text(d: MetricDecision) -> str:
-    """The bounds, with the confidence they hold with: every bound of the comparison together
-    (today's rule), or each alone (a record of the previous rule)."""
+    """The bounds, with the confidence they hold with: the comparison's lower bounds together,
+    and its upper bounds together (today's rule), or each alone (a record of the first rule)."""
     if d.lower is None or d.upper is None:
         return "—"
     text = f"{_pct(d.lower)} .. {_pct(d.upper)}"
+    if d.family is not None and not d.metric.gates:
+        return text + f"\n(beside: its own {d.family:.0%})"
     if d.family is not None:
-        return text + f"\n(all together {d.family:.0%})"
+        return text + f"\n(each side's together {d.family:.0%})"
     return text + (f"\n(each {d.confidence:.2%})" if d.confidence is not None else "")
 
 
@@ -183,6 +185,8 @@ def result_lines(record: CompareRecord) -> list[RenderableType]:
     lines += [Text(f"{d.metric.name}: {d.reason}") for d in record.decisions]
     if record.lost_records is not None:
         lines.append(Text(record.lost_records, style="bold red"))
+    if record.broken is not None:
+        lines.append(Text(record.broken, style="bold red"))
     lines += [Text(line, style="yellow") for line in _unsound_lines(record)]
     lines += [Text(f"note: {note}", style="yellow") for note in record.notes]
     lines.append(Text(f"rule: {record.rule}", style="dim"))
@@ -199,17 +203,22 @@ def _verdict_text(record: CompareRecord) -> str:
     by: dict[str, list[str]] = {}
     for d in record.decisions:
         name = d.metric.name
+        if not d.metric.gates:
+            by.setdefault("beside", []).append(f"{name} {d.decision}")
+            continue
         if d.decision == rule.WORSE:
-            below = d.upper is not None and d.upper < d.metric.margin
-            name += " (by less than its margin)" if below else " (not shown to reach its margin)"
+            name += " (estimated below its threshold)"
         by.setdefault(d.decision, []).append(name)
     words = {
-        rule.REGRESSION: "worse by at least its margin",
+        rule.REGRESSION: "regression",
         rule.WORSE: "worse beyond the noise",
         rule.TOO_NOISY: "too noisy",
         rule.NO_REGRESSION: "no regression",
+        "beside": "reported beside, deciding nothing",
     }
-    parts = [f"{words[k]}: {', '.join(by[k])}" for k in rule.DECISIONS if k in by]
+    parts = [f"{words[k]}: {', '.join(by[k])}" for k in (*rule.DECISIONS, "beside") if k in by]
+    if record.broken is not None:
+        parts.insert(0, "the candidate broke where the baseline measured")
     if record.lost_records is not None:
         parts.insert(0, "the candidate lost acknowledged records (whatever the bounds)")
     return text + (": " + "; ".join(parts) if parts else "")

@@ -108,14 +108,18 @@ def _decision_cells(d: MetricDecision) -> tuple[str, ...]:
         bounds = "-"
     else:
         bounds = f"[{d.lower * 100:+.1f}%, {d.upper * 100:+.1f}%]"
-        if d.family is not None:  # today's rule: every bound of the comparison together
-            bounds += f" all together at {d.family:.0%}"
+        if d.family is not None and not d.metric.gates:  # reported beside: its own 5 %
+            bounds += f" (beside the verdict: its own {d.family:.0%})"
+        elif d.family is not None:  # today's rule: each side's bounds of the comparison together
+            bounds += f" (lower bounds together at {d.family:.0%}, upper too)"
         elif d.confidence is not None:  # the previous rule: each bound alone
             bounds += f" at {d.confidence:.2%}"
     if d.decision in (TOO_NOISY, WORSE) and not d.settled and d.repeats_needed:
         more = f" (needs about {d.repeats_needed} pairs to settle)"
     else:
         more = f" (at {d.pairs} pairs)" if d.pairs is not None else ""
+    if not d.metric.gates:
+        more += ", reported beside"
     return (
         f"{d.metric.name} ({d.metric.unit}, {d.metric.better} is better)",
         _values(d.baseline),
@@ -144,6 +148,8 @@ def _comparison_para(c: CompareRecord) -> Para:
         text += " **A/A**: both sides ran the same stack (a calibration of the noise)."
     if c.lost_records is not None:
         text += f" **{c.lost_records}.**"
+    if c.broken is not None:
+        text += f" **{c.broken}.**"
     unsound = [f"{r.side} run {u.run_id}: {u.reason}" for r in c.runs for u in r.unsound]
     if unsound:
         text += f" Runs whose figures did not count (their values unknown): {'; '.join(unsound)}."

@@ -10,9 +10,12 @@ sides of recorded comparisons, with its uncertainty, and the margins N pairs can
   freedom (log-normal noise), so sigma lies in s * sqrt(df / chi2(1 - a/2, df)) ..
   s * sqrt(df / chi2(a/2, df)) with confidence 1 - a (`Spread.interval`, 90 %: its upper end
   is the one-sided 95 % bound the margins are chosen at, `margins`).
-- **The margins N pairs can bound**, N = 3..8 (`margin_rows`): `margins.chosen_margin` at the
-  spread's upper bound and at the confidence of the look that ends such a comparison
-  (`margins.confidence_at`), with the margin at the estimate beside it.
+- **The paired spread** (`paired`): the standard deviation of a pair's worsening, ln B - ln A,
+  pooled within comparisons (each one's deviations from its own mean): what the rule's bounds
+  use (a drift both runs of a pair share is not in it).
+- **What N pairs can tell**, N = 3..8 (`detect_rows`): the worsening a comparison of N pairs
+  calls a regression 80 % of the time (`margins.detectable`) at the paired spread's upper bound
+  and at the estimate, and whether it would be too noisy there.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from loadgate.capacity.compare.record import CompareRecord, side_values
 from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, Metric
 
 _INTERVAL = 2 * margins.SPREAD_LEVEL - 1  # 90 %: its upper end is the one-sided 95 % bound
-_PAIRS_SHOWN = tuple(range(3, 9))
+_PAIRS_SHOWN = tuple(range(2, 9))
 
 
 @dataclass(frozen=True)
@@ -78,30 +81,57 @@ def pooled(records: Sequence[CompareRecord], name: str) -> Spread | None:
     return Spread(math.sqrt(squares / df), df)
 
 
+def paired(records: Sequence[CompareRecord], name: str) -> Spread | None:
+    """The spread of a pair's worsening (ln B - ln A of each complete pair), pooled within
+    these comparisons: each one's deviations from its own mean (None: no comparison with two
+    complete pairs of it)."""
+    squares, df = 0.0, 0
+    for record in records:
+        a = side_values(record.runs, BASELINE, name)
+        b = side_values(record.runs, CANDIDATE, name)
+        diffs = [
+            math.log(y) - math.log(x)
+            for x, y in zip(a, b, strict=False)
+            if x is not None and y is not None and x > 0 and y > 0
+        ]
+        if len(diffs) < 2:
+            continue
+        mean = math.fsum(diffs) / len(diffs)
+        squares += math.fsum((d - mean) ** 2 for d in diffs)
+        df += len(diffs) - 1
+    if df == 0:
+        return None
+    return Spread(math.sqrt(squares / df), df)
+
+
 @dataclass(frozen=True)
-class MarginRow:
-    """The margin a comparison of `pairs` pairs can bound at a spread: at its upper bound (the
-    choice) and at the estimate (its sensitivity), with the confidence of the last look."""
+class DetectRow:
+    """What a comparison of `pairs` pairs can tell at a paired spread: the worsening it calls a
+    regression 80 % of the time (at the spread's upper bound, and at the estimate), and whether
+    it would be too noisy there, with the confidence of the last look."""
 
     pairs: int
     confidence: float
-    margin: float
+    detectable: float
     at_estimate: float
+    noisy: bool
 
 
-def margin_row(metric: Metric, spread: Spread, pairs: int, family: int) -> MarginRow:
+def detect_row(metric: Metric, spread: Spread, pairs: int, family: int) -> DetectRow:
     confidence = margins.confidence_at(metric, pairs, family)
-    return MarginRow(
+    df = float(spread.df + pairs - 1)
+    return DetectRow(
         pairs,
         confidence,
-        margins.chosen_margin(spread.upper, pairs, confidence),
-        margins.chosen_margin(spread.spread, pairs, confidence),
+        margins.detectable(metric, spread.upper, df, pairs, confidence),
+        margins.detectable(metric, spread.spread, df, pairs, confidence),
+        margins.noisy(metric, spread.upper, df, pairs, confidence),
     )
 
 
-def margin_rows(
+def detect_rows(
     metric: Metric, spread: Spread, family: int, pairs: Sequence[int] = _PAIRS_SHOWN
-) -> list[MarginRow]:
-    """The margins each number of pairs can bound at this spread, in a comparison of `family`
-    metrics."""
-    return [margin_row(metric, spread, n, family) for n in pairs]
+) -> list[DetectRow]:
+    """What each number of pairs can tell at this paired spread, in a comparison of `family`
+    gating metrics."""
+    return [detect_row(metric, spread, n, family) for n in pairs if n >= metric.min_pairs]

@@ -14,8 +14,10 @@ A metric a run could not measure is None in the record, never 0; so is a value m
 way than the comparison's earlier runs measured it (the collector's CPU from the kernel, then
 from Prometheus: two quantities, not one), and every value of a run that lost acknowledged
 records or whose ledger cannot say (the record lists those runs). A candidate that lost
-acknowledged records is a regression whatever the metrics say: the comparison stops after
-that pair (`decided`).
+acknowledged records, or that broke (a gating metric unknown where the baseline measured it), is
+a regression whatever the metrics say, and so, in a sequential plan, is any gating metric's
+regression at a look (final under the rule): the comparison stops after that pair (`decided`).
+A fixed number of repeats decides its metrics once, at the end.
 """
 
 from __future__ import annotations
@@ -155,6 +157,7 @@ class Drive:
                 outcome.refs,
                 sources,
                 outcome.unsound,
+                outcome.failures,
             )
         )
         self.outcomes.append(outcome)
@@ -230,7 +233,7 @@ def drive(
             longest = max(longest, now - pair_began)
             record = state.record()
             stop = seq.stop_reason(plan, record.decisions, pairs, now - began, longest)
-            if stop is None and record.candidate_lost:
+            if stop is None and _regression_final(record, plan):
                 stop = seq.DECIDED  # a regression whatever more pairs would say
             if on_pair:
                 on_pair(pairs, record)
@@ -264,6 +267,17 @@ def _run(
     write_record(record, results_root)
     if on_done:
         on_done(run, stack, outcome, record)
+
+
+def _regression_final(record: CompareRecord, plan: Plan) -> bool:
+    """Whether the comparison is a regression whatever more pairs would show: the candidate
+    lost acknowledged records or broke (any plan), or, in a sequential plan, a gating metric
+    is a regression at a look (final under the rule; a fixed plan decides once, at its end)."""
+    if record.candidate_lost or record.broken is not None:
+        return True
+    return plan.sequential and any(
+        d.metric.gates and d.decision == rule.REGRESSION for d in record.decisions
+    )
 
 
 def _partial_note(exc: BaseException, done: int, scheduled: int, sequential: bool) -> str:

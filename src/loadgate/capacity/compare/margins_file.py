@@ -14,9 +14,8 @@ The file is YAML, keyed by the `--metrics` keys:
     sources: [compare ids pooled]
     pairs: 4            # the pairs the margins are chosen for (what the budget fits)
     metrics:
-      saturation: {margin_percent: 20, spread: 0.0294, df: 38,
-                   spread_interval: [0.0248, 0.0363], margin_at_estimate_percent: 15,
-                   confidence: 0.98533}
+      saturation: {margin_percent: 5, paired_spread: 0.0338, paired_df: 17,
+                   spread: 0.0251, df: 34, spread_interval: [0.0213, 0.0309]}
 """
 
 from __future__ import annotations
@@ -53,6 +52,10 @@ class MarginEntry:
     spread_interval: tuple[float, float] | None = None  # 90 %, chi-square
     margin_at_estimate_percent: float | None = None  # the margin at the spread itself
     confidence: float | None = None  # of the bounds at the last look the margin is chosen for
+    # The spread of a pair's worsening (standard deviation of ln B - ln A within a comparison,
+    # pooled over comparisons) and its degrees of freedom: what the paired rule's bounds use.
+    paired_spread: float | None = None
+    paired_df: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"margin_percent": _number(self.margin_percent)}
@@ -66,6 +69,10 @@ class MarginEntry:
             out["margin_at_estimate_percent"] = _number(self.margin_at_estimate_percent)
         if self.confidence is not None:
             out["confidence"] = round(self.confidence, 5)
+        if self.paired_spread is not None:
+            out["paired_spread"] = round(self.paired_spread, 5)
+        if self.paired_df is not None:
+            out["paired_df"] = self.paired_df
         return out
 
 
@@ -100,10 +107,18 @@ class MarginsFile:
             "metrics": {key: entry.to_dict() for key, entry in self.metrics.items()},
         }
         head = (
-            "# loadgate margins: the smallest worsening each metric's comparison counts, and the\n"
-            "# spread it was chosen from (loadgate calibrate; docs/manual/compare.md).\n"
+            "# loadgate margins: the smallest worsening each metric's comparison counts (its\n"
+            "# threshold) and the spreads measured (loadgate calibrate; docs/manual/compare.md).\n"
         )
         return head + yaml.safe_dump(data, sort_keys=False, width=100)
+
+    def paired_spreads(self) -> dict[str, tuple[float, int]]:
+        """Metric name -> (spread of a pair's worsening, its degrees of freedom), where known."""
+        return {
+            values.METRIC_KEYS[k].name: (e.paired_spread, e.paired_df)
+            for k, e in self.metrics.items()
+            if e.paired_spread is not None and e.paired_df
+        }
 
     def margins(self) -> dict[str, float]:
         """Metric name -> relative margin."""
@@ -141,10 +156,17 @@ def shipped() -> MarginsFile:
 def apply(
     metrics: Sequence[Metric], margins: MarginsFile | Mapping[str, float]
 ) -> tuple[Metric, ...]:
-    """The metrics with the margins the file (or metric name -> margin) gives; those it does
-    not name keep theirs."""
+    """The metrics with the thresholds the file (or metric name -> threshold) gives, and the
+    file's paired spreads; those it does not name keep theirs."""
     by_name = margins.margins() if isinstance(margins, MarginsFile) else dict(margins)
-    return tuple(replace(m, margin=by_name.get(m.name, m.margin)) for m in metrics)
+    spreads = margins.paired_spreads() if isinstance(margins, MarginsFile) else {}
+    out: list[Metric] = []
+    for m in metrics:
+        m = replace(m, margin=by_name.get(m.name, m.margin))
+        if m.name in spreads:
+            m = replace(m, paired_spread=spreads[m.name][0], paired_df=spreads[m.name][1])
+        out.append(m)
+    return tuple(out)
 
 
 def machine() -> dict[str, Any]:

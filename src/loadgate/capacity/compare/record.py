@@ -64,9 +64,10 @@ class Side:
 @dataclass(frozen=True)
 class Pressure:
     """The rate of the pressure runs (p99 and CPU per 1,000 records under pressure): a fraction
-    of the baseline's saturation throughput, set once per comparison."""
+    of the first saturation throughput the comparison measured (either side's), set once per
+    comparison."""
 
-    fraction: float | None  # of the baseline's saturation throughput (None: a rate was given)
+    fraction: float | None  # of the first saturation throughput (None: a rate was given)
     rate_per_min: int
     saturation_per_min: float | None  # the saturation it was set from (None: given by a flag)
     set_by: str  # the saturation run it was set from, or the flag that gave it
@@ -89,8 +90,8 @@ class Pressure:
         if self.fraction is None or self.saturation_per_min is None:
             return f"pressure rate {self.rate_per_min:,}/min (given by {self.set_by})"
         return (
-            f"pressure rate {self.rate_per_min:,}/min: {self.fraction:g} x the baseline's "
-            f"saturation {self.saturation_per_min:,.0f}/min ({self.set_by})"
+            f"pressure rate {self.rate_per_min:,}/min: {self.fraction:g} x the first "
+            f"saturation measured, {self.saturation_per_min:,.0f}/min ({self.set_by})"
         )
 
 
@@ -110,6 +111,8 @@ class RepeatRecord:
     sources: dict[str, str] = field(default_factory=dict[str, str])
     # The runs of this repeat that lost acknowledged records or whose ledger cannot say.
     unsound: tuple[Unsound, ...] = ()
+    # What broke in this repeat: its stack did not start, a run failed or failed its gates.
+    failures: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +124,7 @@ class RepeatRecord:
             "refs": list(self.refs),
             "sources": dict(self.sources),
             "unsound": [u.to_dict() for u in self.unsound],
+            **({"failures": list(self.failures)} if self.failures else {}),
         }
 
     @classmethod
@@ -175,6 +179,27 @@ class CompareRecord:
             return None
         where = "; ".join(f"{u.reason.removeprefix('it ')} in {u.run_id}" for u in lost)
         return f"lost records: the candidate {where}: a regression whatever the metrics say"
+
+    @property
+    def broken(self) -> str | None:
+        """What broke on the candidate where the baseline measured (None: nothing): the gating
+        metrics it left unknown, by pair, with the failures of its runs in those pairs."""
+        pairs = sorted({p for d in self.decisions if d.metric.gates for p in d.broken_pairs})
+        if not pairs or self.recorded:
+            return None
+        parts: list[str] = []
+        for pair in pairs:
+            left = [d.metric.name for d in self.decisions
+                    if d.metric.gates and pair in d.broken_pairs]  # fmt: skip
+            why = [w for r in self.runs if r.side == CANDIDATE and r.repeat == pair
+                   for w in r.failures]  # fmt: skip
+            text = f"pair {pair}: {', '.join(left)} unknown"
+            parts.append(text + (f" ({'; '.join(why)})" if why else ""))
+        return (
+            "broken candidate: it left metrics the baseline measured unknown: "
+            + "; ".join(parts)
+            + ": a regression whatever the others say"
+        )
 
     @property
     def verdict(self) -> str:

@@ -2,19 +2,23 @@
 the runs its metrics need, in this order, and the stack stopped (always, also on Ctrl-C):
 
 1. a saturation run (`--saturate`'s offered load and gates: `saturating`), for `saturation`,
-   and on the first baseline repeat for the pressure rate when it is not given (from the
-   baseline's saturation, or from what it carried when it took everything offered);
+   and on the comparison's first run for the pressure rate when it is not given (from its
+   saturation, or from what it carried when it took everything offered: the first pair's order
+   is drawn too, so either side may set it);
 2. a pressure run at the pressure rate, for `pressure-p99` and `pressure-cpu`. The rate is
-   `fraction` x the first baseline saturation the comparison measured (`Pressure`, set once
-   and recorded), so both sides run at the same rate; the run takes the saturation run's VUs,
+   `fraction` x the first saturation the comparison measured (`Pressure`, set once and
+   recorded), so both sides run at the same rate; the run takes the saturation run's VUs,
    pre-allocated, so k6 never starts VUs while it measures;
 3. a run at the fixed `--rate`, for `p99` and `cpu`;
 4. a capacity search, for `capacity`.
 
-A run that fails contributes None for its metrics, with a note; so does a run that lost records
-k6 saw acknowledged, or whose ledger cannot be checked (unsound: values.unsound), which the
-outcome lists (`unsound`) and which sets no pressure rate. A stack that does not start aborts
-the comparison (AbortedError: the same side would fail again).
+A run that fails contributes None for its metrics, with a note and a failure; so does a run
+that failed its gates (values.failed_gates: not a measurement of speed), and a run that lost
+records k6 saw acknowledged, or whose ledger cannot be checked (unsound: values.unsound), which
+the outcome lists (`unsound`) and which sets no pressure rate. A candidate stack that does not
+start is the candidate's failure (every value unknown: the rule calls a candidate that leaves a
+metric unknown where the baseline measured it a regression); a baseline stack that does not
+start aborts the comparison (AbortedError: nothing to compare with).
 """
 
 from __future__ import annotations
@@ -68,6 +72,8 @@ class RepeatOutcome:
     sources: dict[str, str] = field(default_factory=dict[str, str])
     pressure: Pressure | None = None
     unsound: tuple[Unsound, ...] = ()
+    # What broke: a stack that did not start, a run that failed, a run that failed its gates.
+    failures: tuple[str, ...] = ()
 
 
 class RunOne(Protocol):
@@ -139,6 +145,7 @@ class _Tally:
     verdicts: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     bottleneck: str | None = None
     unsound: list[Unsound] = field(default_factory=list[Unsound])
+    failures: list[str] = field(default_factory=list[str])
 
     def ran(self, kind: str, result: results.RunResult) -> bool:
         """Take a run's verdict and notes; whether its figures count (False: it is unsound,
@@ -148,6 +155,8 @@ class _Tally:
             self.bottleneck = cv.bottleneck_summary(result.bottleneck)
         self.notes.extend(f"incomplete: {p}" for p in result.problems)
         self.notes.extend(cv.machine_note(result))
+        if (failed := cv.failed_gates(result)) is not None:
+            self.failures.append(f"the {kind} run {result.run_id}: {failed}")
         bad = cv.unsound(result)
         if bad is None:
             return True
@@ -179,6 +188,7 @@ class _Tally:
         return RepeatOutcome(
             self.values, self.refs[0] if self.refs else None, verdict, tuple(self.notes),
             tuple(self.refs), self.bottleneck, dict(self.sources), pressure, tuple(self.unsound),
+            tuple(self.failures),
         )  # fmt: skip
 
 
@@ -231,9 +241,9 @@ class LocalRepeats:
     def _pressured(self) -> bool:
         return self._wants(*cv.PRESSURE_METRICS)
 
-    def _saturates(self, run: ScheduledRun) -> bool:
-        """A saturation run: for its metric, or for the pressure rate (a baseline's, once)."""
-        needs_rate = self._pressured and self.pressure is None and run.side == BASELINE
+    def _saturates(self) -> bool:
+        """A saturation run: for its metric, or for the pressure rate (the first run's, once)."""
+        needs_rate = self._pressured and self.pressure is None
         return self._wants(rule.SATURATION.name) or needs_rate
 
     def _phase(self, text: str) -> None:
@@ -265,12 +275,25 @@ class LocalRepeats:
         return replace(base, run_id=run_id, labels=labels)
 
     def __call__(self, run: ScheduledRun, stack: ComparedStack) -> RepeatOutcome:
-        run_id = run_id_for(self.compare_id, run)
+        """The repeat's runs on a fresh stack of the side. A candidate stack that does not
+        start is the candidate's failure (its values unknown: a broken candidate); a baseline's
+        aborts the comparison (AbortedError)."""
         tally = _Tally({m.name: None for m in self.metrics})
+        try:
+            return self._measure(run, stack, tally)
+        except AbortedError as exc:
+            if run.side == BASELINE:
+                raise
+            tally.failures.append(str(exc))
+            tally.notes.append(f"{exc}: its metrics unknown")
+            return tally.outcome(self.pressure)
+
+    def _measure(self, run: ScheduledRun, stack: ComparedStack, tally: _Tally) -> RepeatOutcome:
+        run_id = run_id_for(self.compare_id, run)
         with self._stack(stack, run_id) as info:
             target = self.open_target(info)
             try:
-                if self._saturates(run):
+                if self._saturates():
                     self._saturation(run, saturation_id_for(run_id), target, tally)
                 if self._pressured:
                     self._pressure(run, pressure_id_for(run_id), target, tally)
@@ -309,6 +332,7 @@ class LocalRepeats:
             )
         except (runner.RunError, QueryError) as exc:
             tally.notes.append(f"the {what} run failed, its metrics unknown: {exc}")
+            tally.failures.append(f"the {what} run {spec.run_id} failed: {exc}")
             return None
 
     def _saturation(self, run: ScheduledRun, run_id: str, target: Target, tally: _Tally) -> None:
@@ -320,20 +344,19 @@ class LocalRepeats:
         tally.notes.extend(notes)
         if self._wants(rule.SATURATION.name):
             tally.values[rule.SATURATION.name] = value
-        if self.pressure is None and run.side == BASELINE:
+        if self.pressure is None:
             if value is not None:
                 self.pressure = _pressure_for(value, self.pressure_fraction, run_id)
             elif (bound := took_at_least(result)) is not None:
-                # A baseline that took everything offered carries the fraction of that lower
+                # A stack that took everything offered carries the fraction of that lower
                 # bound at most at the fraction of its limit: pressure enough to compare.
-                set_by = f"{run_id}, a lower bound: the baseline took all it was offered"
+                set_by = f"{run_id}, a lower bound: the {run.side} took all it was offered"
                 self.pressure = _pressure_for(bound, self.pressure_fraction, set_by)
 
     def _pressure(self, run: ScheduledRun, run_id: str, target: Target, tally: _Tally) -> None:
         if self.pressure is None:
             tally.notes.append(
-                "no pressure run: the pressure rate is not set yet (no baseline saturation "
-                "measured so far)"
+                "no pressure run: the pressure rate is not set yet (no saturation measured so far)"
             )
             return
         vus = (self.saturate_spec or saturating(self.spec)).vus

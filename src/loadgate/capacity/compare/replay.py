@@ -6,9 +6,10 @@ margins, from its runs' own records. Reads files; writes only when asked (`write
   pressure run's p99 and CPU, the fixed-rate run's, the search's knee; every value of a run
   that lost acknowledged records or whose ledger cannot say unknown, the run listed as
   unsound), and taken as the driver takes them (`driver.taken_values`: non-positive or of
-  another source is unknown). A run whose record is missing or unreadable keeps the value
-  compare.json holds, said in a note; a value that reads differently from the recorded one is
-  noted with both.
+  another source is unknown). A run whose record is missing or unreadable refuses the replay
+  (ReplayError naming it): a recorded value cannot be checked again (a record of format 1 lists
+  no unsound runs, and none lists the runs that failed their gates); a value that reads
+  differently from the recorded one is noted with both.
 - **The metrics** are today's table's (`rule.METRICS`) of the recorded names, with the recorded
   unit and resolution; their margins are the caller's (the shipped margins file, `--margins-file`,
   `--margins`).
@@ -101,7 +102,8 @@ def replay(
         where += f", {run.ref})" if run.ref else ")"
         values, sources, more = taken_values(metrics, outcome, first_sources)
         notes += [f"{where}: {n}" for n in (*outcome.notes, *more)]
-        runs.append(replace(run, values=values, sources=sources, unsound=outcome.unsound))
+        runs.append(replace(run, values=values, sources=sources, unsound=outcome.unsound,
+                            failures=outcome.failures))  # fmt: skip
     plan = record.plan or seq.Plan.fixed(max(record.repeats, 1))
     pairs = _complete_pairs(runs)
     stop_at, stopped = pairs, record.stopped
@@ -166,12 +168,13 @@ def _reread(
     results_root: Path, compare_id: str, run: RepeatRecord, metrics: tuple[Metric, ...]
 ) -> RepeatOutcome:
     """The run's values read again from its records, as the live repeat read them; a record
-    that cannot be read leaves the recorded values, with a note."""
+    that is missing or cannot be read raises ReplayError naming it."""
     run_id = run_id_for(compare_id, ScheduledRun(run.position, run.side, run.repeat))
     wanted = {m.name for m in metrics}
     found: dict[str, float | None] = {}
     sources: dict[str, str] = {}
     notes: list[str] = []
+    failures: list[str] = []
     unsound = {u.run_id: u for u in run.unsound}  # as recorded, for runs not read again
     for ref in run.refs or ((run.ref,) if run.ref else ()):
         try:
@@ -181,9 +184,14 @@ def _reread(
                 continue
             result = _result(results_root, ref)
         except ReplayError as exc:
-            notes.append(f"{exc}: its recorded values are kept")
-            continue
+            raise ReplayError(
+                f"{exc}: a replay reads every run's record again (today's soundness and gate "
+                "checks need it; a recorded value alone cannot be checked); loadgate calibrate "
+                "--from reads recorded values"
+            ) from None
         bad = cv.unsound(result)  # a run whose figures do not count gives unknown values
+        if (failed := cv.failed_gates(result)) is not None:
+            failures.append(f"the run {ref}: {failed}")
         unsound.pop(ref, None)
         if bad is not None:
             unsound[ref] = bad
@@ -214,7 +222,7 @@ def _reread(
     sources = {k: v for k, v in sources.items() if k in wanted}
     return RepeatOutcome(
         values, ref=run.ref, notes=tuple(notes), refs=run.refs, sources=sources,
-        unsound=tuple(unsound.values()),
+        unsound=tuple(unsound.values()), failures=tuple(failures),
     )  # fmt: skip
 
 

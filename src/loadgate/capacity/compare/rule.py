@@ -1,52 +1,57 @@
 """The comparison rule: is the candidate worse than the baseline, beyond the noise of repeats,
-and by how much? Every outcome says what its bounds show, and no more.
+and by more than a worsening that counts? Every outcome says what its bounds show, and no more.
 
-Baseline (A) and candidate (B) run interleaved on one machine, in pairs (`schedule`), so slow
-drift of the machine falls on both sides. The metrics, their margins and the pairs before each
-may be decided are one table here (`METRICS`; the default compare's margins come from the
-margins file `loadgate calibrate` writes: margins_file, data/margins.yaml). Each metric gets
-bounds per look (`decide`); how many pairs run and at which confidence each look bounds (a fixed
-number of repeats: one look; pairs added until every metric is settled: a share of the error
-per look) is `sequential`.
+Baseline (A) and candidate (B) run in pairs on one machine (`run_order`: each pair's order
+drawn, the first's too), so what drifts over a comparison falls on both runs of a pair. The
+metrics, their thresholds and calibrated spreads are one table here (`METRICS`; the default
+compare's come from the margins file `loadgate calibrate` writes: margins_file,
+data/margins.yaml). How many pairs run and at which confidence each look bounds is
+`sequential`.
 
-- Values are positive; the rule works on their logarithms, so a change is a ratio and noise is
-  a coefficient of variation. d is the candidate's worsening, mean(ln B) - mean(ln A) for a
-  metric where lower is better, mean(ln A) - mean(ln B) where higher is better; its relative
-  size is exp(d) - 1 (+10 % means 10 % worse).
-- Each side's variance s^2 is its sample variance, at least r^2/3 where r = ln(1 + resolution):
-  a value known only within +-resolution (a capacity from a search at +-5 %) is never more
-  exact than a uniform error over that range, even when the repeats agree.
-- Welch: se = sqrt(s_A^2/n_A + s_B^2/n_B), Welch-Satterthwaite degrees of freedom, t the
-  one-sided quantile of Student's t at the look's confidence c; the bounds
-  L = d - t*se and U = d + t*se.
-- **The error is the comparison's** (`ALPHA`, 5 %): K metrics compared share it equally
-  (Bonferroni: alpha/K each), and each metric spends its share over its looks (`sequential`,
-  `spending`). By the union bound, the chance that any lower bound of any metric at any look
-  lies above the true worsening is at most 5 % (so is the chance that an A/A comparison says
-  worse, or regression), and likewise for the upper bounds.
-- With m = ln(1 + margin), the minimum practical effect (the table's margin), per metric:
-  - **regression** when L >= m: the bounds show it worse by at least the margin;
-  - **worse** when 0 < L < m: worse beyond the noise, not shown to reach the margin; when
-    U < m too, "worse, by less than the margin";
-  - **no regression** when L <= 0 and U < m: any worsening is below the margin, and none is
-    shown;
-  - **too noisy** when L <= 0 and U >= m (or a side has fewer than 2 measured values): the
-    bounds show neither. The repeats that would decide are the smallest n per side for which
-    t*se, at the observed (floored) variances, would be at most m/2 (an estimate: with 3
-    repeats the observed spread is itself uncertain).
-- Overall (`overall`): regression if any metric is (and, in the record, when a candidate run
-  lost acknowledged records: record.CompareRecord.lost_records); else worse if any; else too
-  noisy if any; else no regression. Exit codes (`exit_code`): 0 no regression, and worse unless
-  `--fail-on worse`; 1 regression, and worse with `--fail-on worse`; 3 too noisy (2 is the
-  command line's bad input or broken stack).
+- **Paired, on logarithms.** A pair's worsening is d_i = ln B_i - ln A_i where lower is better,
+  ln A_i - ln B_i where higher is better; the estimate d is their mean. A drift both runs of a
+  pair share cancels in d_i. The worsening is printed in the metric's own terms (`worsening`):
+  exp(d) - 1 where lower is better (+10 %: 10 % slower), 1 - exp(-d) where higher is better
+  (+10 %: 10 % less throughput).
+- **The spread of d_i** is the calibrated one (`Metric.paired_spread`, measured by `loadgate
+  calibrate` over many comparisons: tens of degrees of freedom) pooled with this comparison's
+  own (n - 1 degrees of freedom): s^2 = (df_c s_c^2 + (n-1) s_o^2) / (df_c + n - 1), raised to
+  s_o^2 when that is more (never less noise than the comparison shows). When the
+  comparison's own spread is beyond what the calibrated one explains (an F test at 90 %: today's
+  machine is noisier), its own spread alone is used, said in the reason. Never below the floor:
+  each value known within its resolution (a search's +-5 %: a uniform error) and at least
+  `MIN_SPREAD`, so identical values never give bounds of zero width. Without a calibrated spread
+  the comparison's own is used (2 pairs at least).
+- **Bounds**: L, U = d -/+ t(c, df) * s / sqrt(n), each one-sided at the look's confidence c.
+- **The error is the comparison's** (`ALPHA`, 5 %): the K gating metrics share it (alpha/K
+  each), each share spent over its looks (`sequential`). By the union bound the lower bounds of
+  all looks of all metrics hold together with at least 95 %, and so do the upper bounds (the
+  two together: at least 90 %). A metric reported beside the verdict (`Metric.gates` False: the
+  pressure p99 by default) has its own 5 % and decides nothing.
+- **The threshold** (`Metric.margin`, the practical threshold: the smallest worsening that
+  counts; m its logarithm), per metric, in this order:
+  - **regression** when a pair's candidate left the metric unknown where its baseline measured
+    it (a broken candidate: it did not start a run, a run failed or failed its gates), or when
+    L > 0 and d >= m: worse beyond the noise, and by an estimated threshold or more;
+  - **worse** when L > 0 and d < m: worse beyond the noise, estimated below the threshold;
+  - **too noisy** with fewer values than a decision needs, or when L <= 0 and U >= 2m: no
+    worsening shown, and one of twice the threshold not ruled out;
+  - **no regression** when L <= 0 and U < 2m: no worsening shown, and none of twice the
+    threshold (settled, and "none of the threshold", when U < m).
+- **Overall** (`overall`) over the gating metrics, in this order: regression if any (and, in the
+  record, a candidate run that lost acknowledged records, or a candidate stack or run that broke:
+  record.CompareRecord); else too noisy if any; else worse if any; else no regression. An
+  undecided metric is never hidden by another's "worse". Exit codes (`exit_code`): 0 no
+  regression, and worse unless `--fail-on worse`; 1 regression, and worse with `--fail-on
+  worse`; 3 too noisy (2 is the command line's bad input or broken baseline).
 
-Why this rule: with N as small as 3, a rank test cannot reach 95 % (3 against 3 gives at best
-p = 0.05), while Welch's interval uses the spread it sees and widens honestly with few repeats.
-Deciding on the bounds alone (not on the estimate) makes every sentence printed true of them:
-the earlier rule called "regression" an estimate past the margin with L > 0, and "no
-regression" bounds of +23 % .. +59 % under a 60 % margin. Bonferroni over metrics rather than
-a joint test: it needs no model of how the metrics of one run move together (p99 and CPU come
-from the same run); at three metrics it makes a 4-pair comparison's bounds about 1.3x wider.
+Why this rule (issue 38): the previous one called a regression only when the lower bound reached
+a margin, 20 % for throughput and CPU, so a real 10 % loss read "too noisy". A practical
+threshold on the estimate with a lower bound above 0 is how an equivalence-minded gate fails a
+worsening it can see: a true worsening of twice the threshold is a regression most of the time,
+one below it passes most of the time, and identical stacks are called worse at most 5 % of the
+time whatever the threshold. The calibrated spread gives the bounds the degrees of freedom a
+4-pair comparison cannot have alone; pairing lets a drift both sides share cancel.
 benchmarks/compare_simulation.py measures the default plan's errors and power.
 """
 
@@ -66,6 +71,8 @@ WORSE = "worse"
 NO_REGRESSION = "no-regression"
 TOO_NOISY = "too-noisy"
 DECISIONS = (REGRESSION, WORSE, NO_REGRESSION, TOO_NOISY)
+# `overall`'s order: the first found among the gating metrics' decisions is the verdict.
+PRECEDENCE = (REGRESSION, TOO_NOISY, WORSE)
 # `--fail-on`: the least outcome that fails (exit 1).
 FAIL_ON = (REGRESSION, WORSE)
 DEFAULT_FAIL_ON = REGRESSION
@@ -79,25 +86,34 @@ LOWER = "lower"
 BASELINE = "baseline"
 CANDIDATE = "candidate"
 
-ALPHA = 0.05  # the comparison's: shared by its metrics, each share spent over its looks
+ALPHA = 0.05  # the comparison's: shared by its gating metrics, each share spent over its looks
 CONFIDENCE = 1 - ALPHA  # one metric, one look: each bound one-sided at 95 %
+# No figure of a run is known better than this (a standard deviation of log values): the floor
+# of every spread, so that identical values never give bounds of zero width.
+MIN_SPREAD = 0.01
+# The comparison's own spread replaces the calibrated one when it is beyond it at this level.
+_NOISIER_LEVEL = 0.90
+# Too noisy: no worsening shown, and the upper bound at this many thresholds or more.
+NOISY_WIDTH = 2.0
 
 RULE = (
-    "Per metric, on log values (d = the candidate's mean worsening, exp(d)-1 relative): "
-    "variances floored at ln(1+resolution)^2/3; Welch standard error and degrees of freedom; "
-    "L, U = d -/+ t(c, df) * se at each look's one-sided confidence c; m = ln(1+margin). "
-    "Family-wise: the 5 % is the comparison's, alpha/K for each of K metrics, spent over its "
-    "looks (O'Brien-Fleming's curve at pairs / max pairs; the last look of a comparison its "
-    "budget or its most pairs ends takes what is left; a fixed number of repeats: one look at "
-    "1 - 0.05/K); a metric's bounds are the highest L and the lowest U of its looks. "
-    "Regression if L >= m; worse if 0 < L < m (by less than the margin if U < m too); no "
-    "regression if L <= 0 and U < m; too noisy if L <= 0 and U >= m (also with fewer than 2 "
-    "values a side), with the repeats per side that would make t * se <= m/2 at the observed "
-    "spread. A metric is settled (final) at its first look with a regression or U < m; pairs "
-    "are added until every metric is settled. Overall: a candidate run that lost acknowledged "
-    "records, or any regression -> regression (exit 1); else any worse -> worse (exit 0, or 1 "
-    "with --fail-on worse); else any too noisy -> too noisy (exit 3); else no regression (exit "
-    "0)."
+    "Per metric, paired on log values: d_i = the candidate's worsening in pair i, d their mean "
+    "(printed as exp(d)-1 where lower is better, 1-exp(-d) where higher is better); the spread "
+    "of d_i the calibrated one pooled with the comparison's own and at least its own (its own "
+    "alone, on its own df, when an F test at 90 % shows it noisier), at least the floor "
+    "(resolution, 1 %); L, U = d -/+ t(c, df) * s/sqrt(n) at each look's one-sided confidence "
+    "c; m = the threshold's logarithm. "
+    "Family-wise: the 5 % is the comparison's, alpha/K for each of K gating metrics, spent over "
+    "its looks (O'Brien-Fleming's curve at pairs / max pairs; the last look of a comparison its "
+    "budget or its most pairs ends takes what is left): every lower bound holds together with "
+    "95 %, every upper bound too (both: at least 90 %). Regression if the candidate left the "
+    "metric unknown in a pair where the baseline measured it, or L > 0 and d >= m; worse if L "
+    "> 0 and d < m; too noisy with too few values, or L <= 0 and U >= 2m; else no "
+    "regression. Settled at a regression or U < m. Overall, over the gating metrics: a "
+    "candidate that lost acknowledged records or broke, or any regression -> regression (exit "
+    "1); else any too noisy -> too noisy (exit 3); else any worse -> worse (exit 0, or 1 with "
+    "--fail-on worse); else no regression (exit 0). A metric that does not gate (the pressure "
+    "p99) is reported beside, at its own 5 %."
 )
 
 
@@ -105,11 +121,19 @@ RULE = (
 class Metric:
     name: str
     better: str = field(metadata=f.one_of((HIGHER, LOWER), f"{HIGHER} or {LOWER}"))
-    margin: float  # minimum practical effect, relative (0.05: 5 %)
+    # The practical threshold: the smallest worsening that counts, relative in the metric's own
+    # terms (0.05: 5 % slower where lower is better, 5 % less where higher is better).
+    margin: float
     unit: str
     resolution: float = 0.0  # relative half-width of one value's measurement (search precision)
     # A sequential comparison decides this metric only from this many pairs on (its first look).
     min_pairs: int = 2
+    # The calibrated spread of a pair's worsening (standard deviation of d_i) and its degrees
+    # of freedom (`loadgate calibrate`); None: the comparison's own spread alone.
+    paired_spread: float | None = None
+    paired_df: int = 0
+    # Whether the metric decides the verdict (False: reported beside it, at its own 5 %).
+    gates: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         # Records of the previous rule may hold "guard" (a metric that counted only when it
@@ -122,27 +146,47 @@ class Metric:
             "unit": self.unit,
             "resolution": f.real(self.resolution),
             "min_pairs": self.min_pairs,
+            "paired_spread": f.real(self.paired_spread),
+            "paired_df": self.paired_df,
+            "gates": self.gates,
         }
 
     @classmethod
     def from_dict(cls, data: object, where: str = "metric") -> Metric:
         return f.read(cls, data, where)
 
+    @property
+    def log_threshold(self) -> float:
+        """m: the threshold as a worsening in logarithms (a drop of 5 % where higher is better
+        is ln(1/0.95), a rise of 5 % where lower is better ln(1.05))."""
+        if self.better == HIGHER:
+            return -math.log1p(-min(self.margin, 0.999999))
+        return math.log1p(self.margin)
 
-# The metrics: one table holding each one's margin (the smallest worsening that counts: the
-# "minimum practical effect") and the pairs before a sequential comparison may decide it. The
-# minimum pairs are 2 (the fewest that show a spread) and 3 for the pressure p99 (a tail at one
-# rate). The margins of the default metrics (saturation, pressure p99, pressure CPU) are those
-# of the margins file shipped as package data (data/margins.yaml, which `loadgate calibrate`
-# writes: the spreads behind them, their degrees of freedom, how they were measured); the
-# command line reads that file, and tests/unit/test_compare_calibrate.py ties these three to
-# it. The others keep the first rule's margins (issue 11: 5 % for throughput and CPU, 10 % for
-# a p99). The history of the numbers is in docs/design-notes.md and docs/measurements.md.
+    def worsening(self, log_worsening: float) -> float:
+        """A worsening in logarithms as the relative change it is in the metric's terms."""
+        x = min(log_worsening, 700.0)  # held finite: a bound at 99.99 % with 1 df is huge
+        if self.better == HIGHER:
+            return -math.expm1(-max(x, -700.0))
+        return math.expm1(x)
+
+
+# The metrics: one table holding each one's threshold (the smallest worsening that counts) and
+# the pairs before a sequential comparison may decide it. The thresholds and calibrated spreads
+# of the default metrics (saturation, pressure CPU, pressure p99) are those of the margins file
+# shipped as package data (data/margins.yaml, which `loadgate calibrate` writes); the command
+# line reads that file, and tests/unit/test_compare_calibrate.py ties these to it. The pressure
+# p99 is reported beside the verdict: its run-to-run spread (17 % a value) is too wide for a
+# 4-pair comparison to gate a worsening of a few percent. The history of the numbers is in
+# docs/design-notes.md and docs/measurements.md.
 #
-#   name                               better  margin  unit           min pairs
-SATURATION = Metric("saturation_per_min", HIGHER, 0.20, "records/min", min_pairs=2)
-PRESSURE_P99 = Metric("pressure_p99_ms", LOWER, 1.90, "ms", min_pairs=3)
-PRESSURE_CPU = Metric("pressure_cpu_s_per_1000_records", LOWER, 0.20, "CPU s", min_pairs=2)
+#   name                               better  threshold unit        min pairs
+SATURATION = Metric("saturation_per_min", HIGHER, 0.05, "records/min", min_pairs=2,
+                    paired_spread=0.0338, paired_df=17)  # fmt: skip
+PRESSURE_P99 = Metric("pressure_p99_ms", LOWER, 0.10, "ms", min_pairs=3, paired_spread=0.28343,
+                      paired_df=17, gates=False)  # fmt: skip
+PRESSURE_CPU = Metric("pressure_cpu_s_per_1000_records", LOWER, 0.05, "CPU s", min_pairs=2,
+                      paired_spread=0.05017, paired_df=17)  # fmt: skip
 PRESSURE_CPU_K6 = Metric("pressure_cpu_per_k6_cpu", LOWER, 0.05, "per k6 CPU s", min_pairs=2)
 CAPACITY = Metric("capacity_per_min", HIGHER, 0.05, "records/min", min_pairs=2)
 P99_AT_RATE = Metric("p99_ms", LOWER, 0.10, "ms", min_pairs=2)
@@ -169,8 +213,9 @@ def cpu_per_1000(
 
 @dataclass(frozen=True)
 class MetricDecision:
-    """One metric's decision. `change` is the candidate's estimated relative worsening (+0.10:
-    10 % worse), `lower` and `upper` its bounds, each one-sided; means are geometric."""
+    """One metric's decision. `change` is the candidate's estimated relative worsening in the
+    metric's terms (+0.10: 10 % slower, or 10 % less throughput), `lower` and `upper` its
+    bounds, each one-sided; means are geometric."""
 
     metric: Metric
     decision: str = field(metadata=f.one_of(DECISIONS))
@@ -182,16 +227,18 @@ class MetricDecision:
     lower: float | None
     upper: float | None
     df: float | None
-    repeats_needed: int | None  # pairs (repeats a side) that would decide, at the spread seen
+    repeats_needed: int | None  # pairs that would decide, at the spread seen
     reason: str
     confidence: float | None = None  # one-sided, of each bound at the look decided (or last)
     pairs: int | None = None  # the pairs the decision rests on (a sequential one: its look)
     looks: int | None = None  # the looks a sequential comparison may take at this metric
-    # Regression, or the upper bound below the margin: no later look changes it.
+    # Regression, or the upper bound below the threshold: no later look changes it.
     settled: bool = False
-    # The confidence with which every bound of the comparison holds together (1 - ALPHA);
-    # None in records of the previous rule, whose 5 % was each metric's.
+    # The confidence with which the comparison's lower bounds hold together (1 - ALPHA), and
+    # so do its upper bounds; None in records of the first rule, whose 5 % was each metric's.
     family: float | None = None
+    # The pairs whose candidate left the metric unknown where the baseline measured it.
+    broken_pairs: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -210,8 +257,9 @@ class MetricDecision:
             "confidence": f.real(self.confidence),
             "pairs": self.pairs,
             "looks": self.looks,
-            # A decision of the previous rule (no family) is written back as it was read.
+            # A decision of the first rule (no family) is written back as it was read.
             **({} if self.family is None else {"settled": self.settled, "family": self.family}),
+            **({"broken_pairs": list(self.broken_pairs)} if self.broken_pairs else {}),
         }
 
     @classmethod
@@ -225,28 +273,34 @@ def _pct(x: float) -> str:
 
 @dataclass(frozen=True)
 class Bounds:
-    """The bounds of the candidate's worsening, in logarithms: the estimate d (of the look the
-    bounds end at), the bounds lo and hi, with that look's (floored) variances and degrees of
-    freedom."""
+    """The bounds of the candidate's worsening, in logarithms: the estimate d, the bounds lo and
+    hi (of the look they end at, narrowed by earlier looks), the half-width of this look's own
+    bounds, the spread of a pair's worsening used and its degrees of freedom, and how that
+    spread was obtained."""
 
     d: float
     lo: float
     hi: float
     df: float
-    va: float
-    vb: float
+    spread: float
+    half: float
+    pairs: int
+    how: str  # "calibrated with its own", "its own: noisier than calibrated", "its own", ...
+    prior_df: int = 0  # the calibrated degrees of freedom the spread pools (0: its own alone)
 
     @classmethod
-    def of(cls, metric: Metric, a: list[float], b: list[float], confidence: float) -> Bounds:
-        """Welch's bounds at this one-sided confidence, from log values."""
-        floor = math.log1p(metric.resolution) ** 2 / 3
-        va = max(welch.variance(a), floor)
-        vb = max(welch.variance(b), floor)
-        diff = statistics.fmean(b) - statistics.fmean(a)
-        d = diff if metric.better == LOWER else -diff
-        se, df = welch.se_and_df(va, len(a), vb, len(b))
-        t = welch.t_quantile(df, confidence)
-        return cls(d, d - t * se, d + t * se, df, va, vb)
+    def of(cls, metric: Metric, worsening: list[float], confidence: float) -> Bounds | None:
+        """Paired bounds at this one-sided confidence from each pair's worsening in logs (None:
+        too few pairs for the spread to be known)."""
+        n = len(worsening)
+        spread = _spread(metric, worsening)
+        if spread is None:
+            return None
+        s, df, how = spread
+        d = statistics.fmean(worsening)
+        half = welch.t_quantile(df, confidence) * s / math.sqrt(n)
+        prior = metric.paired_df if how.startswith("calibrated") else 0
+        return cls(d, d - half, d + half, df, s, half, n, how, prior)
 
     def within(self, earlier: Bounds | None) -> Bounds:
         """These bounds narrowed by an earlier look's, which hold with them (the union bound
@@ -258,30 +312,79 @@ class Bounds:
             return self
         return replace(self, lo=lo, hi=hi)
 
-    def figures(self) -> dict[str, Any]:
+    def figures(self, metric: Metric) -> dict[str, Any]:
         return {
-            "change": _relative(self.d),
-            "lower": _relative(self.lo),
-            "upper": _relative(self.hi),
+            "change": metric.worsening(self.d),
+            "lower": metric.worsening(self.lo),
+            "upper": metric.worsening(self.hi),
             "df": self.df if math.isfinite(self.df) else None,
         }
 
-    def span(self) -> str:
+    def span(self, metric: Metric) -> str:
+        w = metric.worsening
         return (
-            f"bounds {_pct(_relative(self.lo))} .. {_pct(_relative(self.hi))} "
-            f"(estimate {_pct(_relative(self.d))})"
+            f"worsening {_pct(w(self.d))}, bounds {_pct(w(self.lo))} .. {_pct(w(self.hi))} "
+            f"(spread of a pair {self.spread:.1%}, {self.how}, {self.df:.0f} df)"
         )
 
 
-def _classify(lo: float, hi: float, m: float) -> str:
-    """The outcome of bounds lo..hi of the worsening against the margin m (all in logs)."""
-    if lo >= m:
-        return REGRESSION
-    if lo > 0:
-        return WORSE
-    if hi < m:
-        return NO_REGRESSION
-    return TOO_NOISY
+def spread_floor(metric: Metric) -> float:
+    """The least spread of a pair's worsening: two values, each known within its resolution
+    (uniform: r^2/3) and never better than MIN_SPREAD."""
+    per_value = max(math.log1p(metric.resolution) ** 2 / 3, MIN_SPREAD**2)
+    return math.sqrt(2 * per_value)
+
+
+def _spread(metric: Metric, worsening: list[float]) -> tuple[float, float, str] | None:
+    """The spread of a pair's worsening, its degrees of freedom and how it was obtained: the
+    calibrated one pooled with the comparison's own, or the own alone where it is beyond the
+    calibrated (or there is none); never below the floor. None: no calibrated spread and
+    fewer than 2 pairs."""
+    n = len(worsening)
+    own = welch.variance(worsening) if n >= 2 else None
+    calibrated = metric.paired_spread
+    if calibrated is None or metric.paired_df < 1 or calibrated <= 0:
+        if own is None:
+            return None
+        return max(math.sqrt(own), spread_floor(metric)), float(n - 1), "its own"
+    cal_var, cal_df = calibrated**2, metric.paired_df
+    if own is not None and own > cal_var * welch.f_quantile(n - 1, cal_df, _NOISIER_LEVEL):
+        noisier = "its own: noisier than calibrated"
+        return max(math.sqrt(own), spread_floor(metric)), float(n - 1), noisier
+    if own is None:
+        return max(calibrated, spread_floor(metric)), float(cal_df), "calibrated"
+    pooled = (cal_df * cal_var + (n - 1) * own) / (cal_df + n - 1)
+    if own > pooled:  # never assume less noise than the comparison shows
+        raised = "calibrated, raised to its own"
+        return max(math.sqrt(own), spread_floor(metric)), float(cal_df + n - 1), raised
+    both = "calibrated with its own"
+    return max(math.sqrt(pooled), spread_floor(metric)), float(cal_df + n - 1), both
+
+
+def _pairs_of(
+    metric: Metric, baseline: Sequence[float | None], candidate: Sequence[float | None]
+) -> tuple[list[float], tuple[int, ...]]:
+    """Each complete pair's worsening in logs, and the pairs (from 1) whose candidate left the
+    metric unknown where the baseline measured it."""
+    sign = 1.0 if metric.better == LOWER else -1.0
+    out: list[float] = []
+    broken: list[int] = []
+    for i, (a, b) in enumerate(zip(baseline, candidate, strict=False)):
+        if a is not None and b is None:
+            broken.append(i + 1)
+        elif a is not None and b is not None:
+            out.append(sign * (math.log(b) - math.log(a)))
+    return out, tuple(broken)
+
+
+def _classify(metric: Metric, bounds: Bounds) -> str:
+    """The outcome of these bounds against the metric's threshold (module docstring)."""
+    m = metric.log_threshold
+    if bounds.lo > 0:
+        return REGRESSION if bounds.d >= m else WORSE
+    if bounds.hi >= NOISY_WIDTH * m:
+        return TOO_NOISY
+    return NO_REGRESSION
 
 
 def bounds_of(
@@ -290,14 +393,14 @@ def bounds_of(
     candidate: Sequence[float | None],
     confidence: float,
 ) -> Bounds | None:
-    """The metric's bounds from its values at this one-sided confidence (None: fewer than 2
-    values a side). Values must be positive: a zero or negative one raises ValueError."""
+    """The metric's paired bounds from its values in pair order at this one-sided confidence
+    (None: too few complete pairs). Values must be positive: a zero or negative one raises
+    ValueError."""
     _check_inputs(metric, baseline, candidate, confidence)
-    a = [math.log(v) for v in baseline if v is not None]
-    b = [math.log(v) for v in candidate if v is not None]
-    if len(a) < 2 or len(b) < 2:
+    worsening, _ = _pairs_of(metric, baseline, candidate)
+    if not worsening:
         return None
-    return Bounds.of(metric, a, b, confidence)
+    return Bounds.of(metric, worsening, confidence)
 
 
 def decide(
@@ -306,9 +409,9 @@ def decide(
     candidate: Sequence[float | None],
     confidence: float = CONFIDENCE,
 ) -> MetricDecision:
-    """The decision for one metric from its repeats (None: a repeat that did not measure it),
-    in one look at this one-sided confidence. Values must be positive: a zero or negative value
-    raises ValueError naming it."""
+    """The decision for one metric from its values in pair order (None: a run that did not
+    measure it), in one look at this one-sided confidence. Values must be positive: a zero or
+    negative value raises ValueError naming it."""
     return judge(metric, baseline, candidate, bounds_of(metric, baseline, candidate, confidence),
                  confidence)  # fmt: skip
 
@@ -321,9 +424,10 @@ def judge(
     confidence: float,
 ) -> MetricDecision:
     """The decision these bounds show (None: too few values), with its reason and, when it is
-    not settled, the repeats that would narrow the bounds to half the margin."""
+    not settled, the pairs that would narrow the bounds to the threshold."""
     a = [math.log(v) for v in baseline if v is not None]
     b = [math.log(v) for v in candidate if v is not None]
+    _, broken = _pairs_of(metric, baseline, candidate)
 
     def result(decision: str, reason: str, **more: Any) -> MetricDecision:
         values: dict[str, Any] = dict.fromkeys(("change", "lower", "upper", "df", "repeats_needed"))
@@ -338,61 +442,69 @@ def judge(
             reason=reason,
             confidence=confidence,
             family=1 - ALPHA,
+            broken_pairs=broken,
             **values,
         )
 
+    figures = bounds.figures(metric) if bounds is not None else {}
+    if broken:
+        which = ", ".join(str(p) for p in broken)
+        return result(
+            REGRESSION,
+            f"the candidate left it unknown in pair {which} where the baseline measured it "
+            "(a broken candidate: the notes say which run and why)",
+            settled=True,
+            **figures,
+        )
     if bounds is None:
         return result(
             TOO_NOISY,
-            f"{len(a)} baseline and {len(b)} candidate values measured; at least 2 a side "
-            "are needed to see the spread",
+            f"{len(a)} baseline and {len(b)} candidate values measured; complete pairs are "
+            "needed to see the spread",
             repeats_needed=2,
         )
-    m = math.log1p(metric.margin)
-    decision = _classify(bounds.lo, bounds.hi, m)
+    m = metric.log_threshold
+    decision = _classify(metric, bounds)
     settled = decision == REGRESSION or bounds.hi < m
-    why = _why(decision, settled, bounds, metric.margin)
+    why = _why(decision, bounds, metric)
     needed = None
     if not settled:
-        start = max(len(a), len(b)) + 1
-        needed = welch.repeats_needed(bounds.va, bounds.vb, m / 2, start, confidence)
-        why += _narrowing(needed, m)
+        needed = welch.pairs_needed(bounds.spread, bounds.prior_df, m, bounds.pairs + 1, confidence)
+        why += _narrowing(needed, metric)
     return result(
         decision,
-        f"{bounds.span()}: {why}",
+        f"{bounds.span(metric)}: {why}",
         repeats_needed=needed,
         settled=settled,
-        **bounds.figures(),
+        **figures,
     )
 
 
-def _why(decision: str, settled: bool, bounds: Bounds, margin_share: float) -> str:
-    """What the bounds show against the margin, in the words the compare prints."""
-    margin = f"the {margin_share:.0%} margin"
-    none_shown = "no worsening shown (the lower bound is at or below 0)"
-    points = (_relative(bounds.hi) - margin_share) * 100  # the upper bound past the margin
-    short = (margin_share - _relative(bounds.lo)) * 100  # the lower bound short of it
+def _why(decision: str, bounds: Bounds, metric: Metric) -> str:
+    """What the bounds show against the threshold, in the words the compare prints."""
+    threshold = f"the {metric.margin * 100:g} % threshold"
     if decision == REGRESSION:
-        return f"worse by at least {margin} (the lower bound reaches it)"
-    if decision == WORSE and settled:
-        return f"worse, by less than {margin} (both bounds lie between 0 and it)"
-    if decision == WORSE:
+        return f"worse beyond the noise (the lower bound is above 0), by {threshold} or more"
+    if decision == TOO_NOISY:
         return (
-            f"worse (the lower bound is above 0), not shown to reach {margin} (the lower bound "
-            f"is {short:.1f} points below it, the upper bound {points:.1f} above)"
+            f"too noisy: no worsening shown (the lower bound is at or below 0), and one of twice "
+            f"{threshold} not ruled out (the upper bound reaches it)"
         )
-    if decision == NO_REGRESSION:
-        return f"not worse by {margin} (the upper bound is below it); {none_shown}"
-    above = f"the upper bound is {points:.1f} points above it"
-    return f"{none_shown}, {margin} not ruled out ({above})"
+    if decision == WORSE:
+        return f"worse beyond the noise (the lower bound is above 0), estimated below {threshold}"
+    if bounds.hi < metric.log_threshold:
+        return f"no worsening shown, and none of {threshold} (the upper bound is below it)"
+    return (
+        f"no worsening shown (the lower bound is at or below 0), and none of twice {threshold} "
+        "(the upper bound is below that)"
+    )
 
 
-def _narrowing(needed: int | None, log_margin: float) -> str:
-    """How many repeats a side would narrow unsettled bounds to half the margin."""
-    half = f"±{math.expm1(log_margin / 2):.1%}"
+def _narrowing(needed: int | None, metric: Metric) -> str:
+    """How many pairs would narrow unsettled bounds to the threshold."""
     if needed is None:
-        return f"; more than {welch.MAX_REPEATS} repeats a side would be needed at this spread"
-    return f"; about {needed} repeats a side would narrow the bounds to {half}"
+        return f"; more than {welch.MAX_REPEATS} pairs would be needed at this spread"
+    return f"; about {needed} pairs would narrow the bounds to ±{metric.margin * 100:g} %"
 
 
 def _check_inputs(
@@ -410,20 +522,15 @@ def _check_inputs(
                 raise ValueError(f"{metric.name} {side}[{i}]: must be a positive number; got {v}")
 
 
-def _relative(log_ratio: float) -> float:
-    """exp(x) - 1, held finite: a bound of a look at 99.8 % with one degree of freedom can be
-    hundreds in logarithms, past what a float holds."""
-    return math.expm1(min(log_ratio, 700.0))
-
-
 def overall(decisions: Sequence[MetricDecision]) -> str:
-    """Any regression -> REGRESSION; else any worse -> WORSE; else any too noisy, or no metric
-    at all -> TOO_NOISY; else NO_REGRESSION."""
-    found = {d.decision for d in decisions}
-    for outcome in (REGRESSION, WORSE, TOO_NOISY):
+    """Over the gating metrics: any regression -> REGRESSION; else any too noisy, or no gating
+    metric at all -> TOO_NOISY; else any worse -> WORSE; else NO_REGRESSION."""
+    gating = [d for d in decisions if d.metric.gates]
+    found = {d.decision for d in gating}
+    for outcome in PRECEDENCE:
         if outcome in found:
             return outcome
-    return NO_REGRESSION if decisions else TOO_NOISY
+    return NO_REGRESSION if gating else TOO_NOISY
 
 
 def verdict_exit_code(verdict: str, fail_on: str = DEFAULT_FAIL_ON) -> int:

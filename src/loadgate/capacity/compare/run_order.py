@@ -1,6 +1,5 @@
-"""The order of a comparison's runs: its pairs interleaved, the first always baseline then
-candidate, the rest in the order `--order` asks for (random from the comparison's id by
-default)."""
+"""The order of a comparison's runs: its pairs interleaved, in the order `--order` asks for
+(each pair's, the first's too, drawn from the comparison's id by default)."""
 
 from __future__ import annotations
 
@@ -27,9 +26,10 @@ class ScheduledRun:
 def schedule(repeats: int, order: str = "ABAB", seed: str = "") -> list[ScheduledRun]:
     """The runs of a comparison, interleaved: A B A B ... ("ABAB"); with the pair's order
     swapped every other pair, A B B A A B ... ("ABBA"), which also cancels a linear drift; or
-    ("random") each pair after the first in an order drawn from `seed` (the comparison's id:
-    the same id, the same schedule). The first pair is always A B: its baseline saturation sets
-    the pressure rate. Random order is what keeps a machine whose speed drifts in a rhythm near
+    ("random") each pair in an order drawn from `seed` (the comparison's id: the same id, the
+    same schedule), the first too: a side that always ran first would carry whatever the first
+    run of a comparison carries (the pressure rate comes from the first saturation measured,
+    whichever side's). Random order is what keeps a machine whose speed drifts in a rhythm near
     a pair's length from slowing one side in every pair: an A/A comparison with ABAB on the
     development VM was called a regression when its slow stretches fell on the candidate's
     slot in all 4 pairs."""
@@ -40,7 +40,7 @@ def schedule(repeats: int, order: str = "ABAB", seed: str = "") -> list[Schedule
     runs: list[ScheduledRun] = []
     for i in range(repeats):
         pair = (BASELINE, CANDIDATE)
-        if (order == "ABBA" and i % 2 == 1) or (order == "random" and i and _swapped(seed, i)):
+        if (order == "ABBA" and i % 2 == 1) or (order == "random" and _swapped(seed, i)):
             pair = (CANDIDATE, BASELINE)
         for side in pair:
             runs.append(ScheduledRun(len(runs), side, i + 1))

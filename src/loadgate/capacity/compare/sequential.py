@@ -195,6 +195,8 @@ def decide_sequential(
     confidences = plan.confidences(metric, max(pairs, first), last and pairs >= first, family)
     if pairs < first:
         d = judge(metric, baseline[:pairs], candidate[:pairs], None, confidences[0])
+        if d.broken_pairs:  # a broken candidate needs no spread to be a regression
+            return replace(d, reason=f"at {pairs} pair(s): {d.reason}", pairs=pairs, looks=looks)
         return replace(
             d,
             decision=TOO_NOISY,
@@ -229,10 +231,13 @@ def decide_all(
     last: bool = False,
 ) -> tuple[MetricDecision, ...]:
     """Every metric's decision under `plan`, its values by name in pair order: the comparison's
-    5 % shared by the metrics (`decide_sequential` with the family of all of them)."""
-    family = len(metrics)
+    5 % shared by the gating metrics (`decide_sequential` with the family of all of them); a
+    metric reported beside the verdict (`Metric.gates` False) has its own 5 %."""
+    family = max(1, sum(1 for m in metrics if m.gates))
     return tuple(
-        decide_sequential(m, baseline[m.name], candidate[m.name], plan, last, family)
+        decide_sequential(
+            m, baseline[m.name], candidate[m.name], plan, last, family if m.gates else 1
+        )
         for m in metrics
     )
 
@@ -245,8 +250,9 @@ def stop_reason(
     longest_pair_s: float,
 ) -> str | None:
     """Why the comparison stops after `pairs` complete pairs, or None to run another. Decided:
-    every metric is settled (a regression, or its upper bound below the margin)."""
-    settled = bool(decisions) and all(d.settled for d in decisions)
+    every gating metric is settled (a regression, or its upper bound below the threshold)."""
+    gating = [d for d in decisions if d.metric.gates]
+    settled = bool(gating) and all(d.settled for d in gating)
     if plan.sequential and plan.stop_when_settled and pairs >= plan.min_pairs and settled:
         return DECIDED
     if pairs >= plan.max_pairs:

@@ -17,7 +17,10 @@ read from a run's result (None: not measured, never 0; with a note saying why).
   comparison's metrics; `capacity`: a capacity search's knee.
 
 A value counts only if its run is sound (judge.soundness): a run that lost records k6 saw
-acknowledged, or whose ledger cannot say, gives None for every metric, with the reason.
+acknowledged, or whose ledger cannot say, gives None for every metric, with the reason; and only
+if it passed its gates (`failed_gates`): a run that refused, fell short of its rate or passed
+its p99 limit did not carry its load, and its p99 or CPU is not a measurement of speed (a
+candidate that sheds load would look faster).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from loadgate.capacity.compare.rule import Metric
 from loadgate.capacity.compare.sides import SideError
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import FOUND
+from loadgate.contract.gates import FAIL
 from loadgate.judge import soundness
 from loadgate.judge.attribution import Attribution
 from loadgate.judge.soundness import Unsound
@@ -151,6 +155,18 @@ def unsound(result: results.RunResult) -> Unsound | None:
     return soundness.unsound(result.run_id, result.ledger)
 
 
+def failed_gates(result: results.RunResult) -> str | None:
+    """Why a run's speed figures do not count though its ledger is sound: it failed its gates
+    (refusals past the error rate, a p99 past its limit, less taken than offered), so it did
+    not carry its load; None when it passed."""
+    if result.verdict != FAIL:
+        return None
+    failed = [g.name for g in result.gates if not g.passed]
+    return (
+        f"it failed its gates ({', '.join(failed) or 'verdict FAIL'}): not a measurement of speed"
+    )
+
+
 def _unknown(names: Sequence[str]) -> dict[str, float | None]:
     return {name: None for name in names}
 
@@ -158,7 +174,7 @@ def _unknown(names: Sequence[str]) -> dict[str, float | None]:
 def fixed_rate_values(result: results.RunResult) -> dict[str, float | None]:
     """p99 (k6's) and collector CPU-seconds per 1,000 accepted records over the load window,
     from a fixed-rate run; None where the run did not measure it or is unsound."""
-    if unsound(result) is not None:
+    if unsound(result) is not None or failed_gates(result) is not None:
         return _unknown(FIXED_RATE_METRICS)
     return {
         rule.P99_AT_RATE.name: result.client.p99_ms,
@@ -194,8 +210,12 @@ def cpu_per_k6_cpu(result: results.RunResult) -> float | None:
 def unknown_reasons(result: results.RunResult) -> dict[str, str]:
     """Why a pressure run's kernel CPU figures are unknown, by metric, where the kernel says
     (a negative marginal CPU, a process not read at both edges); empty otherwise."""
+    if unsound(result) is not None:
+        return {}
+    if (failed := failed_gates(result)) is not None:
+        return dict.fromkeys(PRESSURE_METRICS, failed)
     why = result.cpu.unknown.get("otelcol") if result.cpu is not None else None
-    if not why or unsound(result) is not None:
+    if not why:
         return {}
     return {rule.PRESSURE_CPU.name: why, rule.PRESSURE_CPU_K6.name: why}
 
@@ -204,8 +224,8 @@ def pressure_values(
     result: results.RunResult,
 ) -> tuple[dict[str, float | None], dict[str, str]]:
     """p99, CPU per 1,000 records and CPU per k6 CPU of a pressure run, and the sources of the
-    CPU figures; all None (and no source) when the run is unsound."""
-    if unsound(result) is not None:
+    CPU figures; all None (and no source) when the run is unsound or failed its gates."""
+    if unsound(result) is not None or failed_gates(result) is not None:
         return _unknown(PRESSURE_METRICS), {}
     cpu, source = _collector_cpu_per_1000(result)
     ratio = cpu_per_k6_cpu(result)
@@ -227,6 +247,8 @@ def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]
     sat, run_id = result.saturation, result.run_id
     if (bad := unsound(result)) is not None:
         return None, [f"saturation unknown in {run_id}: {bad.reason}"]
+    if (failed := failed_gates(result)) is not None:
+        return None, [f"saturation unknown in {run_id}: {failed}"]
     if sat is None:
         return None, [f"saturation not measured by {run_id}"]
     reading = sat.reading
@@ -280,7 +302,12 @@ def bottleneck_summary(block: Mapping[str, Any] | None) -> str | None:
 
 def capacity_value(record: SearchRecord) -> tuple[float | None, list[str]]:
     """A search's capacity as a metric value: only a knee found within the precision counts;
-    "at least the maximum", "below the minimum" or a search cut short are bounds, not values."""
+    "at least the maximum", "below the minimum" or a search cut short are bounds, not values. A
+    search whose steps lost acknowledged records (`SearchRecord.losses`) gives none, as an
+    unsound run does: its capacity, bounded by the loss, would hide a regression."""
+    if record.losses:
+        where = "; ".join(f"{u.reason.removeprefix('it ')} in {u.run_id}" for u in record.losses)
+        return None, [f"capacity unknown: search {record.search_id} {where}"]
     result = record.result
     capacity = result.capacity_per_min
     if result.status == FOUND and capacity is not None and capacity > 0:

@@ -72,3 +72,27 @@ def fewest(start: int, enough: Callable[[int], bool]) -> int | None:
         else:
             lo = mid + 1
     return lo
+
+
+def f_quantile(dfn: int, dfd: int, level: float) -> float:
+    """The F distribution's quantile at `level` with (dfn, dfd) degrees of freedom (infinite
+    when dfn is 0: no own spread to test)."""
+    if dfn < 1:
+        return math.inf
+    return float(_special().fdtri(dfn, dfd, level))
+
+
+def pairs_needed(
+    spread: float, prior_df: int, half_width: float, start: int, confidence: float
+) -> int | None:
+    """The fewest pairs, from `start`, whose paired bounds at this spread of a pair's worsening
+    would be at most `half_width` either side, n pairs having prior_df + n - 1 degrees of
+    freedom (a calibrated spread's and their own; None past MAX_REPEATS)."""
+    if half_width <= 0:
+        return None
+
+    def narrow_enough(n: int) -> bool:
+        t = t_quantile(prior_df + n - 1, confidence)
+        return t * spread / math.sqrt(n) <= half_width
+
+    return fewest(max(2, start), narrow_enough)
