@@ -66,7 +66,7 @@ def test_k6_derives_the_same_options_as_runspec(
     if spec.executor == "constant-vus":
         assert scenario["vus"] == spec.vus
     else:
-        assert scenario["preAllocatedVUs"] == spec.vus
+        assert scenario["preAllocatedVUs"] == spec.preallocated_vus
         assert scenario["maxVUs"] == spec.max_vus
         assert scenario["timeUnit"] == "1m0s"
         if spec.executor == "constant-arrival-rate":

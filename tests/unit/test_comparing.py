@@ -20,8 +20,9 @@ from loadgate.capacity.compare.record import CompareRecord
 from loadgate.capacity.compare.rule import BASELINE, CANDIDATE
 from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
-from loadgate.capacity.search.record import SearchRecord
+from loadgate.capacity.search.record import SearchRecord, SearchStepRecord
 from loadgate.capacity.search.rule import AT_LEAST_MAX, FOUND, SearchPlan, SearchResult
+from loadgate.capacity.search.state import HOLD, Step, StepOutcome
 from loadgate.cli import compare as compare_cli
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
@@ -552,6 +553,7 @@ class FakeSearch:
     status: str
     capacity: int | None
     calls: list[tuple[str, int, str]] = field(default_factory=list[tuple[str, int, str]])
+    lost_at: int | None = None  # a hold at this rate lost 1,200 acknowledged records
 
     def __call__(
         self, target: Any, plan: SearchPlan, base: RunSpec, results_root: Path, search_id: str,
@@ -569,7 +571,12 @@ class FakeSearch:
             wall_s=None,
             summary="a summary",
         )
-        return SearchRecord(search_id, dict(stack), plan, (), result)
+        steps: tuple[SearchStepRecord, ...] = ()
+        if self.lost_at is not None:
+            step = Step(3, self.lost_at, 60, HOLD)
+            lost = StepOutcome(self.lost_at, False, run_id=f"{search_id}-03", lost_records=1_200)
+            steps = (SearchStepRecord(step, lost),)
+        return SearchRecord(search_id, dict(stack), plan, steps, result)
 
 
 def test_capacity_comes_from_a_search_on_the_same_fresh_stack(
@@ -605,6 +612,21 @@ def test_a_search_without_a_knee_gives_no_capacity_value(
     )
     assert failed.values == {rule.CAPACITY.name: None}
     assert "the capacity search failed, capacity unknown: the stack did not settle" in failed.notes
+
+
+def test_a_search_that_lost_acknowledged_records_is_an_unsound_run_of_its_side(
+    tmp_path: Path, fake_stack: FakeStack
+) -> None:
+    """Issue 38, item 7: a candidate that loses records inside its search is a loss regression
+    (its losses are the repeat's unsound runs, which the record's lost-records check reads);
+    the search's capacity is no value."""
+    search = FakeSearch(FOUND, 190_000, lost_at=200_000)
+    outcome = repeats_on(tmp_path, fake_stack, "capacity", search=search)(
+        ScheduledRun(1, CANDIDATE, 1), B
+    )
+    assert outcome.values == {rule.CAPACITY.name: None}
+    assert [(u.run_id, u.lost) for u in outcome.unsound] == [("cmp-c1-03", 1_200)]
+    assert "hold at 200,000/min" in outcome.unsound[0].reason
 
 
 # ---- the command line ------------------------------------------------------------------------

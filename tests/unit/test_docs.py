@@ -124,3 +124,17 @@ def test_the_quick_start_is_the_two_commands_of_a_fresh_clone() -> None:
         script = ROOT / command.split()[0]
         assert script.is_file(), script
         assert os.access(script, os.X_OK), f"{script} is not executable"
+
+
+def test_the_readme_is_the_front_door_and_dated_figures_live_in_measurements() -> None:
+    """About 150 lines: what loadgate is and for whom, the two commands, what a run prints, the
+    commands, the charm CI recipe and where to read on; no dated measurement (issue 39)."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 170
+    for title in ("Quick start", "What a run prints", "Commands", "Gate a charm in its own CI",
+                  "Where to read on"):  # fmt: skip
+        assert section(text, title).strip(), title
+    dates = re.findall(r"\b20\d\d-\d\d-\d\d\b", prose(text))
+    assert dates == [], f"dated figures belong in docs/measurements.md: {dates}"
+    assert "docs/measurements.md" in text
+    assert "docs/charm-ci.md" in section(text, "Gate a charm in its own CI")

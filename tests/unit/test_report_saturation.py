@@ -118,8 +118,8 @@ def test_the_page_shows_saturation_and_the_sequential_comparison(
         "238,400/min (compare-sat-b1-sat)."
     ) in md
     assert "| saturation_per_min (records/min, higher is better) | 238,400; 236,900 |" in md
-    assert "(lower bounds together at 95%, upper too) | 5% | regression (at 2 pairs) |" in md
-    assert "too-noisy (needs about 3 pairs to settle), reported beside" in md
+    assert "at 98.75% | 5% | regression (at 2 pairs) |" in md  # a record of the first rule
+    assert "too-noisy (needs about 3 pairs to settle)" in md
     assert "- pressure_p99_ms: 2 pair(s) run; pressure_p99_ms is decided from 3 pairs on" in md
     out = tmp_path / "out"
     assert cli.main(["report", "--results", str(results), "--out", str(out)]) == cli.EXIT_OK

@@ -149,8 +149,22 @@ def test_the_run_prints_what_gave_way_with_its_figure(tmp_path: Path) -> None:
     assert "\n  note: its Loki exporter waited on Loki's pushes (p99 180 ms" in noted
     assert bottleneck_text(None).plain == "bottleneck: unknown (no attribution recorded)"
     clean = bottleneck_text(as_written(tmp_path / "clean").bottleneck).plain
-    assert clean == "bottleneck: none"
+    assert clean.startswith("bottleneck: none: the pipeline kept up with the offered load (")
     unknown = Attribution(UNKNOWN, missing=("loki_discarded",)).to_dict()
     assert bottleneck_text({"attribution": unknown}).plain == (
         "bottleneck: unknown: not measured: loki_discarded"
     )
+
+
+def test_a_pass_far_below_capacity_prints_that_the_pipeline_kept_up(tmp_path: Path) -> None:
+    """Issue 39's first run: every gate passed, k6 dropped 4 iterations with CPU to spare. The
+    section says the pipeline kept up; nothing is blamed, and no 'k6 fell short' is printed."""
+    data = as_written(tmp_path, dropped=4, p99_ms=9.32)
+    assert data.verdict == "PASS"
+    text = bottleneck_text(data.bottleneck).plain
+    assert text.startswith(
+        "bottleneck: none: the pipeline kept up with the offered load (120,000 of 120,000 "
+        "records/min accepted); k6 dropped 4 iterations"
+    )
+    assert "fell short" not in text
+    assert "\n" not in text  # no claim lines: nothing gave way

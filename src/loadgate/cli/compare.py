@@ -85,23 +85,24 @@ def register(sub: Subparsers) -> None:
     p.add_argument(
         "--margins",
         metavar="KEY=PERCENT,...",
-        help="the smallest worsening that counts, per metric of --metrics, in percent, e.g. "
-        "pressure-cpu=15,pressure-p99=80 (wins over --margins-file; defaults: the margins file "
-        "shipped with loadgate, chosen from the spreads measured by loadgate calibrate so that "
-        "4 pairs bound them; narrower margins need more pairs and --budget)",
+        help="each metric's threshold, the smallest worsening that counts, in percent, per "
+        "metric of --metrics, e.g. saturation=10,pressure-cpu=8 (wins over --margins-file; "
+        "defaults: the margins file shipped with loadgate: saturation 5, pressure-cpu 5, "
+        "pressure-p99 10; a regression is a worsening the bounds show, estimated at the "
+        "threshold or more)",
     )
     p.add_argument(
         "--margins-file",
         metavar="FILE",
-        help="margins from a file loadgate calibrate wrote (--output), instead of the shipped "
-        "defaults; --margins still wins per key",
+        help="thresholds and calibrated spreads from a file loadgate calibrate wrote (--output), "
+        "instead of the shipped defaults; --margins still wins per key",
     )
     p.add_argument(
         "--fail-on",
         default=rule.DEFAULT_FAIL_ON,
         help="the least outcome that fails (exit 1): regression (the default: the bounds show "
-        "the candidate worse by at least the margin) or worse (also worse beyond the noise, "
-        "not shown to reach the margin)",
+        "the candidate worse, estimated at its threshold or more, or it broke or lost records) "
+        "or worse (also worse beyond the noise, estimated below the threshold)",
     )
     p.add_argument(
         "--replay",

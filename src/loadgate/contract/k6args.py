@@ -93,6 +93,7 @@ def _script_env(
         env["LOAD_HOSTS"] = ",".join(f"{name}={addr}" for name, addr in sorted(hosts.items()))
     if spec.executor in ARRIVAL_EXECUTORS:
         env["LOAD_RATE"] = str(spec.rate)
+        env["LOAD_PREALLOCATED_VUS"] = str(spec.preallocated_vus)
         env["LOAD_MAX_VUS"] = str(spec.max_vus)
     return env
 

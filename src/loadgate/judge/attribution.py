@@ -13,9 +13,14 @@ shows a sign of giving way, and a sign upstream of it counts as its consequence:
   memory limiter refused data; and only when Loki's figures (discarded lines and failed sends)
   were measured and clean: a full queue with Loki's side unknown could be Loki's back-pressure;
 - **generator** when k6 fell short (dropped iterations, VUs exhausted, or accepted below
-  `shortfall` of the offered rate) while using `cpu_near` of its CPU share or more: with CPU to
-  spare, k6 was waiting on slow responses, which is not the generator giving way;
-- **none** when nothing shows a sign and the figures that would show one were measured;
+  `shortfall` of the offered rate) in a run that failed a gate or missed that share, while
+  using `cpu_near` of its CPU share or more: with CPU to spare, k6 was waiting on slow
+  responses, which is not the generator giving way;
+- **none** when the run passed every gate, took what it was offered (accepted at least
+  `shortfall` of the offered rate), nothing downstream shows a sign and the figures that would
+  show one were measured: the pipeline kept up with the offered load, and its summary says so.
+  k6 dropping a few iterations or using all its VUs in such a run is a note, not a bottleneck:
+  only a run that fell short or failed explains what gave way;
 - **unknown** otherwise, saying which figure was missing or which figures contradict each
   other (e.g. Loki discarded more lines than it received). Unknown is allowed; a wrong answer
   is not.
@@ -163,11 +168,14 @@ def attribute(
         return Attribution(chain.backend, claims, notes=tuple(notes))
     if collector:
         return _collector_verdict(fig, th, chain, claims, notes)
-    if signs:
+    kept_up = _kept_up(fig, th)
+    if signs and not kept_up:
         return _generator_verdict(fig, th, chain, claims, notes)
+    if signs:  # a passing run that took what it was offered: k6's hiccups are notes
+        notes.insert(0, _unheld_note(signs, th))
     missing = missing_of(fig, _CLIENT_CLEAN + chain.collector_clean() + chain.backend_clean())
     if missing:
-        return Attribution(UNKNOWN, claims, missing, tuple(notes))
+        return Attribution(UNKNOWN, missing=missing, notes=tuple(notes))
     if fig.failed_gates:
         notes.insert(
             0,
@@ -175,4 +183,35 @@ def attribute(
             "component gave way",
         )
         return Attribution(UNKNOWN, claims, notes=tuple(notes))
-    return Attribution(NONE, claims, notes=tuple(notes))
+    notes.insert(0, _kept_up_note(fig, chain))
+    return Attribution(NONE, notes=tuple(notes))
+
+
+def _kept_up(fig: BottleneckFigures, th: Thresholds) -> bool:
+    """Whether the run passed every gate and took what it was offered: accepted at least
+    `shortfall` of the offered rate (both known)."""
+    offered, accepted = fig.offered_per_min, fig.accepted_per_min
+    return (
+        fig.failed_gates == ()
+        and bool(offered)
+        and accepted is not None
+        and accepted >= th.shortfall * (offered or 0)
+    )
+
+
+def _kept_up_note(fig: BottleneckFigures, chain: Chain) -> str:
+    """What a run that gave way nowhere shows: the pipeline kept up with the offered load."""
+    text = "the pipeline kept up with the offered load"
+    offered, accepted = fig.offered_per_min, fig.accepted_per_min
+    if offered and accepted is not None:
+        text += f" ({accepted:,.0f} of {offered:,.0f} {chain.unit}/min accepted)"
+    return text
+
+
+def _unheld_note(signs: list[Claim], th: Thresholds) -> str:
+    """k6's signs in a run that kept up anyway: what they were, and why they name nothing."""
+    texts = "; ".join(c.text for c in signs)
+    return (
+        f"{texts}; a run may miss up to {pct(1 - th.shortfall)} of the offered load, so "
+        "that names no bottleneck"
+    )

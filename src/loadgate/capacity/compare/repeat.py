@@ -302,9 +302,10 @@ class LocalRepeats:
                 if self.capacity:
                     search_id = search_id_for(run_id) if self._fixed_rate else run_id
                     tally.refs.append(search_id)
-                    value, more = self._capacity(stack, run, search_id, target)
+                    value, more, losses = self._capacity(stack, run, search_id, target)
                     tally.values[rule.CAPACITY.name] = value
                     tally.notes.extend(more)
+                    tally.unsound.extend(losses)  # a candidate's: a loss regression
             finally:
                 with self.guard():
                     target.close()
@@ -378,7 +379,9 @@ class LocalRepeats:
 
     def _capacity(
         self, stack: ComparedStack, run: ScheduledRun, search_id: str, target: Target
-    ) -> tuple[float | None, list[str]]:
+    ) -> tuple[float | None, list[str], tuple[Unsound, ...]]:
+        """The search's capacity value with its notes, and its steps that lost acknowledged
+        records (they bound the capacity from above; a candidate's are a loss regression)."""
         base = self._spec_for(run, search_id)
         try:
             record = self.search(
@@ -396,5 +399,6 @@ class LocalRepeats:
                 execute=self.execute,
             )
         except (runner.RunError, QueryError) as exc:
-            return None, [f"the capacity search failed, capacity unknown: {exc}"]
-        return cv.capacity_value(record)
+            return None, [f"the capacity search failed, capacity unknown: {exc}"], ()
+        value, notes = cv.capacity_value(record)
+        return value, notes, record.losses

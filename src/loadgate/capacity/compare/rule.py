@@ -146,9 +146,10 @@ class Metric:
             "unit": self.unit,
             "resolution": f.real(self.resolution),
             "min_pairs": self.min_pairs,
-            "paired_spread": f.real(self.paired_spread),
-            "paired_df": self.paired_df,
-            "gates": self.gates,
+            # Written when set, so a record of an earlier rule reads and writes as it was.
+            **({} if self.paired_spread is None else {"paired_spread": f.real(self.paired_spread)}),
+            **({"paired_df": self.paired_df} if self.paired_df else {}),
+            **({} if self.gates else {"gates": False}),
         }
 
     @classmethod
@@ -268,7 +269,9 @@ class MetricDecision:
 
 
 def _pct(x: float) -> str:
-    return f"{x * 100:+.1f} %"
+    """A relative change as a percentage; past +1,000 % (bounds of a look with a degree of
+    freedom or two) said so rather than in 30 digits."""
+    return "> +1,000 %" if x > 10 else f"{x * 100:+.1f} %"
 
 
 @dataclass(frozen=True)

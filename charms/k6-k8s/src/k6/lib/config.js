@@ -51,6 +51,8 @@ function readCommon(env) {
     executor,
     vus: int(env, 'LOAD_VUS', 10, 1),
     maxVus: int(env, 'LOAD_MAX_VUS', 0, 0),
+    // VUs an arrival-rate executor starts with (loadgate's RunSpec.preallocated_vus); 0: vus.
+    preAllocatedVus: int(env, 'LOAD_PREALLOCATED_VUS', 0, 0),
     rate: int(env, 'LOAD_RATE', 60000, 1),
     duration: env.LOAD_DURATION || '60s',
     requestsPerIteration: int(env, 'LOAD_REQUESTS_PER_ITERATION', 1, 1),
@@ -167,7 +169,7 @@ export function scenarioFor(cfg) {
       rate: cfg.iterationsPerMinute,
       timeUnit: '1m',
       duration: cfg.duration,
-      preAllocatedVUs: cfg.vus,
+      preAllocatedVUs: cfg.preAllocatedVus || cfg.vus,
       maxVUs: cfg.maxVus,
     }, common);
   }
@@ -177,7 +179,7 @@ export function scenarioFor(cfg) {
     startRate: 0,
     timeUnit: '1m',
     stages: [{ target: cfg.iterationsPerMinute, duration: cfg.duration }],
-    preAllocatedVUs: cfg.vus,
+    preAllocatedVUs: cfg.preAllocatedVus || cfg.vus,
     maxVUs: cfg.maxVus,
   }, common);
 }
