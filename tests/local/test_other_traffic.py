@@ -109,12 +109,19 @@ def test_the_ledger_balances_for_the_runs_records_beside_other_traffic(
         assert "other traffic" in step["note"]
         assert step["lost"] in (0, None)  # never a phantom loss
         if step["count"] is None:
-            # A burst in flight at a scrape falls on different sides of the window's edge in
-            # the collector's counters and in Loki: at most one burst per edge, and said so.
-            assert "cannot be split from the run's" in step["note"]
+            # Other records that did not pass through the collector, or could not be counted:
+            # unknown with the run's own count as lower bound, never a loss.
+            assert (
+                "cannot be split from the run's" in step["note"]
+                or "could not be counted" in (step["note"])
+            )
             assert f"at least {sent:,}" in step["note"]
         else:
-            assert step["count"] == sent
+            # A burst in flight at a scrape falls on different sides of the window's edge in
+            # the collector's counters and in Loki: the count is known within ± the other
+            # records near the edges (issue 38, item 9), and said so.
+            assert abs(step["count"] - sent) <= step.get("uncertainty", 0), step
+    assert ledger["balanced"] is True  # nothing acknowledged missing, no loss shown
     assert result["pipeline"]["collector_accepted"] >= sent + other["records"] - 2 * BURST
     assert "other traffic" in out
     assert "phantom" not in out

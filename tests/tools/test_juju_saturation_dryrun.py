@@ -212,6 +212,7 @@ def test_a_client_pushing_to_loki_directly_makes_the_split_unknown_never_a_loss(
     assert accepted["count"] is None
     assert exported["count"] is None
     assert "cannot be split from the run's" in accepted["note"]
+    assert "more than the 480 other records near the window's edges explain" in accepted["note"]
     assert "at least 180,000" in accepted["note"]
     assert row["ledger"]["lost_after_acceptance"] == 0
     assert row["verdict"] == "PASS"

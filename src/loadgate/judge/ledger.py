@@ -228,8 +228,9 @@ def _without_other(count: Count, other: OtherTraffic | None, reference: int | No
     up to that many more or fewer of them than Loki's count of the window. It is a loss, or a
     surplus, only beyond that. Unknown, with `reference` as lower bound (every record k6 saw
     acknowledged was accepted; every stored one exported), when other traffic could not be
-    counted, or when other records did not reach Loki (`blocker`): those cannot be told apart
-    from the run's."""
+    counted, when other records did not reach Loki (`blocker`), or when the difference falls
+    short of `reference` by more than the edges explain (other records in Loki that never
+    passed the collector): those cannot be told apart from the run's, and are never a loss."""
     if other is None or other.records == 0 or count.value is None:
         return Within(count)
     if other.records is None:
@@ -245,6 +246,18 @@ def _without_other(count: Count, other: OtherTraffic | None, reference: int | No
     edges = other.edge_records
     if edges is None:
         reason = "other traffic's records near the window's edges could not be counted"
+        return Within(Count(None, reference, reason), note=note)
+    if reference is not None and value < reference - edges:
+        # Fewer than the run's own count beyond the edges: not the run's loss (k6 saw them
+        # acknowledged; Loki holds them), but other records counted in Loki that never passed
+        # the collector (a client pushing to Loki directly), which cannot be told apart.
+        own = f"{reference:,}"
+        reason = (
+            f"other traffic ({other.records:,} records) cannot be split from the run's: the "
+            f"counters less other traffic give {value:,}, the run's own count {own}, more than "
+            f"the {edges:,} other records near the window's edges explain (other records that "
+            "did not pass through the collector)"
+        )
         return Within(Count(None, reference, reason), note=note)
     if not edges:  # nothing on the edges: the difference is the run's
         return Within(Count(value), note=f"{note}; no other records near the window's edges")
