@@ -2,8 +2,9 @@
 `--min-pairs 1 --max-pairs 1`, 25 s runs: a saturation run's steady window
 then spanned 16-18 s here, the minimum is 10 s) of two queue sizes, each side on a fresh
 charm-rendered stack with a saturation run and a pressure run at 0.7 x the baseline's
-saturation, ending in a complete compare.json whose verdict is the exit code (one value a side
-decides nothing: too noisy), and nothing left running. The base port is
+saturation, ending in a complete compare.json whose verdict is the exit code (one pair decides
+with the calibrated spread of a pair's worsening: bounds for every metric), and nothing left
+running. The base port is
 $LOADGATE_TEST_COMPARE_BASE_PORT (default 24700)."""
 
 from __future__ import annotations
@@ -39,18 +40,19 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
         [
             "compare", "--baseline", "queue-size=1000", "--candidate", "queue-size=2000",
             "--min-pairs", "1", "--max-pairs", "1", "--duration", "25s", "--compare-id", "tiny",
-            "--base-port", BASE_PORT,
+            "--base-port", BASE_PORT, "--order", "ABAB",
         ]
     )  # fmt: skip
     out = capsys.readouterr().out
     text = (results / "tiny" / "compare.json").read_text()
     record = CompareRecord.from_json(text)  # checks every field
     data = json.loads(text)
-    assert code == record.exit_code == data["exit_code"] == 3, out  # one value a side: too noisy
+    assert code == record.exit_code == data["exit_code"], out
+    assert code in (0, 1, 3), out
     assert f"verdict {record.verdict} (exit {code})" in " ".join(out.split())
     assert record.plan is not None
     assert (record.plan.min_pairs, record.plan.max_pairs) == (1, 1)
-    assert record.stopped == "max-pairs"
+    assert record.stopped in ("max-pairs", "decided")  # decided: every gating metric settled
     assert not record.aa
 
     # Both sides, with their charm sources, commits and workload versions.
@@ -82,7 +84,13 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
             assert value > 0
     assert pressure.saturation_per_min is not None
     assert pressure.rate_per_min == round(0.7 * pressure.saturation_per_min)
-    assert [d.decision for d in record.decisions] == ["too-noisy"] * 3
+    # One pair is bounded with the calibrated spread (a pair's worsening): every metric has
+    # bounds, said so in its reason; the p99 is reported beside the verdict.
+    for d in record.decisions:
+        assert d.lower is not None, d.reason
+        assert d.upper is not None, d.reason
+        assert "calibrated" in d.reason, d.reason
+    assert [d.metric.gates for d in record.decisions] == [True, False, True]
     shipped = margins_file.shipped().margins()  # the default margins: the shipped file's
     assert {d.metric.name: d.metric.margin for d in record.decisions} == shipped
     assert not any(n.startswith("partial") for n in record.notes)

@@ -116,6 +116,9 @@ def test_the_default_run_starts_with_vus_for_its_latency_tail() -> None:
         ({"vus": 1, "p99-ms": 1000, "rate": 15_000}, 50),  # never above max_vus (50)
         ({"executor": "ramping-arrival-rate"}, 40),
         ({"executor": "constant-vus", "vus": 7}, 7),
+        # Its VUs ask an instant and a range query in turn over their own probes: spread over
+        # 100 VUs at 10 queries a second, each asked one (the local suite found no range query).
+        ({"scenario": "logql-query", "rate": 600, "p99-ms": 5000}, 10),
     ],
 )
 def test_preallocated_vus(params: dict[str, object], preallocated: int) -> None:

@@ -203,8 +203,11 @@ class RunSpec:
         latency, twice over (Little's law), at least `vus`, at most PREALLOCATED_VUS_MAX unless
         `vus` asks for more, never above `max_vus`. k6 drops an iteration that falls due while
         every VU is busy (it starts another VU for later ones): with 10 VUs at 200 iterations
-        a second, a 50 ms hiccup dropped some. `vus` itself under constant-vus."""
-        if self.executor not in ARRIVAL_EXECUTORS:
+        a second, a 50 ms hiccup dropped some. `vus` itself under constant-vus, and for a
+        scenario whose VUs check their answers against what each pushed (logql-query: each VU
+        asks an instant and a range query in turn, over its own probes; spread over more VUs
+        each would ask one)."""
+        if self.executor not in ARRIVAL_EXECUTORS or self.kind.wrong_gate:
             return self.vus
         per_second = self.iterations_per_minute / 60
         needed = math.ceil(2 * per_second * self.p99_ms / 1000)
