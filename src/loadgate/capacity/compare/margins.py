@@ -78,6 +78,5 @@ def repeats_for(capacities: Sequence[int], precision: float) -> int | None:
         return None
     metric = rule.capacity_metric(precision)
     logs = [math.log(c) for c in capacities]
-    floor = math.sqrt(2 * max(math.log1p(precision) ** 2 / 3, rule.MIN_SPREAD**2))
-    spread = max(math.sqrt(2 * welch.variance(logs)), floor)
+    spread = max(math.sqrt(2 * welch.variance(logs)), rule.spread_floor(metric))
     return welch.pairs_needed(spread, len(logs) - 1, metric.log_threshold, 2, rule.CONFIDENCE)

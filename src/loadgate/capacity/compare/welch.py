@@ -1,6 +1,6 @@
-"""Welch's interval arithmetic on log values: the sample variance, the standard error of a
-difference of means with its Welch-Satterthwaite degrees of freedom, Student's t quantile
-(scipy, `loadgate[stats]`), the half-width these give, and the fewest repeats that narrow it."""
+"""The interval arithmetic of the paired rule on log values: the sample variance, Student's t
+and the F quantiles (scipy, `loadgate[stats]`), and the fewest pairs that narrow the bounds.
+(The module kept its name from the unpaired Welch rule it served before issue 38.)"""
 
 from __future__ import annotations
 
@@ -29,34 +29,6 @@ def variance(logs: list[float]) -> float:
     simulation of 10,000 comparisons most of its time, for digits past the 12th."""
     mean = math.fsum(logs) / len(logs)
     return math.fsum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
-
-
-def se_and_df(va: float, na: int, vb: float, nb: int) -> tuple[float, float]:
-    """Standard error of the difference of means and Welch-Satterthwaite degrees of freedom."""
-    a, b = va / na, vb / nb
-    se = math.sqrt(a + b)
-    denominator = a * a / (na - 1) + b * b / (nb - 1)
-    return se, (a + b) ** 2 / denominator if denominator > 0 else math.inf
-
-
-def interval_half_width(va: float, na: int, vb: float, nb: int, confidence: float) -> float:
-    """t(confidence, Welch's df) * se: how far each bound lies from the change, in logs, for
-    sides of these variances and sizes."""
-    se, df = se_and_df(va, na, vb, nb)
-    return t_quantile(df, confidence) * se
-
-
-def repeats_needed(
-    va: float, vb: float, half_width: float, start: int, confidence: float
-) -> int | None:
-    """The smallest n per side, from `start`, whose interval half-width would be at most
-    `half_width` (None past MAX_REPEATS; the half-width shrinks as n grows, so a bisection
-    over n finds it)."""
-
-    def narrow_enough(n: int) -> bool:
-        return interval_half_width(va, n, vb, n, confidence) <= half_width
-
-    return fewest(max(2, start), narrow_enough) if half_width > 0 else None
 
 
 def fewest(start: int, enough: Callable[[int], bool]) -> int | None:
