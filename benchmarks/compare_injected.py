@@ -1,15 +1,20 @@
-"""The default `loadgate compare` against known regressions: the candidate's collector under a
-CPU quota a share lower than the baseline's (the charm's own `cpu` option, enforced by cgroups
-on the local stack), each try a whole default compare. Prints each try's outcome, exit code,
-wall time and what it measured; a table at the end. Not a test: it takes 15 minutes a try.
+"""The default `loadgate compare` against known regressions, each try a whole default compare.
+Prints each try's outcome, exit code, wall time and what it measured; a table at the end. Not a
+test: it takes 15 minutes a try. Two knobs:
 
-    .venv/bin/python benchmarks/compare_injected.py [--losses 0,0.03,0.05,0.1,0.2] [--tries 3]
-        [--tries-at 0.1=5] [--cpu-m 600] [--otelcol rev221] [--prefix inj] [--dry-run]
+- `--knob quota` (default): the candidate's collector under a CPU quota a share lower than the
+  baseline's (the charm's own `cpu` option, enforced by cgroups on the local stack); `--losses`
+  are the shares, `--cpu-m` the baseline's quota.
+- `--knob cpu-cost`: the candidate's collector computes N SHA-256 digests of each log record's
+  body (`--hand cpu-cost=N`: more CPU per record, no quota on either side); `--costs` are the Ns.
 
-A loss of 0 is an A/A comparison (both sides at the same quota). The quota lowers what the
-collector can do per second; what it does to saturation and to CPU per record is measured, not
-assumed: each row prints both sides' means. Everything else is compare's defaults (budget,
-pairs, metrics, thresholds, order).
+    .venv/bin/python benchmarks/compare_injected.py [--knob quota] [--losses 0,0.03,0.05,0.1,0.2]
+        [--costs 0,2,4] [--tries 3] [--tries-at 0.1=5] [--cpu-m 600] [--otelcol rev221]
+        [--prefix inj] [--dry-run]
+
+A loss or a cost of 0 is an A/A comparison. What a knob does to saturation and to CPU per record
+is measured, not assumed: each row prints both sides' means. Everything else is compare's
+defaults (budget, pairs, metrics, thresholds, order).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ LOADGATE = ROOT / ".venv" / "bin" / "loadgate"
 
 @dataclass(frozen=True)
 class Try:
-    loss: float
+    level: str
     number: int
     compare_id: str
     exit_code: int
@@ -49,6 +54,15 @@ def argv_for(compare_id: str, otelcol: str, cpu_m: int, loss: float) -> list[str
     return [
         str(LOADGATE), "compare", "--compare-id", compare_id,
         "--baseline", _side(otelcol, cpu_m), "--candidate", _side(otelcol, candidate_m),
+    ]  # fmt: skip
+
+
+def argv_for_cost(compare_id: str, otelcol: str, cost: int) -> list[str]:
+    """The compare of one try: the candidate digests each record's body `cost` times."""
+    candidate = f"otelcol={otelcol}" + (f" hand=cpu-cost={cost}" if cost else "")
+    return [
+        str(LOADGATE), "compare", "--compare-id", compare_id,
+        "--baseline", f"otelcol={otelcol}", "--candidate", candidate,
     ]  # fmt: skip
 
 
@@ -72,10 +86,8 @@ def _summary(record: dict[str, object]) -> tuple[str, int | None, str]:
     return verdict, pairs if isinstance(pairs, int) else None, "; ".join(parts)
 
 
-def run_try(loss: float, number: int, prefix: str, otelcol: str, cpu_m: int, results: Path) -> Try:
-    compare_id = f"{prefix}-{round(loss * 100)}-{number}-{time.strftime('%H%M%S')}"
-    argv = argv_for(compare_id, otelcol, cpu_m, loss)
-    print(f"try: loss {loss:.0%} #{number}: {' '.join(argv[1:])}", flush=True)
+def run_try(level: str, number: int, argv: list[str], compare_id: str, results: Path) -> Try:
+    print(f"try: {level} #{number}: {' '.join(argv[1:])}", flush=True)
     began = time.monotonic()
     done = subprocess.run(argv, cwd=ROOT, check=False, stdin=subprocess.DEVNULL)
     wall = time.monotonic() - began
@@ -83,9 +95,9 @@ def run_try(loss: float, number: int, prefix: str, otelcol: str, cpu_m: int, res
     verdict, pairs, summary = "no record", None, ""
     if path.is_file():
         verdict, pairs, summary = _summary(json.loads(path.read_text()))
-    found = Try(loss, number, compare_id, done.returncode, wall, verdict, pairs, summary)
+    found = Try(level, number, compare_id, done.returncode, wall, verdict, pairs, summary)
     print(
-        f"result: loss {loss:.0%} #{number}: {verdict}, exit {done.returncode}, "
+        f"result: {level} #{number}: {verdict}, exit {done.returncode}, "
         f"{wall:.0f} s, {pairs} pairs: {summary}",
         flush=True,
     )
@@ -106,7 +118,9 @@ def _parse_more(text: str) -> dict[float, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--losses", default="0,0.03,0.05,0.1,0.2")
+    parser.add_argument("--knob", choices=("quota", "cpu-cost"), default="quota")
+    parser.add_argument("--losses", default="0,0.03,0.05,0.1,0.2", help="--knob quota's shares")
+    parser.add_argument("--costs", default="0,2,4", help="--knob cpu-cost's digests a record")
     parser.add_argument("--tries", type=int, default=3, help="tries a loss (3)")
     parser.add_argument("--tries-at", default="0.1=5", help="more tries at some losses")
     parser.add_argument("--cpu-m", type=int, default=600, help="the baseline's quota (600m)")
@@ -115,24 +129,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", default=str(ROOT / "results"))
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
     args = parser.parse_args(argv)
-    losses = [float(x) for x in args.losses.split(",") if x.strip()]
-    bad = [x for x in losses if not 0 <= x < 1]
-    if bad:
-        parser.error(f"--losses: each must be at least 0 and below 1; got {bad}")
-    plan = _tries(losses, args.tries, _parse_more(args.tries_at))
+    if args.knob == "quota":
+        levels = [float(x) for x in args.losses.split(",") if x.strip()]
+        bad = [x for x in levels if not 0 <= x < 1]
+        if bad:
+            parser.error(f"--losses: each must be at least 0 and below 1; got {bad}")
+    else:
+        try:
+            levels = [float(int(x)) for x in args.costs.split(",") if x.strip()]
+        except ValueError:
+            parser.error(f"--costs: integers from 0 to 200, comma-separated; got {args.costs!r}")
+        if any(not 0 <= x <= 200 for x in levels):
+            parser.error(f"--costs: each from 0 to 200; got {args.costs!r}")
+    plan = _tries(levels, args.tries, _parse_more(args.tries_at))
+
+    def one(level: float, n: int, stamp: str) -> tuple[str, str, list[str]]:
+        if args.knob == "quota":
+            cid = f"{args.prefix}-{round(level * 100)}-{n}{stamp}"
+            return f"loss {level:.0%}", cid, argv_for(cid, args.otelcol, args.cpu_m, level)
+        cid = f"{args.prefix}-cost{int(level)}-{n}{stamp}"
+        return f"cost {int(level)}", cid, argv_for_cost(cid, args.otelcol, int(level))
+
     if args.dry_run:
-        for loss, n in plan:
-            print(" ".join(argv_for(f"{args.prefix}-{round(loss * 100)}-{n}", args.otelcol,
-                                    args.cpu_m, loss)))  # fmt: skip
+        for level, n in plan:
+            print(" ".join(one(level, n, "")[2]))
         return 0
-    done = [
-        run_try(loss, n, args.prefix, args.otelcol, args.cpu_m, Path(args.results))
-        for loss, n in plan
-    ]
-    print(f"\n{'loss':>5} {'try':>3} {'verdict':<14} {'exit':>4} {'wall s':>7} {'pairs':>5}  id")
+    done: list[Try] = []
+    for level, n in plan:
+        name, cid, argv_ = one(level, n, time.strftime("-%H%M%S"))
+        done.append(run_try(name, n, argv_, cid, Path(args.results)))
+    print(f"\n{'level':>9} {'try':>3} {'verdict':<14} {'exit':>4} {'wall s':>7} {'pairs':>5}  id")
     for t in done:
         print(
-            f"{t.loss:>5.0%} {t.number:>3} {t.verdict:<14} {t.exit_code:>4} {t.wall_s:>7.0f} "
+            f"{t.level:>9} {t.number:>3} {t.verdict:<14} {t.exit_code:>4} {t.wall_s:>7.0f} "
             f"{t.pairs if t.pairs is not None else '-':>5}  {t.compare_id}"
         )
     return 0

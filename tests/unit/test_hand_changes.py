@@ -54,9 +54,10 @@ def test_parse_reads_every_key_and_spells_them_back() -> None:
         "gomemlimit=300MiB",
         "gc-trace=on",
         "exporter=standin",
+        "cpu-cost=8",
     ]
     changes = hand.parse(pairs)
-    assert changes == HandChanges(False, 4, "300MiB", True, "standin")
+    assert changes == HandChanges(False, 4, "300MiB", True, "standin", 8)
     assert changes.pairs() == pairs
     assert HandChanges.from_dict(changes.to_dict()) == changes
     assert hand.parse([]).empty
@@ -71,6 +72,9 @@ def test_parse_reads_every_key_and_spells_them_back() -> None:
         ("gomemlimit=300MB", "gomemlimit: Go's form"),
         ("gomemlimit=0MiB", "gomemlimit"),
         ("exporter=kafka", "exporter: must be loki, standin, debug, nop"),
+        ("cpu-cost=201", "cpu-cost: must be an integer from 0 to 200"),
+        ("cpu-cost=-1", "cpu-cost: must be an integer from 0 to 200"),
+        ("cpu-cost=1.5", "cpu-cost"),
         ("colour=red", "unknown key 'colour'; allowed: file-storage, num-consumers"),
         ("exporter", "expected KEY=VALUE"),
     ],
@@ -198,3 +202,39 @@ def test_the_stand_ins_cpu_is_never_the_collectors() -> None:
     assert process_name("otelcol", logs) == "loki-standin"
     assert process_name("otelcol", traces) == "traces-standin"
     assert process_name("loki", []) == "loki"
+
+
+def test_cpu_cost_digests_each_logs_records_body_first_in_the_otlp_logs_pipelines() -> None:
+    made = hand.apply(rendered(), SERVICES, HandChanges(cpu_cost=3))
+    cost = made.config["processors"]["transform/loadgate-cpu-cost"]
+    assert cost["error_mode"] == "ignore"  # a body that is no string passes unchanged
+    (group,) = cost["log_statements"]
+    assert group["context"] == "log"
+    assert group["statements"] == ['set(cache["loadgate_cost"], SHA256(body))'] * 3
+    pipelines = made.config["service"]["pipelines"]
+    assert pipelines["logs/otelcol/0"]["processors"] == ["transform/loadgate-cpu-cost"]
+    assert "processors" not in pipelines["metrics/otelcol/0"]
+    # Nothing else changes: the exporters (what reaches Loki) are as rendered.
+    assert made.config["exporters"] == rendered()["exporters"]
+    assert [c.where for c in made.changes] == [
+        "processors.transform/loadgate-cpu-cost",
+        "service.pipelines.logs/otelcol/0.processors",
+    ]
+    assert HandChanges(cpu_cost=0).empty
+    assert hand.parse(["cpu-cost=3"]).text() == "cpu-cost=3"
+
+
+def test_cpu_cost_goes_before_the_pipelines_own_processors() -> None:
+    config = rendered()
+    config["service"]["pipelines"]["logs/otelcol/0"]["processors"] = ["memory_limiter", "batch"]
+    made = hand.apply(config, SERVICES, HandChanges(cpu_cost=1))
+    assert made.config["service"]["pipelines"]["logs/otelcol/0"]["processors"] == [
+        "transform/loadgate-cpu-cost", "memory_limiter", "batch",
+    ]  # fmt: skip
+
+
+def test_cpu_cost_without_an_otlp_logs_pipeline_is_refused() -> None:
+    config = rendered()
+    del config["service"]["pipelines"]["logs/otelcol/0"]
+    with pytest.raises(HandError, match=r"cpu-cost: .*no logs pipeline taking OTLP"):
+        hand.apply(config, SERVICES, HandChanges(cpu_cost=2))

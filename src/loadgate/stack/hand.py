@@ -12,7 +12,12 @@ limiter, batch), `cpu`, `memory`: presets as the bundle's overlays). What it has
   which a run counts (GC rate, heap sizes);
 - `exporter=loki|standin|debug|nop`: where the logs go: Loki (the charm's exporter), a second
   collector standing in for Loki (`otlphttp` over TLS: stack/standin.py), or isolated
-  (`debug` to the collector's stdout, or `nop`).
+  (`debug` to the collector's stdout, or `nop`);
+- `cpu-cost=N`: a known regression on demand, more collector CPU per log record: a `transform`
+  processor first in every logs pipeline that takes OTLP, computing N SHA-256 digests of each
+  record's body into the processor's cache (never exported: what reaches Loki is unchanged).
+  The cost grows with N and with the body's size, not with time, so it lowers what the
+  collector takes per CPU second in proportion, with none of a CPU quota's throttling.
 
 Pure: `parse` and `from_mapping` check the values (errors name the key and what is allowed),
 `apply` changes a localized config and the collector's Pebble services.
@@ -38,6 +43,8 @@ _EXPORTER_IDS = {
 # The `exporter` label regex of the pipeline under test's exporter (measure.pipeline.Scope).
 _SCOPE_EXPORTER = {"loki": "loki.*", "standin": "otlphttp.*", "debug": "debug.*", "nop": "nop.*"}
 _MAX_CONSUMERS = 1000
+_MAX_CPU_COST = 200
+_COST_PROCESSOR = "transform/loadgate-cpu-cost"
 _ON_OFF = {"on": True, "off": False, "true": True, "false": False}
 _GOMEMLIMIT_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 _GOMEMLIMIT = re.compile(r"(?P<n>[0-9]+)(?P<unit>B|KiB|MiB|GiB|TiB)?", re.ASCII)
@@ -48,6 +55,8 @@ ALLOWED: dict[str, str] = {
     "gomemlimit": "Go's form: a number of bytes with B, KiB, MiB, GiB or TiB, e.g. 400MiB",
     "gc-trace": "on or off (GODEBUG=gctrace=1: the run counts garbage collections)",
     "exporter": ", ".join(_EXPORTERS) + " (standin: a second collector; debug, nop: isolated)",
+    "cpu-cost": f"an integer from 0 to {_MAX_CPU_COST}: SHA-256 digests of each log record's "
+    "body, more collector CPU per record (0: none)",
 }
 
 
@@ -64,6 +73,7 @@ class HandChanges:
     gomemlimit: str | None = None
     gc_trace: bool = False
     exporter: str = "loki"
+    cpu_cost: int = 0
 
     @property
     def empty(self) -> bool:
@@ -86,6 +96,8 @@ class HandChanges:
             out.append("gc-trace=on")
         if self.exporter != "loki":
             out.append(f"exporter={self.exporter}")
+        if self.cpu_cost:
+            out.append(f"cpu-cost={self.cpu_cost}")
         return out
 
     def text(self) -> str:
@@ -98,6 +110,7 @@ class HandChanges:
             "gomemlimit": self.gomemlimit,
             "gc_trace": self.gc_trace,
             "exporter": self.exporter,
+            "cpu_cost": self.cpu_cost,
         }
 
     @classmethod
@@ -124,6 +137,10 @@ def _value(key: str, raw: object) -> Any:
         return _ON_OFF[text.lower()]
     if key == "num-consumers":
         if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= _MAX_CONSUMERS:
+            raise bad
+        return int(text)
+    if key == "cpu-cost":
+        if isinstance(raw, bool) or not text.isdigit() or int(text) > _MAX_CPU_COST:
             raise bad
         return int(text)
     if key == "gomemlimit":
@@ -202,6 +219,8 @@ def apply(
         _queue(cfg["exporters"][name], f"exporters.{name}", hand, changes)
     if hand.exporter != "loki":
         _swap_exporter(cfg, lokis, hand, standin, changes)
+    if hand.cpu_cost:
+        _cpu_cost(cfg, hand.cpu_cost, changes)
     _environment(svcs, hand, changes)
     return Applied(cfg, svcs, changes)
 
@@ -277,6 +296,32 @@ def _loop_breaker(
             proc["logs"]["log_record"] = renamed
             changes.append(Change(f"processors.{name}.logs.log_record", records, renamed,
                                   "hand: the loop breaker follows the exporter"))  # fmt: skip
+
+
+def _cpu_cost(cfg: dict[str, Any], digests: int, changes: list[Change]) -> None:
+    """A transform processor first in each logs pipeline with an OTLP receiver: `digests`
+    SHA-256 digests of each record's body into the cache (records of another body type are
+    passed on unchanged: `error_mode: ignore`)."""
+    pipelines = cfg.get("service", {}).get("pipelines") or {}
+    targets = [
+        name for name, p in pipelines.items()
+        if component_type(name) == "logs"
+        and any(component_type(r) == "otlp" for r in p.get("receivers") or [])
+    ]  # fmt: skip
+    if not targets:
+        raise HandError("cpu-cost: the rendered collector config has no logs pipeline taking OTLP")
+    statement = 'set(cache["loadgate_cost"], SHA256(body))'
+    cfg.setdefault("processors", {})[_COST_PROCESSOR] = {
+        "error_mode": "ignore",
+        "log_statements": [{"context": "log", "statements": [statement] * digests}],
+    }
+    why = f"hand: cpu-cost={digests}, {digests} SHA-256 digests of each record's body"
+    changes.append(Change(f"processors.{_COST_PROCESSOR}", None, digests, why))
+    for name in targets:
+        before = list(pipelines[name].get("processors") or [])
+        pipelines[name]["processors"] = [_COST_PROCESSOR, *before]
+        changes.append(Change(f"service.pipelines.{name}.processors", before,
+                              pipelines[name]["processors"], why))  # fmt: skip
 
 
 def _environment(services: dict[str, Any], hand: HandChanges, changes: list[Change]) -> None:
