@@ -345,6 +345,16 @@ def _run_shell(script: str, env: Mapping[str, str], job: Job, timeout: float) ->
     return proc.returncode
 
 
+def step_condition(step: Mapping[str, Any]) -> str:
+    """A step's `if:` as Actions reads it: without a status function it is `success() && (X)`."""
+    condition = str(step.get("if", "success()")).strip()
+    if condition.startswith("${{") and condition.endswith("}}"):
+        condition = condition[3:-2]
+    if not re.search(r"\b(always|success|failure|cancelled)\(\)", condition):
+        condition = f"success() && ({condition})"
+    return condition
+
+
 def run_job(
     workflow: Mapping[str, Any], inputs: Mapping[str, str], job: Job, event: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
@@ -369,8 +379,7 @@ def run_job(
                   "cancelled": False}  # fmt: skip
         for key, value in {**spec.get("env", {}), **step.get("env", {})}.items():
             env[key] = interpolate(str(value), contexts, status)
-        condition = str(step.get("if", "success()"))
-        condition = condition[3:-2] if condition.startswith("${{") else condition
+        condition = step_condition(step)
         began = time.monotonic()
         if not _truthy(evaluate(condition, contexts, status)):
             timings.append({"step": name, "outcome": "skipped", "exit": None, "seconds": 0.0})
@@ -388,7 +397,10 @@ def run_job(
             action = str(step["uses"]).split("@")[0]
             with_ = {k: interpolate(str(v), contexts, status) for k, v in
                      step.get("with", {}).items()}  # fmt: skip
-            rc, outputs, note = ACTIONS[action](with_, job)
+            try:
+                rc, outputs, note = ACTIONS[action](with_, job)
+            except (OSError, subprocess.CalledProcessError, KeyError) as exc:
+                rc, outputs, note = 1, {}, f"{action} failed: {exc}"
             print(f"   {note}")
         else:
             script = interpolate(str(step["run"]), contexts, status)

@@ -15,6 +15,8 @@ EXTRA_OF = {
     "cryptography": "local",
     "uv": "local",
     "packaging": "local",
+    "ops": "local",
+    "h11": "local",
     "matplotlib": "plots",
     "scipy": "stats",
 }

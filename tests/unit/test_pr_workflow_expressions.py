@@ -95,3 +95,14 @@ def test_runner_files_read_values_and_heredocs(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.write_text("a=1\nb=x=y\nc<<EOF\nline 1\nline 2\nEOF\n")
     assert RUNNER._read_pairs(out) == {"a": "1", "b": "x=y", "c": "line 1\nline 2"}
+
+
+def test_a_condition_without_a_status_function_needs_the_steps_before_to_have_passed() -> None:
+    save = {"if": "steps.restore.outputs.cache-hit != 'true'"}
+    condition = RUNNER.step_condition(save)
+    assert condition == "success() && (steps.restore.outputs.cache-hit != 'true')"
+    assert RUNNER.evaluate(condition, contexts(restore={"cache-hit": "false"}), FAILED) is False
+    assert RUNNER.evaluate(condition, contexts(restore={"cache-hit": "false"}), OK) is True
+    assert RUNNER.step_condition({}) == "success()"
+    summary = {"if": "${{ always() && steps.compare.outputs.exit-code != '' }}"}
+    assert RUNNER.step_condition(summary) == " always() && steps.compare.outputs.exit-code != '' "
