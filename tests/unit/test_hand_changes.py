@@ -210,7 +210,7 @@ def test_cpu_cost_digests_each_logs_records_body_first_in_the_otlp_logs_pipeline
     assert cost["error_mode"] == "ignore"  # a body that is no string passes unchanged
     (group,) = cost["log_statements"]
     assert group["context"] == "log"
-    assert group["statements"] == ['set(cache["loadgate_cost"], SHA256(body))'] * 3
+    assert group["statements"] == ['set(log.cache["loadgate_cost"], SHA256(log.body))'] * 3
     pipelines = made.config["service"]["pipelines"]
     assert pipelines["logs/otelcol/0"]["processors"] == ["transform/loadgate-cpu-cost"]
     assert "processors" not in pipelines["metrics/otelcol/0"]

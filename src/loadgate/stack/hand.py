@@ -310,7 +310,7 @@ def _cpu_cost(cfg: dict[str, Any], digests: int, changes: list[Change]) -> None:
     ]  # fmt: skip
     if not targets:
         raise HandError("cpu-cost: the rendered collector config has no logs pipeline taking OTLP")
-    statement = 'set(cache["loadgate_cost"], SHA256(body))'
+    statement = 'set(log.cache["loadgate_cost"], SHA256(log.body))'
     cfg.setdefault("processors", {})[_COST_PROCESSOR] = {
         "error_mode": "ignore",
         "log_statements": [{"context": "log", "statements": [statement] * digests}],
