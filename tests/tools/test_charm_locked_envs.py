@@ -42,7 +42,6 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import tarfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -65,7 +64,7 @@ from test_gate_in_charm_trees import (
     recipe,
     tox_config,
 )
-from test_juju_wheel import source_copy
+from test_juju_wheel import build_wheel
 from uv import find_uv_bin
 
 # The trees as test_gate_in_charm_trees.py makes them: the charm's source plus the docs' recipe.
@@ -190,13 +189,7 @@ class Locked:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("locked-wheel")
-    dist = tmp / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(dist), str(source_copy(tmp / "src"))],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return next(dist.glob("loadgate-*.whl"))
+    return build_wheel(tmp)
 
 
 def stand_ins(folder: Path) -> Path:

@@ -42,7 +42,7 @@ from support.dryrun import assert_deploy_valid, assert_every_file_readable, asse
 from support.fake_juju.charms import k6_charm, upstream_charm
 from support.fake_juju.cli import commands
 from support.fake_juju.world import world as fake_world
-from test_juju_wheel import source_copy
+from test_juju_wheel import build_wheel
 
 from loadgate import paths
 from loadgate.gate import k6_charm as k6_charm_source
@@ -109,13 +109,7 @@ class Env:
 def charm_env(tmp_path_factory: pytest.TempPathFactory) -> Env:
     """A fresh venv with loadgate's wheel, the charms' test stack and their tests' imports."""
     tmp = tmp_path_factory.mktemp("charm-env")
-    dist = tmp / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(dist), str(source_copy(tmp / "src"))],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    wheel = next(dist.glob("loadgate-*.whl"))
+    wheel = build_wheel(tmp)
     venv = tmp / "venv"
     subprocess.run([newest_python(), "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"

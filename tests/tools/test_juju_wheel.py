@@ -67,18 +67,22 @@ def source_copy(to: Path) -> Path:
     return to
 
 
+def build_wheel(tmp: Path) -> Path:
+    """loadgate's wheel, built from a copy of the sources under `tmp`."""
+    dist = tmp / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(dist), str(source_copy(tmp / "src-tree"))],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return next(dist.glob("loadgate-*.whl"))
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the wheel, the python of a fresh venv with it installed)."""
     tmp = tmp_path_factory.mktemp("wheel")
-    tree = source_copy(tmp / "src-tree")
-    dist = tmp / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(dist), str(tree)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    wheel = next(dist.glob("loadgate-*.whl"))
+    wheel = build_wheel(tmp)
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
