@@ -18,7 +18,8 @@ step's `env:`, each `${{ }}` and `if:` evaluated over `inputs`, `github`, `steps
 - `actions/cache/restore` and `save`: a copy from and to `--cache-store/<key>`;
 - `actions/upload-artifact`: a copy into `<work>/artifacts/<name>`.
 
-The runner is new each time: HOME is `<work>/home`, empty, so the pip, uv, Go and loadgate
+Where a runner would reach GitHub (loadgate cloning the other charm's pinned revision), the job
+reads the offline snapshots instead (`LOADGATE_CHARM_SOURCES`). The runner is new each time: HOME is `<work>/home`, empty, so the pip, uv, Go and loadgate
 caches are cold; only `--cache-store` carries the binaries from one run to the next, as the
 Actions cache does. The first run with an empty store is the cold cost, a later one the warm.
 
@@ -244,6 +245,9 @@ def _base_env(job: Job) -> dict[str, str]:
         RUNNER_OS="Linux",
         RUNNER_ARCH="X64",
         PATH=":".join([*job.path, *path]),
+        # A runner clones the other charm's pinned revision from GitHub; here, with no GitHub,
+        # loadgate reads the same revision from the offline snapshots.
+        LOADGATE_CHARM_SOURCES=str(charm_sources()),
     )
     keep.update(job.env)
     return keep

@@ -296,7 +296,10 @@ def _repository(spec: SourceSpec) -> Path:
             _git("clone", "--quiet", "--mirror", loc, str(tmp / "repo.git"))
         except SourceError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            hint = " (no network here? use the snapshots in ../shared/charm-sources)"
+            hint = (
+                f" (no network here? point ${ENV_SOURCES_DIR} at a folder of the charms'"
+                " snapshots, or run from a loadgate checkout beside ../shared/charm-sources)"
+            )
             raise SourceError(
                 f"--{spec.role}-charm: cannot clone {loc}: {exc}{hint if spec.is_url else ''}"
             ) from None
