@@ -19,9 +19,10 @@ step's `env:`, each `${{ }}` and `if:` evaluated over `inputs`, `github`, `steps
 - `actions/upload-artifact`: a copy into `<work>/artifacts/<name>`.
 
 Where a runner would reach GitHub (loadgate cloning the other charm's pinned revision), the job
-reads the offline snapshots instead (`LOADGATE_CHARM_SOURCES`). The runner is new each time: HOME is `<work>/home`, empty, so the pip, uv, Go and loadgate
-caches are cold; only `--cache-store` carries the binaries from one run to the next, as the
-Actions cache does. The first run with an empty store is the cold cost, a later one the warm.
+reads the offline snapshots instead (`LOADGATE_CHARM_SOURCES`). The runner is new each time:
+HOME is `<work>/home`, empty, so the pip, uv, Go and loadgate caches are cold; only
+`--cache-store` carries the binaries from one run to the next, as the Actions cache does. The
+first run with an empty store is the cold cost, a later one the warm.
 
 The charm trees (the pull request):
 - otelcol: a clone of the charm's git bundle checked out at `--candidate-ref` (default 0a143d1,
