@@ -269,9 +269,14 @@ class MetricDecision:
 
 
 def _pct(x: float) -> str:
-    """A relative change as a percentage; past +1,000 % (bounds of a look with a degree of
-    freedom or two) said so rather than in 30 digits."""
-    return "> +1,000 %" if x > 10 else f"{x * 100:+.1f} %"
+    """A relative change as a percentage; past ±1,000 % (bounds of a look with a degree of
+    freedom or two; on a higher-is-better metric a drop is at most 100 %, a gain unbounded)
+    said so rather than in 30 digits."""
+    if x > 10:
+        return "> +1,000 %"
+    if x < -10:
+        return "< -1,000 %"
+    return f"{x * 100:+.1f} %"
 
 
 @dataclass(frozen=True)
