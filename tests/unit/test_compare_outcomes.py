@@ -327,3 +327,12 @@ def test_bounds_past_a_thousand_percent_either_way_are_said_so() -> None:
     assert rule._pct(math.exp(72) - 1) == "> +1,000 %"
     assert rule._pct(1 - math.exp(-72)) == "+100.0 %"
     assert rule._pct(-0.035) == "-3.5 %"
+
+
+def test_the_tables_say_bounds_past_a_thousand_percent_so() -> None:
+    from loadgate.report import compare_tables
+
+    assert compare_tables._pct(1 - math.exp(72)) == "< -1,000%"
+    assert compare_tables._pct(math.exp(72) - 1) == "> +1,000%"
+    assert compare_tables._pct(0.152) == "+15.2%"
+    assert compare_tables._pct(None) == "—"

@@ -53,7 +53,15 @@ def _value_text(metric: rule.Metric, value: float | None) -> str:
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:+.1f}%"
+    """A change as the tables show it: past ±1,000 % said so (a look of a degree of freedom or
+    two), never in 30 digits."""
+    if value is None:
+        return "—"
+    if value > 10:
+        return "> +1,000%"
+    if value < -10:
+        return "< -1,000%"
+    return f"{value * 100:+.1f}%"
 
 
 def _bounds_text(d: MetricDecision) -> str:
