@@ -138,7 +138,9 @@ def _charm_ref(what: PreparedCharms, role: str) -> str:
     data = source.to_dict()
     revisions = data.get("revisions") or []
     commit = str(data.get("commit") or "")[:7]
-    rev = "rev" + "/".join(str(r) for r in revisions) if revisions else str(data.get("ref") or "?")
+    # A checkout with no ref and no known revision is named as what it is, not "?".
+    named = str(data.get("ref") or "checkout")
+    rev = "rev" + "/".join(str(r) for r in revisions) if revisions else named
     part = what.otelcol_part if role == "otelcol" else what.loki_part
     return f"{rev} ({commit}{'+dirty' if data.get('dirty') else ''}, {part.name} {part.version})"
 
