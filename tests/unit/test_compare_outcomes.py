@@ -323,16 +323,16 @@ def test_a_later_look_can_show_a_worse_metric_a_regression() -> None:
 def test_bounds_past_a_thousand_percent_either_way_are_said_so() -> None:
     # A look at 2 pairs on its own spread (1 df) gives bounds of e^±70: a throughput's drop is
     # at most 100 %, its gain unbounded, printed as such, never in 30 digits.
-    assert rule._pct(1 - math.exp(72)) == "< -1,000 %"
-    assert rule._pct(math.exp(72) - 1) == "> +1,000 %"
-    assert rule._pct(1 - math.exp(-72)) == "+100.0 %"
-    assert rule._pct(-0.035) == "-3.5 %"
+    assert rule.percent_text(1 - math.exp(72)) == "< -1,000 %"
+    assert rule.percent_text(math.exp(72) - 1) == "> +1,000 %"
+    assert rule.percent_text(1 - math.exp(-72)) == "+100.0 %"
+    assert rule.percent_text(-0.035) == "-3.5 %"
 
 
 def test_the_tables_say_bounds_past_a_thousand_percent_so() -> None:
     from loadgate.report import compare_tables
 
-    assert compare_tables._pct(1 - math.exp(72)) == "< -1,000%"
-    assert compare_tables._pct(math.exp(72) - 1) == "> +1,000%"
-    assert compare_tables._pct(0.152) == "+15.2%"
-    assert compare_tables._pct(None) == "—"
+    assert compare_tables.change_text(1 - math.exp(72)) == "< -1,000%"
+    assert compare_tables.change_text(math.exp(72) - 1) == "> +1,000%"
+    assert compare_tables.change_text(0.152) == "+15.2%"
+    assert compare_tables.change_text(None) == "—"

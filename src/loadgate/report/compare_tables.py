@@ -52,7 +52,7 @@ def _value_text(metric: rule.Metric, value: float | None) -> str:
     return f"{value:.1f}"
 
 
-def _pct(value: float | None) -> str:
+def change_text(value: float | None) -> str:
     """A change as the tables show it: past ±1,000 % said so (a look of a degree of freedom or
     two), never in 30 digits."""
     if value is None:
@@ -69,7 +69,7 @@ def _bounds_text(d: MetricDecision) -> str:
     and its upper bounds together (today's rule), or each alone (a record of the first rule)."""
     if d.lower is None or d.upper is None:
         return "—"
-    text = f"{_pct(d.lower)} .. {_pct(d.upper)}"
+    text = f"{change_text(d.lower)} .. {change_text(d.upper)}"
     if d.family is not None and not d.metric.gates:
         return text + f"\n(beside: its own {d.family:.0%})"
     if d.family is not None:
@@ -127,7 +127,7 @@ def _decisions_table(record: CompareRecord) -> Table:
             Text(_metric_cell(m)),
             Text(_side_cell(m, d.baseline_mean, d.baseline)),
             Text(_side_cell(m, d.candidate_mean, d.candidate)),
-            Text(_pct(d.change)),
+            Text(change_text(d.change)),
             Text(_bounds_text(d)),
             _decision_text(d),
         )
@@ -149,7 +149,7 @@ def pair_table(record: CompareRecord, pairs: int) -> Table:
         table.add_row(
             Text(_LABELS.get(m.name, m.name)),
             Text(means),
-            Text(_pct(d.change)),
+            Text(change_text(d.change)),
             Text(_bounds_text(d)),
             Text(f"{m.margin:.0%}"),
             _decision_text(d),

@@ -268,7 +268,7 @@ class MetricDecision:
         return f.read(cls, data, where)
 
 
-def _pct(x: float) -> str:
+def percent_text(x: float) -> str:
     """A relative change as a percentage; past ±1,000 % (bounds of a look with a degree of
     freedom or two; on a higher-is-better metric a drop is at most 100 %, a gain unbounded)
     said so rather than in 30 digits."""
@@ -329,9 +329,9 @@ class Bounds:
         }
 
     def span(self, metric: Metric) -> str:
-        w = metric.worsening
+        d, lo, hi = (percent_text(metric.worsening(x)) for x in (self.d, self.lo, self.hi))
         return (
-            f"worsening {_pct(w(self.d))}, bounds {_pct(w(self.lo))} .. {_pct(w(self.hi))} "
+            f"worsening {d}, bounds {lo} .. {hi} "
             f"(spread of a pair {self.spread:.1%}, {self.how}, {self.df:.0f} df)"
         )
 
