@@ -320,7 +320,10 @@ def test_stack_down_after_pebble_died_stops_only_what_the_stack_started(
         assert still, "every service died with Pebble: nothing left to test"
         assert cli.main(["stack", "down"]) == cli.EXIT_OK
         err = capsys.readouterr().err
-        assert all(f"(pid {pid})" in err for pid in still)
+        # One more may die of SIGPIPE between that look and `down` (seen 2026-11-28): `down`
+        # names what it stopped, and afterwards none of the stack's services is alive.
+        named = [pid for pid in still if f"(pid {pid})" in err]
+        assert named, f"`stack down` named none of {still}: {err}"
         alive = [pid for _, pid in services if (p := ProcessId.of(pid)) and p.alive()]
         assert alive == []
         assert tail.poll() is None  # a tail of the stack's log is not the stack's
