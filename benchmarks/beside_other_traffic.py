@@ -14,48 +14,16 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from support.other_client import OtherClient  # noqa: E402  (tests/support, as the test uses it)
+
 LOADGATE = ROOT / ".venv" / "bin" / "loadgate"
 URL = "http://127.0.0.1:4318/v1/logs"  # the stack's collector, OTLP/HTTP, standard ports
-
-
-class OtherClient(threading.Thread):
-    """Another application's logs: two requests a second, each of half the records."""
-
-    def __init__(self, per_second: int) -> None:
-        super().__init__(daemon=True)
-        self.burst = max(1, per_second // 2)
-        self.sent = 0
-        self.failed = 0
-        self.stop = threading.Event()
-
-    def _body(self) -> dict[str, object]:
-        now = str(time.time_ns())
-        records = [
-            {"timeUnixNano": now, "body": {"stringValue": f"other app line {self.sent + i}"}}
-            for i in range(self.burst)
-        ]
-        resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "other-app"}}]}
-        return {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": records}]}]}
-
-    def run(self) -> None:
-        with httpx.Client(timeout=5.0) as client:
-            while not self.stop.wait(0.5):
-                try:
-                    ok = client.post(URL, json=self._body()).status_code == 200
-                except httpx.HTTPError:
-                    ok = False
-                if ok:
-                    self.sent += self.burst
-                else:
-                    self.failed += self.burst
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,18 +36,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.per_second < 2:
         parser.error("--per-second: at least 2 (two requests a second)")
     subprocess.run([str(LOADGATE), "stack", "up"], check=True)
-    client = OtherClient(args.per_second)
     try:
-        client.start()
-        time.sleep(3)  # it was sending before the run started
-        run = subprocess.run(
-            [str(LOADGATE), "run", "--duration", args.duration, "--rate", args.rate,
-             "--run-id", f"beside-other-{int(time.time())}"],
-            check=False,
-        )  # fmt: skip
+        with OtherClient(URL, args.per_second // 2) as client:
+            time.sleep(3)  # it was sending before the run started
+            run = subprocess.run(
+                [str(LOADGATE), "run", "--duration", args.duration, "--rate", args.rate,
+                 "--run-id", f"beside-other-{int(time.time())}"],
+                check=False,
+            )  # fmt: skip
     finally:
-        client.stop.set()
-        client.join()
         subprocess.run([str(LOADGATE), "stack", "down"], check=False)
     print(f"\nthe other client: {client.sent:,} records sent and acknowledged, "
           f"{client.failed:,} refused or failed")  # fmt: skip

@@ -57,6 +57,8 @@ from typing import Any
 
 import yaml
 
+from loadgate.charms import sources as charm_source_snapshots
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "charm-pr-compare.yaml"
 OTELCOL_CANDIDATE = "0a143d1"
@@ -201,6 +203,7 @@ class Job:
     home: Path
     cache_store: Path
     tree: Path
+    sources: Path  # the charms' offline snapshots
     head: str
     base: str
     env: dict[str, str] = field(default_factory=dict)  # GITHUB_ENV so far
@@ -248,7 +251,7 @@ def _base_env(job: Job) -> dict[str, str]:
         PATH=":".join([*job.path, *path]),
         # A runner clones the other charm's pinned revision from GitHub; here, with no GitHub,
         # loadgate reads the same revision from the offline snapshots.
-        LOADGATE_CHARM_SOURCES=str(charm_sources()),
+        LOADGATE_CHARM_SOURCES=str(job.sources),
     )
     keep.update(job.env)
     return keep
@@ -432,13 +435,9 @@ def _git(cwd: Path, *args: str) -> str:
                           text=True).stdout.strip()  # fmt: skip
 
 
-def charm_sources() -> Path:
-    return Path(os.environ.get("LOADGATE_CHARM_SOURCES", ROOT.parent / "shared" / "charm-sources"))
-
-
-def prepare_tree(charm: str, into: Path, candidate_ref: str) -> tuple[str, str]:
-    """The pull request's repository at `into`; returns (base sha, head sha)."""
-    sources = charm_sources()
+def prepare_tree(charm: str, into: Path, candidate_ref: str, sources: Path) -> tuple[str, str]:
+    """The pull request's repository at `into`, from the snapshots in `sources`; returns (base
+    sha, head sha)."""
     if charm == "otelcol":
         bundle = sources / "opentelemetry-collector-k8s-operator.bundle"
         subprocess.run(["git", "clone", "--quiet", str(bundle), str(into)], check=True)
@@ -518,16 +517,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(inputs) - set(declared))
     if unknown:
         parser.error(f"--input: {', '.join(unknown)} not among {', '.join(sorted(declared))}")
+    sources = charm_source_snapshots.sources_dir()
+    if sources is None or not sources.is_dir():
+        parser.error(
+            f"no charm snapshots: set ${charm_source_snapshots.ENV_SOURCES_DIR} or run from a "
+            "checkout beside ../shared/charm-sources"
+        )
     work = args.work.resolve()
     began = time.monotonic()
     work.mkdir(parents=True)
-    base, head = prepare_tree(args.charm, work / "repository", args.candidate_ref)
+    base, head = prepare_tree(args.charm, work / "repository", args.candidate_ref, sources)
     wheel = build_wheel(work)
     inputs.setdefault("loadgate-wheel", wheel.as_uri())
     inputs.setdefault("charm", args.charm)
     job = Job(work=work, workspace=work / "workspace", temp=work / "runner-temp",
               home=work / "home", cache_store=(args.cache_store or work / "cache").resolve(),
-              tree=work / "repository", head=head, base=base)  # fmt: skip
+              tree=work / "repository", sources=sources, head=head, base=base)  # fmt: skip
     for folder in (job.temp, job.home, job.cache_store):
         folder.mkdir(parents=True, exist_ok=True)
     print(f"pull request: {args.charm}, base {base[:12]}, head {head[:12]}; wheel {wheel.name}; "

@@ -6,14 +6,12 @@ verdict is the run's."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
+from support.other_client import OtherClient
 
 from loadgate import cli
 from loadgate.stack import local
@@ -22,54 +20,13 @@ pytestmark = pytest.mark.local
 
 # 100 records a second, as two requests of 50 (each stamped when sent).
 BURST = 50
-EVERY_S = 0.5
 # The run's load, in seconds: the other client sends at least this many seconds' worth.
 LOAD_S = 15
 
 
-class OtherClient:
-    """Another application's logs: OTLP/HTTP JSON to the collector, its own service name."""
-
-    def __init__(self, url: str):
-        self.url = url
-        self.sent = 0
-        self.failed = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def body(self) -> dict[str, Any]:
-        now = str(time.time_ns())
-        records = [
-            {"timeUnixNano": now, "body": {"stringValue": f"other app line {self.sent + i}"}}
-            for i in range(BURST)
-        ]
-        resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "other-app"}}]}
-        return {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": records}]}]}
-
-    def _run(self) -> None:
-        with httpx.Client(timeout=5.0) as client:
-            while not self._stop.wait(EVERY_S):
-                try:
-                    ok = client.post(self.url, json=self.body()).status_code == 200
-                except httpx.HTTPError:
-                    ok = False
-                if ok:
-                    self.sent += BURST
-                else:
-                    self.failed += BURST
-
-    def __enter__(self) -> OtherClient:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 @pytest.fixture
 def other_client(stack: local.StackInfo) -> Iterator[OtherClient]:
-    with OtherClient(f"{stack.otlp_http_url}/v1/logs") as client:
+    with OtherClient(f"{stack.otlp_http_url}/v1/logs", BURST) as client:
         time.sleep(3)  # it was sending before the run started
         yield client
 

@@ -3,7 +3,9 @@ that table agrees with pyproject.toml's extras."""
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -12,6 +14,11 @@ import pytest
 from loadgate import extras
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _names(requirements: list[str]) -> set[str]:
+    """The distribution names of pyproject requirements (`httpx>=0.27` -> httpx)."""
+    return {re.split(r"[<>=\[ ]", d)[0].lower() for d in requirements}
 
 
 def test_a_missing_optional_module_names_its_extra() -> None:
@@ -31,10 +38,10 @@ def test_any_other_missing_module_is_left_alone() -> None:
 
 def test_each_optional_module_is_in_the_extra_named_for_it() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    base = {re.split(r"[<>=\[ ]", d)[0].lower() for d in project["dependencies"]}
+    base = _names(project["dependencies"])
     optional = project["optional-dependencies"]
     for module, extra in extras.EXTRA_OF.items():
-        names = {re.split(r"[<>=\[ ]", d)[0].lower() for d in optional[extra]}
+        names = _names(optional[extra])
         assert module in names, f"{module} is not in loadgate[{extra}]"
         assert module not in base, f"{module} is in the base install"
 
@@ -48,9 +55,6 @@ _CHARM_VENV_ONLY = ("loadgate.charms.drivers",)
 
 def _third_party_imports() -> dict[str, set[str]]:
     """Top-level third-party modules imported by loadgate's own modules, with where."""
-    import ast
-    import sys
-
     src = ROOT / "src" / "loadgate"
     found: dict[str, set[str]] = {}
     for path in src.rglob("*.py"):
@@ -75,9 +79,9 @@ def test_every_module_loadgate_imports_is_installed_by_the_base_or_its_extra() -
     """A module imported but declared nowhere breaks an installed loadgate that the
     development env hides (it had ops: `loadgate[local]` lacked the Pebble client)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    declared = {re.split(r"[<>=\[ ]", d)[0].lower() for d in project["dependencies"]}
+    declared = _names(project["dependencies"])
     for extra in project["optional-dependencies"].values():
-        declared |= {re.split(r"[<>=\[ ]", d)[0].lower() for d in extra}
+        declared |= _names(extra)
     undeclared = {
         top: sorted(where)
         for top, where in _third_party_imports().items()

@@ -53,15 +53,8 @@ def _value_text(metric: rule.Metric, value: float | None) -> str:
 
 
 def change_text(value: float | None) -> str:
-    """A change as the tables show it: past ±1,000 % said so (a look of a degree of freedom or
-    two), never in 30 digits."""
-    if value is None:
-        return "—"
-    if value > 10:
-        return "> +1,000%"
-    if value < -10:
-        return "< -1,000%"
-    return f"{value * 100:+.1f}%"
+    """A change as the tables show it: the rule's percentage with no space (unknown: —)."""
+    return "—" if value is None else rule.percent_text(value, space="")
 
 
 def _bounds_text(d: MetricDecision) -> str:

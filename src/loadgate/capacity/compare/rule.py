@@ -268,15 +268,16 @@ class MetricDecision:
         return f.read(cls, data, where)
 
 
-def percent_text(x: float) -> str:
-    """A relative change as a percentage; past ±1,000 % (bounds of a look with a degree of
-    freedom or two; on a higher-is-better metric a drop is at most 100 %, a gain unbounded)
-    said so rather than in 30 digits."""
+def percent_text(x: float, space: str = " ") -> str:
+    """A relative change as a percentage (`space` before the sign: the tables' columns take
+    none); past ±1,000 % (bounds of a look with a degree of freedom or two; on a
+    higher-is-better metric a drop is at most 100 %, a gain unbounded) said so rather than in
+    30 digits."""
     if x > 10:
-        return "> +1,000 %"
+        return f"> +1,000{space}%"
     if x < -10:
-        return "< -1,000 %"
-    return f"{x * 100:+.1f} %"
+        return f"< -1,000{space}%"
+    return f"{x * 100:+.1f}{space}%"
 
 
 @dataclass(frozen=True)
