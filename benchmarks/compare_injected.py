@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadgate.capacity.compare.rule import percent_text
+
 ROOT = Path(__file__).resolve().parents[1]
 LOADGATE = ROOT / ".venv" / "bin" / "loadgate"
 
@@ -79,8 +81,8 @@ def _summary(record: dict[str, object]) -> tuple[str, int | None, str]:
             parts.append(f"{metric} {d['decision']}")
             continue
         parts.append(
-            f"{metric} {d['decision']} {change * 100:+.1f} % ({lower * 100:+.1f} .. "
-            f"{upper * 100:+.1f}), means {d.get('baseline_mean'):.4g} -> "
+            f"{metric} {d['decision']} {percent_text(change)} ({percent_text(lower, '')} .. "
+            f"{percent_text(upper, '')}), means {d.get('baseline_mean'):.4g} -> "
             f"{d.get('candidate_mean'):.4g}"
         )
     return verdict, pairs if isinstance(pairs, int) else None, "; ".join(parts)

@@ -39,6 +39,10 @@ def test_a_branch_and_an_unknown_ref(snapshots: Path) -> None:
     assert (main.commit or "").startswith("2a77867")
     with pytest.raises(sources.SourceError, match="'no-such-ref' is not a tag, branch or commit"):
         sources.resolve(sources.parse("otelcol", "@no-such-ref", snapshots))
+    # git's ancestry suffixes: the parent of main, however it is written.
+    parent = sources.resolve(sources.parse("otelcol", "@main~1", snapshots))
+    assert parent.commit not in (None, main.commit)
+    assert sources.resolve(sources.parse("otelcol", "@main^", snapshots)).commit == parent.commit
 
 
 def test_the_loki_snapshot(loki_pinned: sources.CharmSource) -> None:

@@ -222,7 +222,7 @@ def test_crossed_threshold_is_failed(workload: K6Workload, collector_url: str) -
     outcome = workload.outcome(spec.run_id)
     assert outcome is not None
     assert outcome.status == "failed"
-    assert "http_req_duration{p(99)<0.001}" in outcome.detail
+    assert "http_req_duration{expected_response:true}{p(99)<0.001}" in outcome.detail
 
 
 def test_k6_that_cannot_start_is_an_error_with_its_log(

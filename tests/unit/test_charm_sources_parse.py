@@ -65,8 +65,14 @@ def test_a_folder_is_a_checkout_and_an_archive_a_snapshot() -> None:
     assert sources.parse("loki", "/x/loki-k8s-operator-rev244-5178fa4.tar.gz").kind == "snapshot"
 
 
+def test_refs_take_git_ancestry_suffixes() -> None:
+    for ref in ("HEAD^", "main~2", "rev221^2", "track/0.130~1^"):
+        assert sources.parse("otelcol", f".@{ref}").ref == ref
+
+
 @pytest.mark.parametrize(
-    "text", ["", " rev1", "rev1\n", "x@", "@../etc", "@-rf", "a.tar.gz@rev1", "x@y@z"]
+    "text",
+    ["", " rev1", "rev1\n", "x@", "@../etc", "@-rf", "a.tar.gz@rev1", "x@y@z", "@^1", "@main~x"],
 )
 def test_bad_sources_are_refused_naming_the_flag(text: str) -> None:
     with pytest.raises(sources.SourceError, match="--otelcol-charm"):

@@ -73,3 +73,9 @@ def test_no_logs_per_minute_gate_without_a_minimum() -> None:
 
 def test_no_gates_is_not_a_pass() -> None:
     assert verdict([]) == FAIL
+
+
+def test_the_p99_gate_names_the_accepted_requests_metric() -> None:
+    # A refused request is an error, not a latency: the p99 is of k6's 2xx requests only.
+    (p99,) = [g for g in judge(RunSpec.from_params({}), client()) if g.name == "p99_ms"]
+    assert p99.source.endswith("(http_req_duration{expected_response:true})")

@@ -56,7 +56,8 @@ def test_selectors_with_label_regexes() -> None:
 
 def test_k6_p99_and_subqueries() -> None:
     assert q.k6_p99_seconds("r1", 70) == (
-        'histogram_quantile(0.99, sum(increase(k6_http_req_duration_seconds{run_id="r1"}[70s])))'
+        "histogram_quantile(0.99, sum(increase(k6_http_req_duration_seconds"
+        '{expected_response="true",run_id="r1"}[70s])))'
     )
     assert q.max_over("sum(x)", 30) == "max_over_time((sum(x))[30s:])"
 

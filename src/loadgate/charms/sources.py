@@ -77,7 +77,8 @@ KNOWN: dict[str, _Known] = {
 }
 
 _REVISION_RE = re.compile(r"^(?:rev)?(\d{1,6})$", re.ASCII)
-_REF_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$", re.ASCII)
+# A tag, branch or commit, with git's ancestry suffixes (`main~2`, `HEAD^`, `rev221^2`).
+_REF_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}(?:[~^][0-9]{0,3}){0,20}$", re.ASCII)
 _SNAPSHOT_NAME_RE = re.compile(r"-rev(\d+)-([0-9a-f]{7,40})\.tar\.gz$", re.ASCII)
 _IMAGE_TAG_RE = re.compile(r"oci-image tag:\s*([A-Za-z0-9][A-Za-z0-9._-]*)", re.ASCII)
 _BASE_PYTHON = {"20.04": "3.8", "22.04": "3.10", "24.04": "3.12", "26.04": "3.14"}
@@ -195,7 +196,10 @@ def parse(role: str, text: str, folder: Path | None = None) -> SourceSpec:
             raise SourceError(f"{flag}: nothing after '@' in {text!r}; give a ref such as rev221")
         ref = _normalize_ref(ref)
         if not _REF_RE.match(ref) or ".." in ref:
-            raise SourceError(f"{flag}: {ref!r} is not a git ref (tag, branch or commit)")
+            raise SourceError(
+                f"{flag}: {ref!r} is not a git ref (tag, branch or commit, optionally with ~N "
+                "or ^N after it)"
+            )
         loc = location or default_location(role, folder)
         kind = "snapshot" if loc.endswith(".tar.gz") else "git"
         if kind == "snapshot":

@@ -60,9 +60,7 @@ def judge(spec: RunSpec, client: ClientFigures, lost_records: int | None = None)
     scenario that checks its answers (logql-query) adds its gate on wrong ones, and its
     delivery gate counts what it pushed (`lost_lines`)."""
     kind = spec.kind
-    p99_source = client.p99_source
-    if kind.duration_metric != "http_req_duration":
-        p99_source += f" ({kind.duration_metric})"
+    p99_source = f"{client.p99_source} ({kind.duration_metric})"
     gates = [
         _gate("error_rate", "<=", spec.max_error_rate, client.error_rate, "%", "k6 errors rate"),
         _gate("p99_ms", "<", spec.p99_ms, client.p99_ms, "ms", p99_source),

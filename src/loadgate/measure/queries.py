@@ -122,8 +122,9 @@ def loki_push_p99_seconds(window_s: int, matchers: Mapping[str, str] | None = No
 
 
 def k6_p99_seconds(run_id: str, window_s: int) -> str:
-    """p99 of request duration across every k6 process of the run, from native histograms."""
-    sel = _selector({"run_id": run_id})
+    """p99 of the accepted requests' durations across every k6 process of the run, from native
+    histograms (k6 tags a 2xx response `expected_response="true"`: k6/lib/send.js)."""
+    sel = _selector({"run_id": run_id, "expected_response": "true"})
     return f"histogram_quantile(0.99, sum(increase({_K6_DURATION}{sel}[{window_s}s])))"
 
 

@@ -48,8 +48,9 @@ class Scenario:
     path: str  # what the script adds to the target: "/v1/logs"
     backend: str  # where its units end up: "Loki"
     store: str  # how they are counted there, for gate sources: "LogQL count in Loki"
-    # k6's metric of the durations the p99 gate is on (logql-query: its queries' only).
-    duration_metric: str = "http_req_duration"
+    # k6's metric of the durations the p99 gate is on: accepted requests' only, a refused one is
+    # an error (k6/lib/config.js OK_DURATION); logql-query: its answered queries'.
+    duration_metric: str = "http_req_duration{expected_response:true}"
     pushed: Pushed | None = None  # what it pushes for its queries (its ledger's unit)
     # The gate on answers that did not match what was pushed (logql-query), and its k6 counter.
     wrong_gate: str = ""

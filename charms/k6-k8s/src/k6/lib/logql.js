@@ -179,9 +179,9 @@ export function makeQuerier(cfg, parts) {
     const ok = res.status >= 200 && res.status < 300;
     errors.add(!ok);
     queriesSent.add(1);
+    if (!ok) return; // a failed query is an error, not a latency
     duration.add(res.timings.duration, { query: spec.kind });
     if (durationBuckets) durationBuckets[bucketOf(res.timings.duration)].add(1);
-    if (!ok) return;
     queriesAccepted.add(1);
     const [least, most] = expected(parts, spec, nowMs);
     const count = countOf(res.body);

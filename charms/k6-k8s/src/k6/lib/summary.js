@@ -15,8 +15,9 @@ function thresholdResults(data) {
 }
 
 import { BUCKET_PREFIX, BASE_MS, PER_OCTAVE } from './histogram.js';
+import { durationMetricOf } from './config.js';
 
-// Request-duration bucket counts, so that several k6 instances' p99 can be combined exactly.
+// Bucket counts of accepted requests' durations, so that several k6 instances' p99 can be combined exactly.
 function histogramOf(data) {
   const counts = {};
   for (const name of Object.keys(data.metrics || {})) {
@@ -52,7 +53,7 @@ export function summarize(data, cfg) {
   const accepted = metric(data, cfg.scenario.accepted).count || 0;
   const errors = metric(data, 'errors');
   const reqs = metric(data, 'http_reqs').count || 0;
-  const dur = metric(data, cfg.scenario.duration || 'http_req_duration');
+  const dur = metric(data, durationMetricOf(cfg));
   return Object.assign({
     format: 'loadgate-k6-summary/1',
     run_id: cfg.runId,

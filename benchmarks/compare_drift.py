@@ -1,0 +1,176 @@
+"""Where a comparison's noise lives: within a run, between the runs of one side, within a pair.
+
+For each recorded comparison (`results/<compare_id>/compare.json`) it prints every side's run
+in the order they ran: when its pressure window began, its saturation and its collector CPU per
+1,000 records, and how much that CPU figure moved within the run (the coefficient of variation
+of the collector's CPU over its accepted records, sample by sample, over the load window less its
+first 12 s). Then, per comparison and pooled over all given:
+
+- **within a run**: the mean of those CVs (what a longer window or more windows per stack cannot
+  go below: the run's own sampling noise);
+- **one side, run to run**: the standard deviation of the log values of one side's runs (the
+  machine's drift over the comparison plus each stack's own noise);
+- **a pair**: the standard deviation of the paired log differences, ln B - ln A (what the rule's
+  bounds see; the shipped margins file calibrates it at 3.4 % for saturation and 5.0 % for CPU
+  per record).
+
+Two independent runs differ by √2 times a value's spread. A pair's spread far above √2 times the
+within-run CV and near √2 times the run-to-run spread says the noise is the machine moving
+between the two runs of a pair, not the runs being short.
+
+    .venv/bin/python benchmarks/compare_drift.py COMPARE_ID [COMPARE_ID ...] [--results DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CPU = "pressure_cpu_s_per_1000_records"
+SATURATION = "saturation_per_min"
+SKIP_S = 12.0  # the load window's first seconds: the 10 s rate windows still hold the idle time
+
+
+@dataclass(frozen=True)
+class SideRun:
+    side: str
+    repeat: int
+    began: float | None
+    saturation: float | None
+    cpu: float | None
+    cpu_cv: float | None
+
+
+def _within_run_cv(series_file: Path) -> tuple[float | None, float | None]:
+    """(the load's start, the CV of per-sample collector CPU per record) from series.json."""
+    if not series_file.is_file():
+        return None, None
+    data = json.loads(series_file.read_text())
+    series = data.get("series") or {}
+    began = data.get("load_started")
+    cores = series.get("collector_cpu_cores", {}).get("samples") or []
+    taken = dict(series.get("collector_accepted_per_s", {}).get("samples") or [])
+    if began is None:
+        return None, None
+    start, end = float(began) + SKIP_S, float(data.get("load_ended") or 0) - 2.0
+    ratios = [
+        c / taken[t]
+        for t, c in cores
+        if start <= t <= end and taken.get(t) and c is not None and taken[t] > 0
+    ]
+    if len(ratios) < 3:
+        return float(began), None
+    return float(began), statistics.stdev(ratios) / statistics.mean(ratios)
+
+
+def side_runs(results: Path, compare_id: str) -> list[SideRun]:
+    record = json.loads((results / compare_id / "compare.json").read_text())
+    out: list[SideRun] = []
+    for run in sorted(record["runs"], key=lambda r: r["position"]):
+        values = run.get("values") or {}
+        refs = run.get("refs") or []
+        pressure = next((r for r in refs if r.endswith("-pr")), None)
+        began, cv = _within_run_cv(results / pressure / "series.json") if pressure else (None, None)
+        out.append(
+            SideRun(
+                run["side"], int(run["repeat"]), began, values.get(SATURATION), values.get(CPU), cv
+            )
+        )
+    return out
+
+
+def _log_sd(values: list[float]) -> float | None:
+    logs = [math.log(v) for v in values if v and v > 0]
+    return statistics.stdev(logs) if len(logs) >= 2 else None
+
+
+def spreads(runs: list[SideRun], metric: str) -> dict[str, float | None]:
+    """One side's run-to-run spread (pooled over the two sides) and a pair's, of log values."""
+    by_side: dict[str, dict[int, float]] = {"baseline": {}, "candidate": {}}
+    for r in runs:
+        value = r.saturation if metric == SATURATION else r.cpu
+        if value is not None and value > 0:
+            by_side[r.side][r.repeat] = value
+    side_sds = [s for s in (_log_sd(list(v.values())) for v in by_side.values()) if s is not None]
+    pairs = sorted(set(by_side["baseline"]) & set(by_side["candidate"]))
+    diffs = [math.log(by_side["candidate"][p]) - math.log(by_side["baseline"][p]) for p in pairs]
+    return {
+        "run_to_run": math.sqrt(statistics.mean([s * s for s in side_sds])) if side_sds else None,
+        "pair": statistics.stdev(diffs) if len(diffs) >= 2 else None,
+        "pair_df": float(len(diffs) - 1) if len(diffs) >= 2 else 0.0,
+    }
+
+
+def pooled_pair_spread(per_comparison: list[dict[str, float | None]]) -> tuple[float | None, int]:
+    """The paired spread pooled within comparisons (as calibrate pools it), and its df."""
+    df = sum(int(s["pair_df"] or 0) for s in per_comparison if s["pair"] is not None)
+    if df == 0:
+        return None, 0
+    ss = sum((s["pair"] or 0.0) ** 2 * (s["pair_df"] or 0.0) for s in per_comparison)
+    return math.sqrt(ss / df), df
+
+
+def _pct(value: float | None) -> str:
+    return "unknown" if value is None else f"{100 * value:.1f} %"
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "unknown" if value is None else format(value, fmt)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("compare_ids", nargs="+", metavar="COMPARE_ID")
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    args = parser.parse_args(argv)
+    pooled: list[SideRun] = []
+    per_comparison: list[list[SideRun]] = []
+    for compare_id in args.compare_ids:
+        record = args.results / compare_id / "compare.json"
+        if not record.is_file():
+            print(f"compare_drift: no {record}", file=sys.stderr)
+            return 2
+        runs = side_runs(args.results, compare_id)
+        print(f"{compare_id}")
+        print("  side       pair  pressure began  saturation/min  CPU s/1,000  within-run CV")
+        for r in runs:
+            began = time.strftime("%H:%M:%S", time.gmtime(r.began)) if r.began else "unknown"
+            print(
+                f"  {r.side:<9}  {r.repeat:>4}  {began:>14}  {_num(r.saturation, ',.0f'):>14}"
+                f"  {_num(r.cpu, '.3f'):>11}  {_pct(r.cpu_cv):>13}"
+            )
+        _print_spreads("  ", runs)
+        pooled.extend(runs)
+        per_comparison.append(runs)
+    if len(args.compare_ids) > 1:
+        cvs = [r.cpu_cv for r in pooled if r.cpu_cv is not None]
+        mean_cv = statistics.mean(cvs) if cvs else None
+        print(f"all {len(args.compare_ids)}: within-run CV of CPU per record, mean {_pct(mean_cv)}")
+        for metric, name in ((CPU, "CPU per record"), (SATURATION, "saturation")):
+            spread, df = pooled_pair_spread([spreads(r, metric) for r in per_comparison])
+            where = "a pair's difference, pooled within comparisons"
+            print(f"  {name}: {where}, {_pct(spread)} on {df} df")
+    return 0
+
+
+def _print_spreads(indent: str, runs: list[SideRun]) -> None:
+    cvs = [r.cpu_cv for r in runs if r.cpu_cv is not None]
+    within = statistics.mean(cvs) if cvs else None
+    for metric, name in ((CPU, "CPU per record"), (SATURATION, "saturation")):
+        s = spreads(runs, metric)
+        extra = f", within a run {_pct(within)}" if metric == CPU else ""
+        print(
+            f"{indent}{name}: one side run to run {_pct(s['run_to_run'])}, "
+            f"a pair's difference {_pct(s['pair'])}{extra}"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

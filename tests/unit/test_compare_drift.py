@@ -1,0 +1,91 @@
+"""benchmarks/compare_drift.py: the spreads it prints, from recorded comparisons."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SIDES = ("baseline", "candidate")
+
+
+def _drift() -> ModuleType:
+    path = ROOT / "benchmarks" / "compare_drift.py"
+    spec = importlib.util.spec_from_file_location("compare_drift", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+DRIFT = _drift()
+
+
+def _record(results: Path, compare_id: str, cpu: list[tuple[str, int, float]]) -> None:
+    """A compare.json with runs of CPU values, and a pressure run's series for the first."""
+    runs = [
+        {
+            "position": i,
+            "side": side,
+            "repeat": repeat,
+            "values": {DRIFT.CPU: value, DRIFT.SATURATION: 60_000.0 * (1 + i / 100)},
+            "refs": [f"{compare_id}-{side[0]}{repeat}-sat", f"{compare_id}-{side[0]}{repeat}-pr"],
+        }
+        for i, (side, repeat, value) in enumerate(cpu)
+    ]
+    (results / compare_id).mkdir(parents=True)
+    (results / compare_id / "compare.json").write_text(json.dumps({"runs": runs}))
+    # 30 s of load: the collector's CPU per record alternates 0.9 and 1.1 after the first 12 s.
+    samples = [(100.0 + t, 1.0 if t < 12 else (0.9 if t % 4 else 1.1)) for t in range(0, 31, 2)]
+    series = {
+        "load_started": 100.0,
+        "load_ended": 130.0,
+        "series": {
+            "collector_cpu_cores": {"samples": [[t, v] for t, v in samples]},
+            "collector_accepted_per_s": {"samples": [[t, 1.0] for t, _ in samples]},
+        },
+    }
+    pressure = results / f"{compare_id}-b1-pr"
+    pressure.mkdir()
+    (pressure / "series.json").write_text(json.dumps(series))
+
+
+def test_a_shared_drift_is_run_to_run_spread_not_a_pairs(tmp_path: Path) -> None:
+    # Both sides double over the comparison; within each pair the candidate is 10 % higher.
+    drift = [1.0, 1.3, 1.6, 2.0]
+    cpu = []
+    for pair, level in enumerate(drift, start=1):
+        cpu += [("baseline", pair, level), ("candidate", pair, level * 1.1)]
+    _record(tmp_path, "c1", cpu)
+    runs = DRIFT.side_runs(tmp_path, "c1")
+    spreads = DRIFT.spreads(runs, DRIFT.CPU)
+    assert spreads["pair"] == pytest.approx(0.0, abs=1e-12)
+    assert spreads["run_to_run"] == pytest.approx(
+        math.sqrt(sum((math.log(v) - sum(map(math.log, drift)) / 4) ** 2 for v in drift) / 3)
+    )
+    # The first pressure run's series: 0.9 and 1.1 after the first 12 s, the idle start left out.
+    assert runs[0].began == 100.0
+    assert runs[0].cpu_cv == pytest.approx(0.1 / 1.0 * math.sqrt(10 / 9), rel=0.1)
+    assert runs[1].cpu_cv is None  # no series recorded for it
+
+
+def test_the_pair_spread_pools_within_comparisons(tmp_path: Path) -> None:
+    a_runs = [("baseline", 1, 1.0), ("candidate", 1, 1.1), ("baseline", 2, 1.0)]
+    a_runs.append(("candidate", 2, 1.0))
+    _record(tmp_path, "a", a_runs)
+    _record(tmp_path, "b", [(side, pair, 2.0) for pair in (1, 2, 3) for side in SIDES])
+    a = DRIFT.spreads(DRIFT.side_runs(tmp_path, "a"), DRIFT.CPU)
+    b = DRIFT.spreads(DRIFT.side_runs(tmp_path, "b"), DRIFT.CPU)
+    spread, df = DRIFT.pooled_pair_spread([a, b])
+    assert df == 3
+    # Only "a" spreads: ln 1.1 and 0 have the variance (ln 1.1)^2 / 2 on 1 df, pooled over 3.
+    assert spread == pytest.approx(math.sqrt(math.log(1.1) ** 2 / 2 / 3))
+    assert DRIFT.main([str(tmp_path / "missing"), "--results", str(tmp_path)]) == 2
