@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CPU = "pressure_cpu_s_per_1000_records"
 SATURATION = "saturation_per_min"
+METRICS = ((CPU, "CPU per record"), (SATURATION, "saturation"))
 SKIP_S = 12.0  # the load window's first seconds: the 10 s rate windows still hold the idle time
 
 
@@ -125,13 +126,29 @@ def _num(value: float | None, fmt: str) -> str:
     return "unknown" if value is None else format(value, fmt)
 
 
+def _mean_cv(runs: list[SideRun]) -> float | None:
+    """The mean within-run CV of CPU per record over the runs that have one."""
+    cvs = [r.cpu_cv for r in runs if r.cpu_cv is not None]
+    return statistics.mean(cvs) if cvs else None
+
+
+def _print_runs(runs: list[SideRun]) -> None:
+    print("  side       pair  pressure began  saturation/min  CPU s/1,000  within-run CV")
+    for r in runs:
+        began = time.strftime("%H:%M:%S", time.gmtime(r.began)) if r.began else "unknown"
+        print(
+            f"  {r.side:<9}  {r.repeat:>4}  {began:>14}  {_num(r.saturation, ',.0f'):>14}"
+            f"  {_num(r.cpu, '.3f'):>11}  {_pct(r.cpu_cv):>13}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("compare_ids", nargs="+", metavar="COMPARE_ID")
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     args = parser.parse_args(argv)
-    pooled: list[SideRun] = []
-    per_comparison: list[list[SideRun]] = []
+    every_run: list[SideRun] = []
+    per_comparison: list[dict[str, dict[str, float | None]]] = []  # each metric's spreads
     for compare_id in args.compare_ids:
         record = args.results / compare_id / "compare.json"
         if not record.is_file():
@@ -139,37 +156,25 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         runs = side_runs(args.results, compare_id)
         print(f"{compare_id}")
-        print("  side       pair  pressure began  saturation/min  CPU s/1,000  within-run CV")
-        for r in runs:
-            began = time.strftime("%H:%M:%S", time.gmtime(r.began)) if r.began else "unknown"
+        _print_runs(runs)
+        found = {metric: spreads(runs, metric) for metric, _ in METRICS}
+        for metric, name in METRICS:
+            s = found[metric]
+            extra = f", within a run {_pct(_mean_cv(runs))}" if metric == CPU else ""
             print(
-                f"  {r.side:<9}  {r.repeat:>4}  {began:>14}  {_num(r.saturation, ',.0f'):>14}"
-                f"  {_num(r.cpu, '.3f'):>11}  {_pct(r.cpu_cv):>13}"
+                f"  {name}: one side run to run {_pct(s['run_to_run'])}, "
+                f"a pair's difference {_pct(s['pair'])}{extra}"
             )
-        _print_spreads("  ", runs)
-        pooled.extend(runs)
-        per_comparison.append(runs)
+        every_run.extend(runs)
+        per_comparison.append(found)
     if len(args.compare_ids) > 1:
-        cvs = [r.cpu_cv for r in pooled if r.cpu_cv is not None]
-        mean_cv = statistics.mean(cvs) if cvs else None
-        print(f"all {len(args.compare_ids)}: within-run CV of CPU per record, mean {_pct(mean_cv)}")
-        for metric, name in ((CPU, "CPU per record"), (SATURATION, "saturation")):
-            spread, df = pooled_pair_spread([spreads(r, metric) for r in per_comparison])
+        mean_cv = _pct(_mean_cv(every_run))
+        print(f"all {len(args.compare_ids)}: within-run CV of CPU per record, mean {mean_cv}")
+        for metric, name in METRICS:
+            spread, df = pooled_pair_spread([found[metric] for found in per_comparison])
             where = "a pair's difference, pooled within comparisons"
             print(f"  {name}: {where}, {_pct(spread)} on {df} df")
     return 0
-
-
-def _print_spreads(indent: str, runs: list[SideRun]) -> None:
-    cvs = [r.cpu_cv for r in runs if r.cpu_cv is not None]
-    within = statistics.mean(cvs) if cvs else None
-    for metric, name in ((CPU, "CPU per record"), (SATURATION, "saturation")):
-        s = spreads(runs, metric)
-        extra = f", within a run {_pct(within)}" if metric == CPU else ""
-        print(
-            f"{indent}{name}: one side run to run {_pct(s['run_to_run'])}, "
-            f"a pair's difference {_pct(s['pair'])}{extra}"
-        )
 
 
 if __name__ == "__main__":

@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from support import benchmark_script
 
-ROOT = Path(__file__).resolve().parents[2]
 SIDES = ("baseline", "candidate")
-
-
-def _drift() -> ModuleType:
-    path = ROOT / "benchmarks" / "compare_drift.py"
-    spec = importlib.util.spec_from_file_location("compare_drift", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-DRIFT = _drift()
+DRIFT = benchmark_script.load("compare_drift")
 
 
 def _record(results: Path, compare_id: str, cpu: list[tuple[str, int, float]]) -> None:

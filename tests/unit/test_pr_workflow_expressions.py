@@ -4,31 +4,15 @@ benchmarks/pr_compare_workflow.py (which runs the workflow's steps here): every 
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
+from support import benchmark_script
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _runner() -> ModuleType:
-    path = ROOT / "benchmarks" / "pr_compare_workflow.py"
-    spec = importlib.util.spec_from_file_location("pr_compare_workflow", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-RUNNER = _runner()
+RUNNER = benchmark_script.load("pr_compare_workflow")
 WORKFLOW = yaml.safe_load(RUNNER.WORKFLOW.read_text())
 OK = {"always": True, "success": True, "failure": False, "cancelled": False}
 FAILED = {"always": True, "success": False, "failure": True, "cancelled": False}
