@@ -11,6 +11,7 @@ the margins `margins_file`; the tables `loadgate.report.compare_tables`."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from loadgate.capacity.compare import rule, run_order
 from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare.repeat import DEFAULT_PRESSURE_FRACTION
 from loadgate.capacity.compare.sequential import Plan
+from loadgate.capacity.compare.stack_modes import DEFAULT_STACKS, KEPT, STACK_MODES
 from loadgate.capacity.search.rule import SearchPlan
 from loadgate.measure.saturation import SATURATE_PARAMS
 
@@ -140,6 +142,15 @@ def add_comparison_flags(p: argparse.ArgumentParser) -> None:
         help="capacity searches: the knee within ±this (default 0.05)",
     )
     add_drain_timeout(p, "to wait for the queue to drain after each run")
+    p.add_argument(
+        "--stacks",
+        choices=STACK_MODES,
+        default=DEFAULT_STACKS,
+        help="kept (default: both sides' stacks up for the whole comparison, the candidate's "
+        "in <stack dir>-candidate at ports of its own, and the runs alternate between them) or "
+        "fresh (each repeat on a fresh stack of its side: slower, and a fresh stack's spread "
+        "is every pair's)",
+    )
     add_stack_flags(p)
 
 
@@ -214,6 +225,14 @@ def _add_plan_flags(p: argparse.ArgumentParser) -> None:
         "id, so a machine's drift cannot slow one side in every pair), ABAB, or ABBA (swap "
         "every other pair: cancels a linear drift)",
     )
+
+
+def _candidate_ports(base_port: int | None) -> Ports:
+    """The candidate's ports beside the baseline's kept stack; UsageError past the last port."""
+    try:
+        return comparing.candidate_ports(base_port)
+    except ValueError as exc:
+        raise UsageError(f"--base-port: {exc} (or --stacks fresh: one stack at a time)") from None
 
 
 def _check_compare_id_free(results_root: Path, compare_id: str, pairs: int) -> None:
@@ -335,6 +354,7 @@ def run_comparison(
     _check_compare_id_free(results_root, compare_id, plan.max_pairs)
     check_results_dir(results_root, compare_id)
     shared = with_scenario_signals(stack_flags(args), spec)
+    candidate_ports = _candidate_ports(shared.base_port) if args.stacks == KEPT else None
     baseline = _prepare_side(shared, rule.BASELINE, baseline_values, seams.resolve_stack)
     candidate = _prepare_side(shared, rule.CANDIDATE, candidate_values, seams.resolve_stack)
     aa = comparing.sameness(baseline.what, candidate.what)
@@ -342,11 +362,17 @@ def run_comparison(
     if seams.build_missing(tuple(sorted(parts)), command=args.command) != EXIT_OK:
         return EXIT_BAD_INPUT
     root = paths.stack_dir()
+    roots = [root, comparing.candidate_root(root)] if candidate_ports is not None else [root]
     try:
-        with session.held_lock(root, args.command, compare_id, notice, shielded):
-            if not free_stack_dir(root, seams.stack):
-                return EXIT_BAD_INPUT
-            repeat = comparing.LocalRepeats(
+        with contextlib.ExitStack() as held:
+            for where in roots:
+                held.enter_context(
+                    session.held_lock(where, args.command, compare_id, notice, shielded)
+                )
+                if not free_stack_dir(where, seams.stack):
+                    return EXIT_BAD_INPUT
+            repeats = comparing.LocalRepeats if candidate_ports is None else comparing.KeptRepeats
+            repeat = repeats(
                 root=root,
                 ports=Ports.from_base(shared.base_port),
                 spec=spec,
@@ -364,10 +390,15 @@ def run_comparison(
                 open_target=seams.open_target,
                 execute=seams.execute,
             )
+            if isinstance(repeat, comparing.KeptRepeats) and candidate_ports is not None:
+                repeat.candidate_root, repeat.candidate_ports = roots[1], candidate_ports
             sides = comparing.Sides(baseline, candidate, aa)
-            return drive_live(
-                compare_id, sides, plan, args.order, repeat, results_root, args.fail_on
-            )
+            try:
+                return drive_live(
+                    compare_id, sides, plan, args.order, repeat, results_root, args.fail_on
+                )
+            finally:
+                repeat.close()
     except runlock.BusyError as exc:
         error(args.command, exc)
         return EXIT_BAD_INPUT

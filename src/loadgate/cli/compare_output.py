@@ -113,7 +113,8 @@ def drive_live(
             record = comparing.drive(
                 compare_id, sides.baseline, sides.candidate, plan=plan, metrics=metrics,
                 run_one=repeat, results_root=results_root, order=order, aa=sides.aa,
-                fail_on=fail_on, on_start=live.on_start, on_done=live.on_done,
+                fail_on=fail_on, stacks=repeat.STACKS, on_start=live.on_start,
+                on_done=live.on_done,
                 on_pair=live.on_pair,
             )  # fmt: skip
         except comparing.AbortedError as exc:

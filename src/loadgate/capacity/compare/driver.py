@@ -1,10 +1,11 @@
 """`loadgate compare`, the driver: two stacks (baseline and candidate), runs interleaved in pairs
-A B A B …, each on a fresh stack of its side, one decision per metric (`rule`), pairs
-added until the plan says stop (`sequential`).
+A B A B …, on both sides' stacks kept up (`kept`) or each on a fresh stack of its side, one
+decision per metric (`rule`), pairs added until the plan says stop (`sequential`).
 
 - The sides (`parse_side`, `ComparedStack`, `sameness`) are `sides`; what a run
   contributes (`parse_metrics`, the values of a run) `values`; one repeat on the local
-  stack (`LocalRepeats`) `repeat`. Their names are re-exported here for the CLI.
+  stack (`LocalRepeats`) `repeat`, on kept stacks (`KeptRepeats`) `kept`. Their names are
+  re-exported here for the CLI.
 - `drive` runs pairs with a run function it is given (`LocalRepeats` on the local stack; fakes
   in the tests) until the plan's stop (`sequential.stop_reason`: every metric settled,
   the most pairs, or the time budget), writes `compare.json` after every run (and, marked
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from loadgate.capacity.compare import rule, run_order
 from loadgate.capacity.compare import sequential as seq
+from loadgate.capacity.compare.kept import KeptRepeats, candidate_ports, candidate_root
 from loadgate.capacity.compare.record import COMPARE_FILE, CompareRecord, Pressure, RepeatRecord
 from loadgate.capacity.compare.repeat import (
     AbortedError,
@@ -51,6 +53,7 @@ from loadgate.capacity.compare.sides import (
     parse_side,
     sameness,
 )
+from loadgate.capacity.compare.stack_modes import FRESH
 from loadgate.capacity.compare.values import (
     DEFAULT_METRICS,
     METRIC_KEYS,
@@ -69,6 +72,7 @@ __all__ = [
     "AbortedError",
     "ComparedStack",
     "Drive",
+    "KeptRepeats",
     "LocalRepeats",
     "RepeatOutcome",
     "RunOne",
@@ -77,6 +81,8 @@ __all__ = [
     "Sides",
     "apply_margins",
     "bottleneck_summary",
+    "candidate_ports",
+    "candidate_root",
     "capacity_value",
     "compare_dir",
     "drive",
@@ -122,6 +128,7 @@ class Drive:
     stopped: str | None = None
     sources: dict[str, str] = field(default_factory=dict[str, str])  # the first run's, by metric
     fail_on: str = rule.DEFAULT_FAIL_ON
+    stacks: str = FRESH
 
     def record(self, ended_at: float | None = None) -> CompareRecord:
         return CompareRecord.build(
@@ -139,6 +146,7 @@ class Drive:
             pressure=self.pressure,
             aa=self.aa,
             fail_on=self.fail_on,
+            stacks=self.stacks,
         )
 
     def take(self, run: ScheduledRun, outcome: RepeatOutcome) -> None:
@@ -201,6 +209,7 @@ def drive(
     order: str = "ABAB",
     aa: bool = False,
     fail_on: str = rule.DEFAULT_FAIL_ON,
+    stacks: str = FRESH,
     on_start: Callable[[ScheduledRun, ComparedStack], None] | None = None,
     on_done: Callable[[ScheduledRun, ComparedStack, RepeatOutcome, CompareRecord], None]
     | None = None,
@@ -210,7 +219,8 @@ def drive(
 ) -> CompareRecord:
     """Run pairs (A B A B …, A B B A …, or each pair's order drawn), each run by `run_one`,
     writing compare.json after each, until `plan` says stop (`repeats` alone: that many pairs,
-    one look). After each pair `on_pair` gets the pairs so far and the record. On an interrupt
+    one look); `stacks` is recorded (where `run_one` runs them). After each pair `on_pair`
+    gets the pairs so far and the record. On an interrupt
     or AbortedError, the partial record is written (with a note saying how far it got) and the
     exception passes on."""
     if plan is None:
@@ -219,7 +229,7 @@ def drive(
         plan = Plan.fixed(repeats)
     schedule = run_order.schedule(plan.max_pairs, order, seed=compare_id)
     state = Drive(compare_id, baseline, candidate, tuple(metrics), plan, order, clock(), aa,
-                  fail_on=fail_on)  # fmt: skip
+                  fail_on=fail_on, stacks=stacks)  # fmt: skip
     write_record(state.record(), results_root)
     began = monotonic()
     longest = 0.0

@@ -38,6 +38,7 @@ from loadgate.capacity.compare.rule import (
 )
 from loadgate.capacity.compare.run_order import ORDERS
 from loadgate.capacity.compare.sequential import LAST_LOOK_STOPS, Plan, decide_all
+from loadgate.capacity.compare.stack_modes import FRESH, STACK_MODES
 from loadgate.judge.soundness import Unsound
 from loadgate.records import fields as f
 
@@ -163,6 +164,8 @@ class CompareRecord:
     pressure: Pressure | None = None
     aa: bool = False  # both sides run the same stack (a calibration of the noise)
     fail_on: str = field(default=DEFAULT_FAIL_ON, metadata=f.one_of(FAIL_ON))
+    # Where the repeats ran: fresh stacks (and every record before issue 38) or kept ones.
+    stacks: str = field(default=FRESH, metadata=f.one_of(STACK_MODES))
     # A record of the previous rule (format 1): its verdict, exit code and text as recorded.
     recorded: Recorded | None = None
 
@@ -224,7 +227,8 @@ class CompareRecord:
             text = f"{self.repeats} pair(s) of {plan.min_pairs}-{plan.max_pairs}{budget}"
         if self.stopped:
             text += f", stopped: {self.stopped}"
-        return text + f", order {self.order}" + (", A/A" if self.aa else "")
+        text += f", order {self.order}, {self.stacks} stacks"
+        return text + (", A/A" if self.aa else "")
 
     @classmethod
     def build(
@@ -245,6 +249,7 @@ class CompareRecord:
         pressure: Pressure | None = None,
         aa: bool = False,
         fail_on: str = DEFAULT_FAIL_ON,
+        stacks: str = FRESH,
     ) -> CompareRecord:
         """Decide every metric from the runs' values (in repeat order) and record it all:
         under `plan` (`sequential`), or, without one, in one look at all the repeats; the
@@ -276,13 +281,14 @@ class CompareRecord:
             pressure=pressure,
             aa=aa,
             fail_on=fail_on,
+            stacks=stacks,
         )
 
     def to_dict(self) -> dict[str, Any]:
         data = self._fields()
         if self.recorded:  # the previous rule's record, written back as that rule wrote it
             data.update(format=_PREVIOUS_FORMAT, verdict=self.verdict, exit_code=self.exit_code)
-            del data["fail_on"]
+            del data["fail_on"], data["stacks"]
             was = self.recorded.data.get("plan")
             if isinstance(was, dict) and data["plan"] is not None and "method" in was:
                 data["plan"]["method"] = was["method"]
@@ -311,6 +317,7 @@ class CompareRecord:
             "pressure": self.pressure.to_dict() if self.pressure is not None else None,
             "aa": self.aa,
             "fail_on": self.fail_on,
+            "stacks": self.stacks,
         }
 
     @classmethod

@@ -27,7 +27,7 @@ import contextlib
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from loadgate.capacity.compare import rule
 from loadgate.capacity.compare import values as cv
@@ -35,6 +35,7 @@ from loadgate.capacity.compare.record import Pressure
 from loadgate.capacity.compare.rule import BASELINE, Metric
 from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sides import ComparedStack
+from loadgate.capacity.compare.stack_modes import FRESH
 from loadgate.capacity.search import driver as searching
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.capacity.search.rule import SearchPlan
@@ -202,6 +203,8 @@ class LocalRepeats:
     """One repeat on the local stack: a fresh stack of the side (up), the runs its metrics need
     (the module's list), stack down (always, also on Ctrl-C)."""
 
+    STACKS: ClassVar[str] = FRESH  # what compare.json records (`stacks`)
+
     root: Path  # the stack's run directory (its lock is held by the caller)
     ports: Ports
     spec: RunSpec  # the fixed-rate run (run id and labels are set per repeat)
@@ -250,10 +253,20 @@ class LocalRepeats:
         if self.on_phase:
             self.on_phase(text)
 
+    def close(self) -> None:
+        """Nothing to stop: every repeat stopped its own stack (`kept.KeptRepeats` keeps them)."""
+
+    def _where(self, stack: ComparedStack) -> tuple[Path, Ports]:
+        """The run directory and ports of a side's stack: the one place, both sides."""
+        del stack
+        return self.root, self.ports
+
     @contextlib.contextmanager
     def _stack(self, stack: ComparedStack, run_id: str) -> Generator[local.StackInfo]:
+        """A fresh stack of the side for the block, stopped after it (always)."""
         owner = local.Owner(ProcessId.me(), run_id, keep=False)
-        where = session.FreshStack(self.root, self.ports, owner, self.bin_dir, self.up_timeout)
+        root, ports = self._where(stack)
+        where = session.FreshStack(root, ports, owner, self.bin_dir, self.up_timeout)
         self._phase(f"stack up: {stack.role} ({stack.name})")
         try:
             with session.fresh_stack(

@@ -132,7 +132,7 @@ def replay(
         record.compare_id, record.baseline, record.candidate, kept, metrics, record.order,
         started_at=record.started_at, ended_at=record.ended_at,
         notes=(*record.notes, *notes), plan=plan if record.plan else None, stopped=stopped,
-        pressure=record.pressure, aa=record.aa, fail_on=fail_on,
+        pressure=record.pressure, aa=record.aa, fail_on=fail_on, stacks=record.stacks,
     )  # fmt: skip
     return Replayed(record, again)
 
