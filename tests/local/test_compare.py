@@ -1,7 +1,8 @@
 """`loadgate compare` through the real stack: the default metrics in one pair (one side each:
 `--min-pairs 1 --max-pairs 1`, 25 s runs: a saturation run's steady window
-then spanned 16-18 s here, the minimum is 10 s) of two queue sizes, each side on a fresh
-charm-rendered stack with a saturation run and a pressure run at 0.7 x the baseline's
+then spanned 16-18 s here, the minimum is 10 s) of two queue sizes, each side on its own
+charm-rendered stack (kept: the candidate's beside the baseline's, in `<stack dir>-candidate`
+at ports 10 above) with a saturation run and a pressure run at 0.7 x the baseline's
 saturation, ending in a complete compare.json whose verdict is the exit code (one pair decides
 with the calibrated spread of a pair's worsening: bounds for every metric), and nothing left
 running. The base port is
@@ -54,6 +55,7 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
     assert (record.plan.min_pairs, record.plan.max_pairs) == (1, 1)
     assert record.stopped in ("max-pairs", "decided")  # decided: every gating metric settled
     assert not record.aa
+    assert record.stacks == data["stacks"] == "kept"
 
     # Both sides, with their charm sources, commits and workload versions.
     for side, queue in (("baseline", 1000), ("candidate", 2000)):
@@ -95,6 +97,8 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
     assert {d.metric.name: d.metric.margin for d in record.decisions} == shipped
     assert not any(n.startswith("partial") for n in record.notes)
 
-    # Every stack it started was stopped.
-    assert local.read_info(stack_dir) is None  # stack.json goes with the stack
-    assert processes_mentioning(stack_dir) == []
+    # Both stacks it started were stopped.
+    for root in (stack_dir, tmp_path / "stack-candidate"):
+        assert root.is_dir(), root  # it ran there
+        assert local.read_info(root) is None  # stack.json goes with the stack
+        assert processes_mentioning(root) == []

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from .seams import Seams
 
 # compare's own defaults: 30 s runs, so a pair (a saturation and a pressure run on each side's
-# fresh stack) takes about 5 minutes and 3 pairs fit the default budget. To be calibrated.
+# kept stack) takes about 3 minutes and 5 pairs fit the default budget (docs/measurements.md).
 _COMPARE_DEFAULTS: dict[str, str | int | float] = {"duration": "30s"}
 
 
@@ -75,8 +75,9 @@ def register(sub: Subparsers) -> None:
         "compare",
         help="is the candidate stack worse than the baseline? interleaved pairs, a verdict",
         description="Run a baseline and a candidate stack interleaved in pairs (A B A B ...), "
-        "each run on a fresh stack, adding pairs until every metric is settled (or the budget "
-        "is spent), and say per metric what the bounds of the candidate's worsening show. "
+        "on both sides' stacks kept up (--stacks), adding pairs until every metric is settled "
+        "(or the budget is spent), and say per metric what the bounds of the candidate's "
+        "worsening show. "
         "Exit 0: no regression (or worse, unless --fail-on worse); 1: regression; 3: too "
         "noisy; 2: bad input or a baseline stack that does not start (a candidate's: 1). Rule: "
         + rule.RULE,

@@ -151,7 +151,7 @@ def stack_session(
 
 
 def free_stack_dir(root: Path, ops: StackOps) -> bool:
-    """compare starts a fresh stack for every run: a stack left by a dead run is stopped, a
+    """compare starts its sides' stacks there: a stack left by a dead run is stopped, a
     running one is refused (False, said why; stack.session.free_run_dir). The matrix
     does too, and says the same."""
     try:
@@ -159,7 +159,7 @@ def free_stack_dir(root: Path, ops: StackOps) -> bool:
     except session.StackRunning as exc:
         error(
             "compare",
-            f"{exc}; compare starts a fresh stack of each side for every run: stop it with "
+            f"{exc}; compare starts its own stack of each side: stop it with "
             "`loadgate stack down`, or give compare another LOADGATE_STACK_DIR (and --base-port)",
         )
         return False
