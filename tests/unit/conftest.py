@@ -7,6 +7,7 @@ a tool or listens on a port fails the first test that needs it. Such tests live 
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 
 import pytest
 from support.purity import guarded
@@ -40,3 +41,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object]:
     return (yield from guarded(item, KNOWN_IMPURE))
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The commands' stack directory (`tmp_path/stack`) and results directory, returned, both
+    under `tmp_path` (`compare`'s command-line tests)."""
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
+    results = tmp_path / "results"
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    return results

@@ -13,31 +13,21 @@ from typing import Any
 
 import pytest
 from support.fakes.target import FakeTarget
-from test_comparing import run_result
+from test_comparing import A, B, RunningStack, run_result
 
 from loadgate import cli
 from loadgate.capacity.compare import driver as comparing
 from loadgate.capacity.compare.record import CompareRecord
 from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, P99_AT_RATE
 from loadgate.capacity.compare.run_order import ScheduledRun
-from loadgate.capacity.compare.sides import ComparedStack, SideSettings
 from loadgate.cli.seams import Seams
 from loadgate.contract.spec import RunSpec
 from loadgate.judge import run_figures
 from loadgate.records.result import RunResult
 from loadgate.runner import run as runner
-from loadgate.stack import local, profile
+from loadgate.stack import local
 from loadgate.stack.ops import StackOps
 from loadgate.stack.ports import Ports
-
-
-def stack_of(role: str, queue: int | None) -> ComparedStack:
-    items = (("profile", "hand-nop"),) + ((("queue-size", str(queue)),) if queue else ())
-    return ComparedStack(SideSettings(role, items), profile.get("nop", queue))
-
-
-A = stack_of(BASELINE, None)
-B = stack_of(CANDIDATE, 5000)
 
 
 @dataclass
@@ -187,14 +177,6 @@ def test_a_record_before_kept_stacks_reads_as_fresh(tmp_path: Path) -> None:
         CompareRecord.from_dict({**data, "stacks": "warm"})
 
 
-@pytest.fixture
-def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
-    results = tmp_path / "results"
-    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
-    return results
-
-
 SIDES = ["--baseline", "profile=hand-nop", "--candidate", "profile=hand-nop queue-size=5000"]
 FAST = ["--duration", "10s", "--metrics", "p99,cpu", "--order", "ABAB"]
 
@@ -245,19 +227,11 @@ def test_bad_stack_flags_are_refused_and_nothing_starts(
 def test_a_stack_running_where_the_candidates_would_start_is_refused(
     cli_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    @dataclass
-    class Running:
-        abandoned: bool = False
-        name: str = "hand:nop"
-
-        def pebble_alive(self) -> bool:
-            return True
-
     stacks = Stacks()
     seams = stacks.seams()
 
     def read_info(root: Path) -> Any:
-        return Running() if root.name == "stack-candidate" else None
+        return RunningStack() if root.name == "stack-candidate" else None
 
     seams = replace(seams, stack=replace(seams.stack, read_info=read_info))
     assert cli.main(["compare", *SIDES, *FAST], seams=seams) == cli.EXIT_BAD_INPUT

@@ -97,14 +97,6 @@ def scoped() -> ScopedStack:
     return ScopedStack()
 
 
-@pytest.fixture
-def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
-    results = tmp_path / "results"
-    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
-    return results
-
-
 def compare(stack: ScopedStack, *argv: str, repeats: int = 2) -> int:
     seams = stack.seams(resolve_stack=stack.resolve)
     flags = ["--repeats", str(repeats), "--duration", "10s"]

@@ -632,14 +632,6 @@ def test_a_search_that_lost_acknowledged_records_is_an_unsound_run_of_its_side(
 # ---- the command line ------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
-    results = tmp_path / "results"
-    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
-    return results
-
-
 NOP = ["--baseline", "profile=hand-nop"]
 NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
 
@@ -690,19 +682,22 @@ def test_bad_input_is_refused_with_exit_2_and_nothing_starts(
     assert not cli_env.exists()
 
 
+@dataclass
+class RunningStack:
+    """What `read_info` gives for a stack someone else runs."""
+
+    abandoned: bool = False
+    name: str = "charms:charm-default"
+
+    def pebble_alive(self) -> bool:
+        return True
+
+
 def test_a_running_stack_is_refused_before_any_run(
     cli_env: Path, fake_stack: FakeStack, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    @dataclass
-    class Running:
-        abandoned: bool = False
-        name: str = "charms:charm-default"
-
-        def pebble_alive(self) -> bool:
-            return True
-
     def running(root: Path) -> Any:
-        return Running()
+        return RunningStack()
 
     seams = fake_stack.seams()
     seams = replace(seams, stack=replace(seams.stack, read_info=running))

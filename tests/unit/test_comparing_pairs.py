@@ -473,14 +473,6 @@ def test_a_cpu_per_k6_cpu_missing_either_figure_is_unknown(
 # ---- the command line --------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
-    results = tmp_path / "results"
-    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
-    return results
-
-
 NOP = ["--baseline", "profile=hand-nop"]
 NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
 
