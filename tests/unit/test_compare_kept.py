@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -252,3 +252,14 @@ def test_a_failing_run_on_a_kept_stack_is_a_failure_the_stack_stays(tmp_path: Pa
     assert [e for e in stacks.events if e.startswith(("up", "down"))] == [
         "up stack:20001 owner=cmp-b1", "down stack",
     ]  # fmt: skip
+
+
+def test_kept_repeats_beside_fresh_ones_keep_every_setting(tmp_path: Path) -> None:
+    kept = kept_on(tmp_path, Stacks())
+    fresh = comparing.LocalRepeats(
+        **{f.name: getattr(kept, f.name) for f in fields(comparing.LocalRepeats) if f.init}
+    )
+    again = comparing.KeptRepeats.beside(fresh, kept.candidate_root, kept.candidate_ports)
+    assert again == kept
+    assert again.candidate_root == tmp_path / "stack-candidate"
+    assert again.candidate_ports.otlp_http == 20011

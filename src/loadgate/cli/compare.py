@@ -363,7 +363,7 @@ def run_comparison(
     if seams.build_missing(tuple(sorted(parts)), command=args.command) != EXIT_OK:
         return EXIT_BAD_INPUT
     root = paths.stack_dir()
-    roots = [root, comparing.candidate_root(root)] if candidate_ports is not None else [root]
+    roots = [root] if candidate_ports is None else [root, comparing.candidate_root(root)]
     try:
         with contextlib.ExitStack() as held:
             for where in roots:
@@ -372,8 +372,7 @@ def run_comparison(
                 )
                 if not free_stack_dir(where, seams.stack):
                     return EXIT_BAD_INPUT
-            repeats = comparing.LocalRepeats if candidate_ports is None else comparing.KeptRepeats
-            repeat = repeats(
+            repeat = comparing.LocalRepeats(
                 root=root,
                 ports=Ports.from_base(shared.base_port),
                 spec=spec,
@@ -391,8 +390,8 @@ def run_comparison(
                 open_target=seams.open_target,
                 execute=seams.execute,
             )
-            if isinstance(repeat, comparing.KeptRepeats) and candidate_ports is not None:
-                repeat.candidate_root, repeat.candidate_ports = roots[1], candidate_ports
+            if candidate_ports is not None:
+                repeat = comparing.KeptRepeats.beside(repeat, roots[1], candidate_ports)
             sides = comparing.Sides(baseline, candidate, aa)
             try:
                 return drive_live(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import ClassVar
 
@@ -68,14 +68,21 @@ class KeptRepeats(LocalRepeats):
 
     STACKS: ClassVar[str] = KEPT
 
-    candidate_root: Path = field(default_factory=Path)
-    candidate_ports: Ports = field(default_factory=lambda: candidate_ports(None))
+    candidate_root: Path = field(kw_only=True)
+    candidate_ports: Ports = field(kw_only=True)
+    # What is up, not a setting: left out of equality and repr.
     _up: dict[str, local.StackInfo] = field(
-        default_factory=dict[str, local.StackInfo], init=False, repr=False
+        default_factory=dict[str, local.StackInfo], init=False, repr=False, compare=False
     )
     _held: contextlib.ExitStack = field(
-        default_factory=contextlib.ExitStack, init=False, repr=False
+        default_factory=contextlib.ExitStack, init=False, repr=False, compare=False
     )
+
+    @classmethod
+    def beside(cls, repeats: LocalRepeats, root: Path, ports: Ports) -> KeptRepeats:
+        """`repeats`' settings, on kept stacks: the candidate's at `root` and `ports`."""
+        given = {f.name: getattr(repeats, f.name) for f in fields(repeats) if f.init}
+        return cls(**given, candidate_root=root, candidate_ports=ports)
 
     def _where(self, stack: ComparedStack) -> tuple[Path, Ports]:
         if stack.role == BASELINE:
