@@ -2,17 +2,19 @@
 
 For each recorded comparison (`results/<compare_id>/compare.json`) it prints every side's run
 in the order they ran: when its pressure window began, its saturation and its collector CPU per
-1,000 records, and how much that CPU figure moved within the run (the coefficient of variation
-of the collector's CPU over its accepted records, sample by sample, over the load window less its
-first 12 s). Then, per comparison and pooled over all given:
+1,000 records, how much that CPU figure moved within the run (the coefficient of variation of
+the collector's CPU over its accepted records, sample by sample, over the load window less its
+first 12 s), and the CPU per 1,000 records in speed-probe jobs (`pressure-cpu-probe`; read
+from the pressure run's result.json where the comparison did not compare it). Then, per
+comparison and pooled over all given:
 
 - **within a run**: the mean of those CVs (what a longer window or more windows per stack cannot
   go below: the run's own sampling noise);
 - **one side, run to run**: the standard deviation of the log values of one side's runs (the
   machine's drift over the comparison plus each stack's own noise);
 - **a pair**: the standard deviation of the paired log differences, ln B - ln A (what the rule's
-  bounds see; the shipped margins file calibrates it at 3.4 % for saturation and 5.0 % for CPU
-  per record).
+  bounds see; the shipped margins file calibrates it at 6.1 % for saturation and 9.3 % for CPU
+  per record in probe jobs).
 
 Two independent runs differ by √2 times a value's spread. A pair's spread far above √2 times the
 within-run CV and near √2 times the run-to-run spread says the noise is the machine moving
@@ -34,8 +36,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = "pressure_cpu_s_per_1000_records"
+PROBE = "pressure_cpu_probe_jobs_per_1000_records"
 SATURATION = "saturation_per_min"
-METRICS = ((CPU, "CPU per record"), (SATURATION, "saturation"))
+METRICS = ((CPU, "CPU per record"), (PROBE, "CPU per record in probe jobs"),
+           (SATURATION, "saturation"))  # fmt: skip
 SKIP_S = 12.0  # the load window's first seconds: the 10 s rate windows still hold the idle time
 
 
@@ -47,6 +51,10 @@ class SideRun:
     saturation: float | None
     cpu: float | None
     cpu_cv: float | None
+    cpu_probe: float | None = None  # the CPU per record in speed-probe jobs
+
+    def value(self, metric: str) -> float | None:
+        return {SATURATION: self.saturation, CPU: self.cpu, PROBE: self.cpu_probe}[metric]
 
 
 def _within_run_cv(series_file: Path) -> tuple[float | None, float | None]:
@@ -71,6 +79,18 @@ def _within_run_cv(series_file: Path) -> tuple[float | None, float | None]:
     return float(began), statistics.stdev(ratios) / statistics.mean(ratios)
 
 
+def _pressure_cpu(result_file: Path) -> tuple[float | None, float | None]:
+    """(CPU s per 1,000 records, the same in speed-probe jobs) from a pressure run's
+    result.json, where the comparison did not record them (a metric it did not compare)."""
+    if not result_file.is_file():
+        return None, None
+    cpu = json.loads(result_file.read_text()).get("cpu") or {}
+    per_1000 = (cpu.get("per_1000_records") or {}).get("otelcol")
+    probe_ns = cpu.get("probe_ns_per_job")
+    in_jobs = per_1000 / (probe_ns / 1e9) if per_1000 is not None and probe_ns else None
+    return per_1000, in_jobs
+
+
 def side_runs(results: Path, compare_id: str) -> list[SideRun]:
     record = json.loads((results / compare_id / "compare.json").read_text())
     out: list[SideRun] = []
@@ -79,11 +99,12 @@ def side_runs(results: Path, compare_id: str) -> list[SideRun]:
         refs = run.get("refs") or []
         pressure = next((r for r in refs if r.endswith("-pr")), None)
         began, cv = _within_run_cv(results / pressure / "series.json") if pressure else (None, None)
-        out.append(
-            SideRun(
-                run["side"], int(run["repeat"]), began, values.get(SATURATION), values.get(CPU), cv
-            )
-        )
+        cpu, in_jobs = values.get(CPU), values.get(PROBE)
+        if pressure and (cpu is None or in_jobs is None):
+            read_cpu, read_jobs = _pressure_cpu(results / pressure / "result.json")
+            cpu, in_jobs = cpu if cpu is not None else read_cpu, in_jobs or read_jobs
+        side, repeat, saturation = run["side"], int(run["repeat"]), values.get(SATURATION)
+        out.append(SideRun(side, repeat, began, saturation, cpu, cv, in_jobs))
     return out
 
 
@@ -96,7 +117,7 @@ def spreads(runs: list[SideRun], metric: str) -> dict[str, float | None]:
     """One side's run-to-run spread (pooled over the two sides) and a pair's, of log values."""
     by_side: dict[str, dict[int, float]] = {"baseline": {}, "candidate": {}}
     for r in runs:
-        value = r.saturation if metric == SATURATION else r.cpu
+        value = r.value(metric)
         if value is not None and value > 0:
             by_side[r.side][r.repeat] = value
     side_sds = [s for s in (_log_sd(list(v.values())) for v in by_side.values()) if s is not None]
@@ -133,12 +154,15 @@ def _mean_cv(runs: list[SideRun]) -> float | None:
 
 
 def _print_runs(runs: list[SideRun]) -> None:
-    print("  side       pair  pressure began  saturation/min  CPU s/1,000  within-run CV")
+    print(
+        "  side       pair  pressure began  saturation/min  CPU s/1,000  within-run CV"
+        "  in probe jobs"
+    )
     for r in runs:
         began = time.strftime("%H:%M:%S", time.gmtime(r.began)) if r.began else "unknown"
         print(
             f"  {r.side:<9}  {r.repeat:>4}  {began:>14}  {_num(r.saturation, ',.0f'):>14}"
-            f"  {_num(r.cpu, '.3f'):>11}  {_pct(r.cpu_cv):>13}"
+            f"  {_num(r.cpu, '.3f'):>11}  {_pct(r.cpu_cv):>13}  {_num(r.cpu_probe, '.1f'):>13}"
         )
 
 

@@ -25,7 +25,8 @@ from loadgate.stack import local
 pytestmark = pytest.mark.local
 
 BASE_PORT = os.environ.get("LOADGATE_TEST_COMPARE_BASE_PORT", "24700")
-SAT, P99, CPU = "saturation_per_min", "pressure_p99_ms", "pressure_cpu_s_per_1000_records"
+SAT, P99 = "saturation_per_min", "pressure_p99_ms"
+CPU = "pressure_cpu_probe_jobs_per_1000_records"  # the default: in jobs of the speed probe
 
 
 def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
@@ -78,8 +79,13 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
         assert run.values[SAT] == sat["saturation"]["accepted_per_min"]
         assert pr["spec"]["rate"] == pressure.rate_per_min
         assert run.values[P99] == pr["client"]["p99_ms"]
-        # the collector's marginal CPU per 1,000 records, from the kernel over the load window
-        assert run.values[CPU] == pytest.approx(pr["cpu"]["per_1000_records"]["otelcol"])
+        # the collector's marginal CPU per 1,000 records, from the kernel over the load window,
+        # over the median job of the speed probe that ran beside the load (its file kept)
+        cpu = pr["cpu"]
+        assert cpu["probe_jobs"] >= 5
+        assert (results / pr_id / "speed-probe.tsv").is_file()
+        per_job_s = cpu["probe_ns_per_job"] / 1e9
+        assert run.values[CPU] == pytest.approx(cpu["per_1000_records"]["otelcol"] / per_job_s)
         assert run.sources == {CPU: "kernel"}
         for name, value in run.values.items():
             assert value is not None, (run.ref, name, record.notes)

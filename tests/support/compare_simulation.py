@@ -11,7 +11,8 @@ noise of standard deviation the metric's spread (a value's: a pair's worsening s
 sqrt(2) times it): normal (log-normal values), or Student's t with 3 degrees of freedom scaled
 to the same standard deviation (heavy tails), and optionally a drift shared by both runs of a
 pair (both moved by the same random factor). Pair durations are drawn uniformly between
-`pair_s` bounds (3.3-3.5 minutes: the development VM's default pairs, 4 of which fit 15 minutes).
+`pair_s` bounds (170-190 s: the development VM's default pairs on kept stacks, the two stacks'
+starts spread over them; 15 minutes hold 4 or 5).
 
 Used by benchmarks/compare_simulation.py (the table) and tests/unit/test_compare_simulation.py
 (the machinery, with few comparisons).
@@ -31,7 +32,10 @@ from loadgate.capacity.compare.rule import Metric
 
 NORMAL = "normal"
 T3 = "t3"
-PAIR_S = (196.0, 208.0)  # seconds a default pair takes: 3.3-3.5 minutes (202 s on 2026-11-27)
+# Seconds a default pair takes on kept stacks: 170-180 s, and the first pair's two stack starts
+# (about 20 s each) spread over the comparison (2026-11-28 and 11-29 nights: 18 comparisons took
+# 368-873 s for 2-5 pairs). Fresh stacks took 196-208 s (2026-11-27).
+PAIR_S = (170.0, 190.0)
 
 
 @dataclass(frozen=True)

@@ -73,3 +73,15 @@ def test_the_pair_spread_pools_within_comparisons(tmp_path: Path) -> None:
     # Only "a" spreads: ln 1.1 and 0 have the variance (ln 1.1)^2 / 2 on 1 df, pooled over 3.
     assert spread == pytest.approx(math.sqrt(math.log(1.1) ** 2 / 2 / 3))
     assert DRIFT.main([str(tmp_path / "missing"), "--results", str(tmp_path)]) == 2
+
+
+def test_the_cpu_in_probe_jobs_is_read_from_the_pressure_runs_record(tmp_path: Path) -> None:
+    # The comparison did not compare it: the pressure run's result.json has the CPU per 1,000
+    # records (0.2 s) and the probe's median job (2 ms): 100 jobs per 1,000 records.
+    _record(tmp_path, "p", [("baseline", 1, 0.2), ("candidate", 1, 0.2)])
+    cpu = {"per_1000_records": {"otelcol": 0.2}, "probe_ns_per_job": 2_000_000.0}
+    (tmp_path / "p-b1-pr" / "result.json").write_text(json.dumps({"cpu": cpu}))
+    first, second = DRIFT.side_runs(tmp_path, "p")
+    assert first.cpu_probe == pytest.approx(100.0)
+    assert first.value(DRIFT.PROBE) == first.cpu_probe
+    assert second.cpu_probe is None  # no record of its run: unknown, not 0

@@ -122,16 +122,16 @@ def test_the_detectable_worsening_is_80_percent_power_past_the_least_estimate_ca
 
 
 def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the_table() -> None:
-    """data/margins.yaml, measured by `loadgate calibrate` from 8 comparisons: the practical
-    thresholds (5 % saturation and CPU, 10 % p99), each metric's paired spread and degrees of
-    freedom (the table's, rule.METRICS), a value's spread with its 90 % interval, and the
-    confidence of the last look at the 4 pairs of the default budget."""
-    assert SHIPPED.status.startswith("measured by loadgate calibrate from 8 comparison(s): ")
-    assert len(SHIPPED.sources) == 8
+    """data/margins.yaml, measured by `loadgate calibrate` from 18 comparisons of kept stacks:
+    the practical thresholds (5 % saturation and CPU, 10 % p99), each metric's paired spread
+    and degrees of freedom (the table's, rule.METRICS), a value's spread with its 90 %
+    interval, and the confidence of the last look at the 4 pairs of the default budget."""
+    assert SHIPPED.status.startswith("measured by loadgate calibrate from 18 comparison(s): ")
+    assert len(SHIPPED.sources) == 18
     assert all(source in SHIPPED.status for source in SHIPPED.sources)
     assert SHIPPED.pairs == cm.DEFAULT_BUDGET_PAIRS == 4
     assert {k: e.margin_percent for k, e in SHIPPED.metrics.items()} == {
-        "saturation": 5, "pressure-p99": 10, "pressure-cpu": 5,
+        "saturation": 5, "pressure-p99": 10, "pressure-cpu-probe": 5,
     }  # fmt: skip
     table = {m.name: m for m in rule.METRICS}
     assert {m.name for m in DEFAULTS} == set(SPREADS)
@@ -153,28 +153,36 @@ def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the
     ]
 
 
-def test_four_pairs_resolve_the_gating_thresholds_and_not_the_p99s() -> None:
-    """At the shipped paired spreads and 4 pairs (the default budget), a gating metric is not
-    too noisy and a true worsening of twice its threshold is a regression at least 80 % of the
-    time; the pressure p99 at 10 % would be too noisy, so it is reported beside the verdict."""
+def test_four_pairs_resolve_saturation_and_not_yet_the_cpu_or_the_p99() -> None:
+    """At the shipped paired spreads and 4 pairs (the default budget) saturation is not too
+    noisy and a true worsening of twice its threshold is a regression at least 80 % of the
+    time. The CPU per record in probe jobs (9.3 % a pair, on 11 df, on a host that was slow and
+    noisy) is too noisy for its 5 % there: 4 pairs call a regression 80 % of the time only from
+    2-4 times it (docs/manual/compare.md says so). The pressure p99 at 10 % would be too noisy
+    by far, so it is reported beside the verdict."""
     pairs = cm.DEFAULT_BUDGET_PAIRS
+    found: dict[str, tuple[bool, float]] = {}
     for metric in mf.apply(DEFAULTS, SHIPPED):
         assert metric.paired_spread is not None
         df = metric.paired_df + pairs - 1
         family = 2 if metric.gates else 1
         c = cm.confidence_at(metric, pairs, family)
         noisy = cm.noisy(metric, metric.paired_spread, df, pairs, c)
-        found = cm.detectable(metric, metric.paired_spread, df, pairs, c)
-        if metric.gates:
-            assert not noisy, metric.name
-            assert metric.margin < found <= 2 * metric.margin, metric.name
-        else:
-            assert noisy
-            assert found > 4 * metric.margin
+        found[metric.name] = noisy, cm.detectable(metric, metric.paired_spread, df, pairs, c)
+        assert found[metric.name][1] > metric.margin, metric.name
+    noisy, sat = found[rule.SATURATION.name]
+    assert not noisy
+    assert sat <= 2 * rule.SATURATION.margin
+    noisy, cpu = found[rule.PRESSURE_CPU_PROBE.name]
+    assert noisy
+    assert 2 * rule.PRESSURE_CPU_PROBE.margin < cpu <= 4 * rule.PRESSURE_CPU_PROBE.margin
+    noisy, p99 = found[rule.PRESSURE_P99.name]
+    assert noisy
+    assert p99 > 4 * rule.PRESSURE_P99.margin
 
 
 def test_more_pairs_detect_less_but_never_below_the_threshold() -> None:
-    metric = mf.apply((rule.PRESSURE_CPU,), SHIPPED)[0]
+    metric = mf.apply((rule.PRESSURE_CPU_PROBE,), SHIPPED)[0]
     s = metric.paired_spread or 0.0
     found = [
         cm.detectable(metric, s, metric.paired_df + n - 1, n, cm.confidence_at(metric, n, 2))
@@ -187,12 +195,12 @@ def test_more_pairs_detect_less_but_never_below_the_threshold() -> None:
 
 
 def test_margins_set_the_named_metrics_in_percent() -> None:
-    out = apply_margins(DEFAULTS, "pressure-p99=25, pressure-cpu=5%")
+    out = apply_margins(DEFAULTS, "pressure-p99=25, pressure-cpu-probe=5%")
     margins = {m.name: m.margin for m in out}
     assert margins == {
         rule.SATURATION.name: rule.SATURATION.margin,  # the table's: no margins file here
         rule.PRESSURE_P99.name: 0.25,
-        rule.PRESSURE_CPU.name: 0.05,
+        rule.PRESSURE_CPU_PROBE.name: 0.05,
     }
     assert [m.name for m in out] == [m.name for m in DEFAULTS]
     assert apply_margins(DEFAULTS, None) == DEFAULTS
@@ -201,9 +209,10 @@ def test_margins_set_the_named_metrics_in_percent() -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("", "--margins: empty; allowed: saturation, pressure-p99, pressure-cpu, each =PERCENT"),
+        ("", "--margins: empty; allowed: saturation, pressure-p99, pressure-cpu-probe, each "
+         "=PERCENT"),
         ("p99=20", "--margins: 'p99' is not among the metrics compared; allowed: saturation, "
-         "pressure-p99, pressure-cpu"),
+         "pressure-p99, pressure-cpu-probe"),
         ("saturation", "--margins: saturation must be a percentage more than 0 and at most 500, "
          "e.g. saturation=25; got 'saturation'"),
         ("saturation=ten", "got 'saturation=ten'"),

@@ -32,7 +32,9 @@ from loadgate.stack.profile import Profile
 
 
 def test_each_scenarios_default_metrics() -> None:
-    assert cs.default_metrics(reg.OTLP_LOGS) == ("saturation", "pressure-p99", "pressure-cpu")
+    assert cs.default_metrics(reg.OTLP_LOGS) == (
+        "saturation", "pressure-p99", "pressure-cpu-probe"
+    )  # fmt: skip
     assert cs.default_metrics(reg.OTLP_METRICS) == ("p99", "cpu")
     assert cs.default_metrics(reg.OTLP_TRACES) == ("p99", "cpu")
     assert cs.default_metrics(reg.LOKI_PUSH) == ("p99",)
@@ -157,8 +159,8 @@ def test_an_otlp_logs_comparison_is_what_it_was(cli_env: Path, scoped: ScopedSta
     ("argv", "message"),
     [
         (["--scenario", "loki-push", "--metrics", "cpu"],
-         "--metrics: cpu, pressure-cpu and pressure-cpu-k6 are the collector's CPU, and "
-         "loki-push's load does not pass the collector"),
+         "--metrics: cpu, pressure-cpu, pressure-cpu-probe and pressure-cpu-k6 are the "
+         "collector's CPU, and loki-push's load does not pass the collector"),
         (["--scenario", "otlp-metrics", "--metrics", "saturation"],
          "--metrics: saturation is measured of otlp-logs only, not otlp-metrics"),
         (["--scenario", "logql-query", "--metrics", "pressure-p99"],

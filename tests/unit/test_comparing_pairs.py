@@ -36,7 +36,14 @@ from loadgate.stack.ports import Ports
 
 SAT, P99, CPU = rule.SATURATION.name, rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name
 CPU_K6 = rule.PRESSURE_CPU_K6.name
-METRICS = (rule.SATURATION, rule.PRESSURE_P99, rule.PRESSURE_CPU)
+# The calibration these tests' arithmetic was written against (2026-11-27, fresh stacks: a
+# pair's spread 3.38 % saturation, 28.3 % p99, 5.02 % CPU, 17 df), fixed here so the bounds
+# below do not move with each new data/margins.yaml.
+METRICS = (
+    replace(rule.SATURATION, paired_spread=0.0338, paired_df=17),
+    replace(rule.PRESSURE_P99, paired_spread=0.28343, paired_df=17),
+    replace(rule.PRESSURE_CPU, paired_spread=0.05017, paired_df=17),
+)
 
 
 def stack_of(role: str, queue: int | None) -> comparing.ComparedStack:
@@ -490,7 +497,8 @@ NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
         (["--pressure-rate", "fast"], "--pressure-rate: must be an integer between 1 and"),
         (["--saturate-rate", "0"], "--saturate-rate: must be an integer between 1 and"),
         (["--metrics", "saturation,speed"], "--metrics: unknown 'speed'; allowed: capacity, "
-         "saturation, pressure-p99, pressure-cpu, pressure-cpu-k6, p99, cpu"),
+         "saturation, pressure-p99, pressure-cpu, pressure-cpu-probe, pressure-cpu-k6, p99, "
+         "cpu"),
     ],
 )  # fmt: skip
 def test_bad_plan_flags_are_refused_with_exit_2_and_nothing_starts(
@@ -511,7 +519,7 @@ def test_the_default_compare_adds_pairs_until_decided_and_shows_each_pair(
     out = capsys.readouterr()
     record = CompareRecord.from_json((cli_env / "seq" / "compare.json").read_text())
     assert code == record.exit_code == 1
-    assert [d.metric.name for d in record.decisions] == [SAT, P99, CPU]
+    assert [d.metric.name for d in record.decisions] == [SAT, P99, rule.PRESSURE_CPU_PROBE.name]
     assert record.decisions[0].decision == rule.REGRESSION
     assert record.plan == Plan(2, 5, budget_s=900.0)
     assert record.stopped == seq.DECIDED

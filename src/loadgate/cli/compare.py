@@ -89,8 +89,8 @@ def register(sub: Subparsers) -> None:
         "--margins",
         metavar="KEY=PERCENT,...",
         help="each metric's threshold, the smallest worsening that counts, in percent, per "
-        "metric of --metrics, e.g. saturation=10,pressure-cpu=8 (wins over --margins-file; "
-        "defaults: the margins file shipped with loadgate: saturation 5, pressure-cpu 5, "
+        "metric of --metrics, e.g. saturation=10,pressure-cpu-probe=8 (wins over --margins-file; "
+        "defaults: the margins file shipped with loadgate: saturation 5, pressure-cpu-probe 5, "
         "pressure-p99 10; a regression is a worsening the bounds show, estimated at the "
         "threshold or more)",
     )

@@ -160,6 +160,11 @@ class CpuFigures:
     # Process -> why its marginal (and per-1,000) figure is unknown (records before issue 33:
     # none).
     unknown: dict[str, str] = field(default_factory=dict[str, str])
+    # The machine's speed over the load window (measure.speed_probe): the probe's median CPU
+    # time per job, and how many of its jobs ended in the window (None, 0: no probe ran, or
+    # too few jobs; records before issue 38's probe: none).
+    probe_ns_per_job: float | None = None
+    probe_jobs: int = 0
     source: str = (
         "kernel: /proc/<pid>/stat user+system at the load window's edges and over an idle "
         "stretch just before it; /proc/stat for the machine"

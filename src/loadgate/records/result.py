@@ -130,6 +130,8 @@ class RunResult:
         out: dict[str, Any] = {}
         if self.cpu is not None:
             out["cpu"] = asdict(self.cpu)
+            if not self.cpu.probe_jobs and self.cpu.probe_ns_per_job is None:
+                del out["cpu"]["probe_ns_per_job"], out["cpu"]["probe_jobs"]  # no probe ran
         if self.load_window is not None:
             out["load_window"] = dict(self.load_window)
         if self.saturation is not None:

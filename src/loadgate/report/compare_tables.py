@@ -33,6 +33,9 @@ _LABELS = {
     rule.PRESSURE_P99.name: "p99 at the pressure rate",
     rule.PRESSURE_CPU.name: "collector CPU per 1,000 records at the pressure rate",
     rule.PRESSURE_CPU_K6.name: "collector CPU per k6 CPU at the pressure rate",
+    rule.PRESSURE_CPU_PROBE.name: (
+        "collector CPU per 1,000 records at the pressure rate, over the speed probe's job"
+    ),
     rule.CAPACITY.name: "capacity",
     rule.P99_AT_RATE.name: "p99 at the fixed rate",
     rule.CPU_PER_1000.name: "collector CPU per 1,000 records",

@@ -275,6 +275,10 @@ def _cpu_rows(
             f"{fig.busy_elsewhere_cores:.2f} cores ({state})",
             "kernel (/proc/stat) less the run's processes",
         )
+    if fig.probe_jobs:
+        ns = fig.probe_ns_per_job
+        ms = "unknown (too few jobs)" if ns is None else f"{ns / 1e6:.3f} ms per job"
+        row("machine speed (speed probe)", f"{ms}, {fig.probe_jobs} jobs", "measure.speed_probe")
 
 
 def _known(value: float | None, shown: str) -> str:

@@ -39,6 +39,7 @@ from loadgate.runner.run_parts import (
 )
 from loadgate.runner.target import (
     LoadWindow,
+    ProbesSpeed,
     Progress,
     RunError,
     Target,
@@ -350,7 +351,12 @@ class RunSteps:
         """The run's CPU from the kernel (a target that sees its processes), else None."""
         if self.idle_cpu is None or self.window is None:
             return None
-        return cpu.figures(self.idle_cpu, self.window.cpu, client.records_accepted)
+        figures = cpu.figures(self.idle_cpu, self.window.cpu, client.records_accepted)
+        if not isinstance(self.target, ProbesSpeed):
+            return figures
+        w = self.window
+        probe_ns, jobs = self.target.speed_probe(w.first_request, w.last_request)
+        return replace(figures, probe_ns_per_job=probe_ns, probe_jobs=jobs)
 
     def _environment(self) -> dict[str, Any]:
         env = dict(self.target.environment())

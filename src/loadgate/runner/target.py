@@ -126,6 +126,16 @@ class SeesProcesses(Protocol):
 
 
 @runtime_checkable
+class ProbesSpeed(Protocol):
+    """A target that runs the speed probe (measure.speed_probe) beside each run's load."""
+
+    def speed_probe(self, start: float, end: float) -> tuple[float | None, int]:
+        """The probe's median CPU ns per job over [start, end] (epoch s), and how many of its
+        jobs ended there ((None, n): too few to say)."""
+        ...
+
+
+@runtime_checkable
 class WaitsForQuiet(Protocol):
     """`quiet_s`: how long the collector must have taken in none of its own log records before
     the baseline and after the drain (0: not waited for). The collector's own logs (the charm's

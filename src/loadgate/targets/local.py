@@ -25,6 +25,7 @@ from loadgate.measure.queries import LokiAPI, PrometheusAPI
 from loadgate.runner.target import (
     LoadWindow,
     NamesCollectorSeries,
+    ProbesSpeed,
     Progress,
     ReportsResources,
     RunError,
@@ -41,6 +42,7 @@ from ..stack.cpu_split import CpuSplit
 from ..stack.info import StackInfo
 from ..stack.procs import ProcessId
 from ..stack.resource_use import ResourceWatch
+from .probe_process import ProbeProcess
 
 _SUMMARY_FILE = "k6-summary.json"
 _K6_LOG = "k6.log"
@@ -96,7 +98,9 @@ def _log_tail(path: Path, lines: int = 8) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, NamesCollectorSeries):
+class LocalTarget(
+    SeesProcesses, ProbesSpeed, WaitsForQuiet, Supervised, ReportsResources, NamesCollectorSeries
+):
     name = "local"
     # Before the baseline and after the drain, the collector must have accepted nothing for
     # this long (runner.target.WaitsForQuiet): Prometheus scrapes the local stack every 2 s.
@@ -124,6 +128,7 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
         self._k6_started_at = 0.0
         self._cpu_edges: list[cpu.CpuReading] = []
         self._resources: ResourceWatch | None = None  # the stack's limits and faults, per run
+        self._probe: ProbeProcess | None = None  # the machine's speed beside the load, per run
         # The scenario's k6 counters of units sent and acknowledged (its REST API names).
         self._counters = (OTLP_LOGS.sent_metric, OTLP_LOGS.accepted_metric)
 
@@ -179,6 +184,9 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
         self._vus_max = None
         (out_dir / _SUMMARY_FILE).unlink(missing_ok=True)
         self._resources = ResourceWatch.begin(self.stack)
+        split = self.stack.cpu_split
+        self._stop_probe()
+        self._probe = ProbeProcess.start(out_dir, split.pipeline if split else (), spec.duration_s)
         log = (out_dir / _K6_LOG).open("wb")
         self._started = time.monotonic()
         self._first_at = self._last_at = None
@@ -288,6 +296,7 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
             raise RunError("k6 was not started")
         code = self._reap()
         self._forget()
+        self._stop_probe()
         log = self._out_dir / _K6_LOG
         if code not in (0, _K6_THRESHOLDS_FAILED):
             raise RunError(f"k6 exited with code {code}:\n{_log_tail(log)}\n(full log {log})")
@@ -301,7 +310,17 @@ class LocalTarget(SeesProcesses, WaitsForQuiet, Supervised, ReportsResources, Na
             orphans.forget_k6(self.stack.root, self._k6)
             self._k6 = None
 
+    def _stop_probe(self) -> None:
+        if self._probe is not None:
+            self._probe.stop()
+
+    def speed_probe(self, start: float, end: float) -> tuple[float | None, int]:
+        """The probe's median CPU ns per job over [start, end] and its jobs there
+        (runner.target.ProbesSpeed); (None, 0) when no probe ran."""
+        return self._probe.reading(start, end) if self._probe is not None else (None, 0)
+
     def stop(self) -> None:
+        self._stop_probe()
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
             try:

@@ -5,8 +5,8 @@ the runs its metrics need, in this order, and the stack stopped (always, also on
    and on the comparison's first run for the pressure rate when it is not given (from its
    saturation, or from what it carried when it took everything offered: the first pair's order
    is drawn too, so either side may set it);
-2. a pressure run at the pressure rate, for `pressure-p99` and `pressure-cpu`. The rate is
-   `fraction` x the first saturation the comparison measured (`Pressure`, set once and
+2. a pressure run at the pressure rate, for `pressure-p99` and the `pressure-cpu` metrics. The
+   rate is `fraction` x the first saturation the comparison measured (`Pressure`, set once and
    recorded), so both sides run at the same rate; the run takes the saturation run's VUs,
    pre-allocated, so k6 never starts VUs while it measures;
 3. a run at the fixed `--rate`, for `p99` and `cpu`;

@@ -21,7 +21,10 @@ from loadgate.capacity.compare import values as cv
 from loadgate.contract.scenarios import OTLP_LOGS, Scenario
 from loadgate.measure import scenarios as scenario_measures
 
-_CPU_METRICS = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
+_CPU_METRICS = (
+    rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_PROBE.name,
+    rule.PRESSURE_CPU_K6.name,
+)  # fmt: skip
 _PER_MINUTE = "records/min"
 _CPU_UNIT = "CPU s"
 
@@ -62,7 +65,8 @@ def problems(
         found.append(
             (
                 "--metrics",
-                "cpu, pressure-cpu and pressure-cpu-k6 are the collector's CPU, and "
+                "cpu, pressure-cpu, pressure-cpu-probe and pressure-cpu-k6 are the "
+                "collector's CPU, and "
                 f"{kind.name}'s load does not pass the collector: compare p99, pressure-p99 "
                 "or capacity",
             )

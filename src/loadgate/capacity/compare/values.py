@@ -9,6 +9,12 @@ read from a run's result (None: not measured, never 0; with a note saying why).
   CPU is the kernel's marginal figure (`cpu.per_1000_records["otelcol"]`: the load window's CPU
   less the idle rate, measure.cpu) where the target sees its processes, else Prometheus's
   (mean cores over the load x its seconds / records, as the `cpu` metric); `sources` says which.
+- `pressure-cpu-probe` (the default CPU metric): the same CPU per 1,000 records in jobs of the
+  speed probe run beside the load on the pipeline's CPUs (measure.speed_probe): the CPU over
+  the probe's median CPU per job in the same window. The host's slow stretches, which raise
+  every process's CPU per record at once, raise the probe's as much and cancel; what the
+  collector itself costs more does not (the probe does not depend on it). Unknown where the
+  target runs no probe (older records).
 - `pressure-cpu-k6`: the same run's collector CPU over k6's, both from the kernel over the load
   window (the collector's marginal seconds / k6's seconds): k6 does the same work per record on
   both sides, so its CPU is the machine's speed in that run, and the host's slow stretches
@@ -49,13 +55,17 @@ METRIC_KEYS: dict[str, Metric] = {
     "saturation": rule.SATURATION,
     "pressure-p99": rule.PRESSURE_P99,
     "pressure-cpu": rule.PRESSURE_CPU,
+    "pressure-cpu-probe": rule.PRESSURE_CPU_PROBE,
     "pressure-cpu-k6": rule.PRESSURE_CPU_K6,
     "p99": rule.P99_AT_RATE,
     "cpu": rule.CPU_PER_1000,
 }
-DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu")
+DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu-probe")
 MAX_MARGIN_PERCENT = 500.0  # `--margins`: the widest a margin may be set
-PRESSURE_METRICS = (rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
+PRESSURE_METRICS = (
+    rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_PROBE.name,
+    rule.PRESSURE_CPU_K6.name,
+)  # fmt: skip
 FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
 
 # Where a CPU per 1,000 records came from.
@@ -207,6 +217,20 @@ def cpu_per_k6_cpu(result: results.RunResult) -> float | None:
     return collector / k6
 
 
+def cpu_in_probe_jobs(result: results.RunResult) -> float | None:
+    """The collector's marginal CPU per 1,000 records in jobs of the speed probe run beside the
+    load (measure.speed_probe): its CPU s per 1,000 records over the probe's median CPU s per
+    job in the same window. None without a `cpu` block, the collector's figure or a probe
+    reading (too few jobs, no probe: a target that cannot run it, older records)."""
+    cpu = result.cpu
+    if cpu is None or not cpu.probe_ns_per_job or cpu.probe_ns_per_job <= 0:
+        return None
+    per_1000 = cpu.per_1000_records.get("otelcol")
+    if per_1000 is None:
+        return None
+    return per_1000 / (cpu.probe_ns_per_job / 1e9)
+
+
 def unknown_reasons(result: results.RunResult) -> dict[str, str]:
     """Why a pressure run's kernel CPU figures are unknown, by metric, where the kernel says
     (a negative marginal CPU, a process not read at both edges); empty otherwise."""
@@ -214,10 +238,18 @@ def unknown_reasons(result: results.RunResult) -> dict[str, str]:
         return {}
     if (failed := failed_gates(result)) is not None:
         return dict.fromkeys(PRESSURE_METRICS, failed)
-    why = result.cpu.unknown.get("otelcol") if result.cpu is not None else None
-    if not why:
-        return {}
-    return {rule.PRESSURE_CPU.name: why, rule.PRESSURE_CPU_K6.name: why}
+    cpu = result.cpu
+    why = cpu.unknown.get("otelcol") if cpu is not None else None
+    out = (
+        dict.fromkeys((rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_PROBE.name,
+                       rule.PRESSURE_CPU_K6.name), why)
+        if why else {}
+    )  # fmt: skip
+    if cpu is not None and not why and not cpu.probe_ns_per_job:
+        out[rule.PRESSURE_CPU_PROBE.name] = (
+            f"the speed probe ran {cpu.probe_jobs} jobs in the load window (at least 5 needed)"
+        )
+    return out
 
 
 def pressure_values(
@@ -229,12 +261,16 @@ def pressure_values(
         return _unknown(PRESSURE_METRICS), {}
     cpu, source = _collector_cpu_per_1000(result)
     ratio = cpu_per_k6_cpu(result)
+    in_jobs = cpu_in_probe_jobs(result)
     values = {
         rule.PRESSURE_P99.name: result.client.p99_ms,
         rule.PRESSURE_CPU.name: cpu,
+        rule.PRESSURE_CPU_PROBE.name: in_jobs,
         rule.PRESSURE_CPU_K6.name: ratio,
     }
     sources = {rule.PRESSURE_CPU.name: source} if source else {}
+    if in_jobs is not None:
+        sources[rule.PRESSURE_CPU_PROBE.name] = _CPU_KERNEL
     if ratio is not None:
         sources[rule.PRESSURE_CPU_K6.name] = _CPU_KERNEL
     return values, sources
