@@ -34,10 +34,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadgate.capacity.compare import rule
+from loadgate.capacity.compare.values import in_probe_jobs
+
 ROOT = Path(__file__).resolve().parents[1]
-CPU = "pressure_cpu_s_per_1000_records"
-PROBE = "pressure_cpu_probe_jobs_per_1000_records"
-SATURATION = "saturation_per_min"
+CPU = rule.PRESSURE_CPU.name
+PROBE = rule.PRESSURE_CPU_PROBE.name
+SATURATION = rule.SATURATION.name
 METRICS = ((CPU, "CPU per record"), (PROBE, "CPU per record in probe jobs"),
            (SATURATION, "saturation"))  # fmt: skip
 SKIP_S = 12.0  # the load window's first seconds: the 10 s rate windows still hold the idle time
@@ -86,9 +89,7 @@ def _pressure_cpu(result_file: Path) -> tuple[float | None, float | None]:
         return None, None
     cpu = json.loads(result_file.read_text()).get("cpu") or {}
     per_1000 = (cpu.get("per_1000_records") or {}).get("otelcol")
-    probe_ns = cpu.get("probe_ns_per_job")
-    in_jobs = per_1000 / (probe_ns / 1e9) if per_1000 is not None and probe_ns else None
-    return per_1000, in_jobs
+    return per_1000, in_probe_jobs(per_1000, cpu.get("probe_ns_per_job"))
 
 
 def side_runs(results: Path, compare_id: str) -> list[SideRun]:
@@ -102,7 +103,8 @@ def side_runs(results: Path, compare_id: str) -> list[SideRun]:
         cpu, in_jobs = values.get(CPU), values.get(PROBE)
         if pressure and (cpu is None or in_jobs is None):
             read_cpu, read_jobs = _pressure_cpu(results / pressure / "result.json")
-            cpu, in_jobs = cpu if cpu is not None else read_cpu, in_jobs or read_jobs
+            cpu = cpu if cpu is not None else read_cpu
+            in_jobs = in_jobs if in_jobs is not None else read_jobs
         side, repeat, saturation = run["side"], int(run["repeat"]), values.get(SATURATION)
         out.append(SideRun(side, repeat, began, saturation, cpu, cv, in_jobs))
     return out

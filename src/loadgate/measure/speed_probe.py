@@ -8,15 +8,15 @@ collector. The probe measures the host: a process pinned to the pipeline's CPUs 
 job (`work`: interpreted Python, hashing and compression, about 2 ms) every `EVERY_S`, and
 writes each job's CPU time (its thread's clock, in nanoseconds) with the wall time it ended.
 The median over a load window is the run's probe figure; a run's CPU per record divided by it
-(times the comparison's first run's) is the collector's cost in the machine's speed of that
-first run, so a slow stretch that slows the probe as much cancels.
+is the collector's cost in jobs of the probe (compare's `pressure-cpu-probe`), so a slow
+stretch that slows the probe as much cancels.
 
 It costs the CPU it probes about 1 % (2 ms every 0.25 s), on both sides of a comparison alike.
 It stops by itself after `--for` seconds, when its parent is gone, or on SIGTERM.
 
     python -m loadgate.measure.speed_probe --cpus 1 --out FILE [--for SECONDS]
 
-The reading (`samples`, `median_ns`) is pure.
+The reading (`parse`, `median_ns`) is pure.
 """
 
 from __future__ import annotations

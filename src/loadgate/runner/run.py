@@ -39,7 +39,6 @@ from loadgate.runner.run_parts import (
 )
 from loadgate.runner.target import (
     LoadWindow,
-    ProbesSpeed,
     Progress,
     RunError,
     Target,
@@ -50,6 +49,7 @@ from loadgate.runner.target import (
     quiet_seconds,
     resource_figures,
     service_states,
+    speed_probe,
 )
 from loadgate.runner.waits import Quiet, wait_fresh_scrape, wait_quiet, wait_sampled
 
@@ -352,10 +352,8 @@ class RunSteps:
         if self.idle_cpu is None or self.window is None:
             return None
         figures = cpu.figures(self.idle_cpu, self.window.cpu, client.records_accepted)
-        if not isinstance(self.target, ProbesSpeed):
-            return figures
         w = self.window
-        probe_ns, jobs = self.target.speed_probe(w.first_request, w.last_request)
+        probe_ns, jobs = speed_probe(self.target, w.first_request, w.last_request)
         return replace(figures, probe_ns_per_job=probe_ns, probe_jobs=jobs)
 
     def _environment(self) -> dict[str, Any]:

@@ -223,6 +223,12 @@ def generator_figures(target: Target, spec: RunSpec) -> dict[str, Any]:
     return out
 
 
+def speed_probe(target: Target, start: float, end: float) -> tuple[float | None, int]:
+    """The speed probe's median CPU ns per job over [start, end] and its jobs there ((None, 0):
+    a target that runs no probe)."""
+    return target.speed_probe(start, end) if isinstance(target, ProbesSpeed) else (None, 0)
+
+
 def resource_figures(target: Target) -> ResourceFigures | None:
     """`resources` of result.json (None: the target has no limits or faults to report)."""
     return target.resource_figures() if isinstance(target, ReportsResources) else None

@@ -10,6 +10,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -119,6 +120,19 @@ def signal_if_alive(proc: ProcessId, sig: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def stop_child(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Stop a child this process started and reap it: SIGTERM, then SIGKILL after `timeout`
+    (nothing when it has ended already)."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def terminate(proc: ProcessId, timeout: float = 10.0) -> bool:

@@ -321,13 +321,8 @@ class LocalTarget(
 
     def stop(self) -> None:
         self._stop_probe()
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        if self._proc is not None:
+            procs.stop_child(self._proc, 15.0)
         if self._proc is not None and self._proc.poll() is not None:
             self._forget()
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loadgate.measure import speed_probe
+from loadgate.stack import procs
 
 PROBE_FILE = "speed-probe.tsv"
 _LIFETIME_MARGIN_S = 600.0  # past the load's duration, at which it stops by itself
@@ -44,13 +45,7 @@ class ProbeProcess:
 
     def stop(self) -> None:
         """Stop it (SIGTERM, then SIGKILL after 5 s); its file stays."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        procs.stop_child(self.proc, 5.0)
 
     def reading(self, start: float, end: float) -> tuple[float | None, int]:
         """The median CPU ns of its jobs that ended within [start, end], and how many did."""

@@ -36,7 +36,7 @@ from loadgate.stack import render
 from loadgate.stack import tls as tls_material
 from loadgate.stack.layout import Layout
 from loadgate.stack.ports import Ports
-from loadgate.stack.procs import parent_death_signal
+from loadgate.stack.procs import parent_death_signal, stop_child
 from loadgate.stack.profile import PROFILES
 
 _TARGET_PER_CORE = 2_000_000  # log records per minute per k6 core (issue target)
@@ -173,9 +173,4 @@ def run_generator_bench(spec: RunSpec, ports: Ports, work: Path) -> GeneratorFig
             collector_cpu_s=collector_cpu,
         )
     finally:
-        collector.terminate()
-        try:
-            collector.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            collector.kill()
-            collector.wait()
+        stop_child(collector, 10.0)

@@ -217,18 +217,22 @@ def cpu_per_k6_cpu(result: results.RunResult) -> float | None:
     return collector / k6
 
 
+def in_probe_jobs(cpu_s_per_1000: float | None, probe_ns_per_job: float | None) -> float | None:
+    """CPU seconds per 1,000 records in jobs of the speed probe (measure.speed_probe): over the
+    probe's median CPU seconds per job; None when either is unknown."""
+    if cpu_s_per_1000 is None or not probe_ns_per_job or probe_ns_per_job <= 0:
+        return None
+    return cpu_s_per_1000 / (probe_ns_per_job / 1e9)
+
+
 def cpu_in_probe_jobs(result: results.RunResult) -> float | None:
     """The collector's marginal CPU per 1,000 records in jobs of the speed probe run beside the
-    load (measure.speed_probe): its CPU s per 1,000 records over the probe's median CPU s per
-    job in the same window. None without a `cpu` block, the collector's figure or a probe
+    load, in the same window. None without a `cpu` block, the collector's figure or a probe
     reading (too few jobs, no probe: a target that cannot run it, older records)."""
     cpu = result.cpu
-    if cpu is None or not cpu.probe_ns_per_job or cpu.probe_ns_per_job <= 0:
+    if cpu is None:
         return None
-    per_1000 = cpu.per_1000_records.get("otelcol")
-    if per_1000 is None:
-        return None
-    return per_1000 / (cpu.probe_ns_per_job / 1e9)
+    return in_probe_jobs(cpu.per_1000_records.get("otelcol"), cpu.probe_ns_per_job)
 
 
 def unknown_reasons(result: results.RunResult) -> dict[str, str]:
@@ -239,17 +243,15 @@ def unknown_reasons(result: results.RunResult) -> dict[str, str]:
     if (failed := failed_gates(result)) is not None:
         return dict.fromkeys(PRESSURE_METRICS, failed)
     cpu = result.cpu
-    why = cpu.unknown.get("otelcol") if cpu is not None else None
-    out = (
-        dict.fromkeys((rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_PROBE.name,
-                       rule.PRESSURE_CPU_K6.name), why)
-        if why else {}
-    )  # fmt: skip
-    if cpu is not None and not why and not cpu.probe_ns_per_job:
-        out[rule.PRESSURE_CPU_PROBE.name] = (
-            f"the speed probe ran {cpu.probe_jobs} jobs in the load window (at least 5 needed)"
-        )
-    return out
+    if cpu is None:
+        return {}
+    if why := cpu.unknown.get("otelcol"):
+        kernel = (rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_PROBE.name, rule.PRESSURE_CPU_K6.name)
+        return dict.fromkeys(kernel, why)
+    if not cpu.probe_ns_per_job:
+        why = f"the speed probe ran {cpu.probe_jobs} jobs in the load window (at least 5 needed)"
+        return {rule.PRESSURE_CPU_PROBE.name: why}
+    return {}
 
 
 def pressure_values(
