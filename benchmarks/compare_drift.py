@@ -14,7 +14,12 @@ comparison and pooled over all given:
   machine's drift over the comparison plus each stack's own noise);
 - **a pair**: the standard deviation of the paired log differences, ln B - ln A (what the rule's
   bounds see; the shipped margins file calibrates it at 6.1 % for saturation and 9.3 % for CPU
-  per record in probe jobs).
+  per record in probe jobs);
+- **the stacks' level** (pooled only): how far the comparisons' mean differences spread beyond
+  what their pairs explain. A comparison on kept stacks draws each side's stack once, so a level
+  one stack holds for the whole comparison is in its mean but not in its pairs' spread, and the
+  rule's bounds do not see it. Only meaningful when every given comparison has the same true
+  difference: A/As, or one injected cost.
 
 Two independent runs differ by √2 times a value's spread. A pair's spread far above √2 times the
 within-run CV and near √2 times the run-to-run spread says the noise is the machine moving
@@ -129,7 +134,24 @@ def spreads(runs: list[SideRun], metric: str) -> dict[str, float | None]:
         "run_to_run": math.sqrt(statistics.mean([s * s for s in side_sds])) if side_sds else None,
         "pair": statistics.stdev(diffs) if len(diffs) >= 2 else None,
         "pair_df": float(len(diffs) - 1) if len(diffs) >= 2 else 0.0,
+        "mean": statistics.fmean(diffs) if diffs else None,
     }
+
+
+def stack_level(per_comparison: list[dict[str, float | None]]) -> tuple[float | None, int]:
+    """The spread of a comparison's mean pair difference beyond what its pairs explain, and
+    over how many comparisons: what a kept stack's own level adds (each comparison draws its two
+    stacks once, so its pairs cannot see it). Method of moments: the variance of the
+    comparisons' means less the mean variance of a mean (a pair's variance over the pairs),
+    0 when that is negative; None with fewer than 3 comparisons of 2 pairs or more. Only
+    meaningful over comparisons of the same true difference (A/As, or one injected cost)."""
+    usable = [s for s in per_comparison if s["pair"] is not None and s["mean"] is not None]
+    if len(usable) < 3:
+        return None, len(usable)
+    means = [float(s["mean"] or 0.0) for s in usable]
+    of_mean = [float(s["pair"] or 0.0) ** 2 / (float(s["pair_df"] or 0.0) + 1) for s in usable]
+    excess = statistics.variance(means) - statistics.fmean(of_mean)
+    return math.sqrt(max(excess, 0.0)), len(usable)
 
 
 def pooled_pair_spread(per_comparison: list[dict[str, float | None]]) -> tuple[float | None, int]:
@@ -199,7 +221,11 @@ def main(argv: list[str] | None = None) -> int:
         for metric, name in METRICS:
             spread, df = pooled_pair_spread([found[metric] for found in per_comparison])
             where = "a pair's difference, pooled within comparisons"
-            print(f"  {name}: {where}, {_pct(spread)} on {df} df")
+            level, k = stack_level([found[metric] for found in per_comparison])
+            print(
+                f"  {name}: {where}, {_pct(spread)} on {df} df; the stacks' level beyond the "
+                f"pairs {_pct(level)} over {k} comparisons (of one true difference only)"
+            )
     return 0
 
 

@@ -53,6 +53,9 @@ class Row:
     # run 4 pairs later (-0.13: both sides 13 % lower after 14 minutes), run by run in the
     # order the pair was drawn in.
     trend: float = 0.0
+    # Each metric's stacks' level: the log standard deviation of a level the candidate's kept
+    # stack holds against the baseline's for a whole comparison (drawn once a comparison).
+    level: Mapping[str, float] = field(default_factory=dict[str, float])
 
 
 @dataclass
@@ -85,10 +88,15 @@ def _noise(r: random.Random, spread: float, shape: str) -> float:
 
 
 def _pair(
-    r: random.Random, metrics: Sequence[Metric], row: Row, index: int = 0
+    r: random.Random,
+    metrics: Sequence[Metric],
+    row: Row,
+    index: int = 0,
+    levels: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """One pair's baseline and candidate value of each metric (the pair `index`, from 0, of
-    the comparison: where the shared trend has got to). The true worsening is in the metric's
+    the comparison: where the shared trend has got to; `levels`: the comparison's stacks'
+    level of each metric, in logs, on the candidate). The true worsening is in the metric's
     terms: 0.1 is 10 % slower where lower is better, 10 % less where higher is better."""
     a: dict[str, float] = {}
     b: dict[str, float] = {}
@@ -101,6 +109,7 @@ def _pair(
         shared = r.gauss(0.0, row.drift * spread) if row.drift else 0.0
         worse = row.worse.get(m.name, 0.0)
         shift = math.log1p(worse) if m.better == rule.LOWER else math.log1p(-worse)
+        shift += (levels or {}).get(m.name, 0.0)
         a[m.name] = 100.0 * math.exp(shared + at_a + _noise(r, spread, row.noise))
         b[m.name] = 100.0 * math.exp(shared + at_b + shift + _noise(r, spread, row.noise))
     return a, b
@@ -119,8 +128,9 @@ def compare_once(
     b: dict[str, list[float | None]] = {m.name: [] for m in metrics}
     elapsed = longest = 0.0
     pairs = 0
+    levels = {name: r.gauss(0.0, sd) for name, sd in row.level.items() if sd > 0}
     while True:
-        pa, pb = _pair(r, metrics, row, pairs)
+        pa, pb = _pair(r, metrics, row, pairs, levels)
         for m in metrics:
             a[m.name].append(pa[m.name])
             b[m.name].append(pb[m.name])

@@ -63,29 +63,35 @@ def words(text: str) -> str:
 
 def test_the_shipped_margins_file_says_where_its_spreads_come_from() -> None:
     data = shipped()
-    kept = sorted(p.name for p in (ROOT / "docs/records/2026-11-28-kept").iterdir() if p.is_dir())
-    probe = [p.name for p in (ROOT / "docs/records/2026-11-29-probe").iterdir() if p.is_dir()]
-    assert data["status"].startswith(f"{MEASURED} from 18 comparison(s): kaa10-cost0-1-000258, ")
-    calibrated = kept + [name for name in probe if name.startswith("p")]  # series 1, 11-29
-    assert sorted(data["sources"]) == sorted(calibrated)  # every one recorded in the repo
+    recorded = [p.name for folder in RECORDS for p in (ROOT / folder).iterdir() if p.is_dir()]
+    assert data["status"].startswith(
+        f"{MEASURED} from {len(recorded)} comparison(s): kaa10-cost0-1-000258, "
+    )
+    assert sorted(data["sources"]) == sorted(recorded)  # every one recorded in the repo
     assert data["command"].startswith("loadgate calibrate --from kaa10-cost0-1-000258 --from ")
     assert data["command"].endswith(
         "--metrics saturation,pressure-p99,pressure-cpu-probe --output "
         "src/loadgate/data/margins.yaml"
     )
     spreads = {key: (m["spread"], m["df"]) for key, m in data["metrics"].items()}
-    assert spreads == {
-        "saturation": (0.05567, 82), "pressure-p99": (0.26693, 82),
-        "pressure-cpu-probe": (0.07903, 22),
-    }  # fmt: skip
+    assert spreads == SPREADS
     paired = {key: (m["paired_spread"], m["paired_df"]) for key, m in data["metrics"].items()}
-    assert paired == {
-        "saturation": (0.06123, 41), "pressure-p99": (0.32947, 41),
-        "pressure-cpu-probe": (0.09301, 11),
-    }  # fmt: skip
+    assert paired == PAIRED
+    levels = {key: (m["level_spread"], m["level_df"]) for key, m in data["metrics"].items()}
+    assert levels == LEVELS
     # The thresholds are practical choices, not chosen from the spreads (issue 38).
     thresholds = {key: m["margin_percent"] for key, m in data["metrics"].items()}
     assert thresholds == {"saturation": 5, "pressure-p99": 10, "pressure-cpu-probe": 5}
+
+
+# What `loadgate calibrate` measured from the kept-stack comparisons recorded in the repo.
+RECORDS = ("docs/records/2026-11-28-kept", "docs/records/2026-11-29-probe")
+SPREADS = {"saturation": (0.05576, 120), "pressure-p99": (0.25641, 120),
+           "pressure-cpu-probe": (0.07126, 60)}  # fmt: skip
+PAIRED = {"saturation": (0.0559, 60), "pressure-p99": (0.31588, 60),
+          "pressure-cpu-probe": (0.08576, 30)}  # fmt: skip
+LEVELS = {"saturation": (0.02895, 11), "pressure-p99": (0.08232, 11),
+          "pressure-cpu-probe": (0.06451, 6)}  # fmt: skip
 
 
 def test_the_default_margins_are_the_shipped_files(

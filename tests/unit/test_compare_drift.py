@@ -85,3 +85,27 @@ def test_the_cpu_in_probe_jobs_is_read_from_the_pressure_runs_record(tmp_path: P
     assert first.cpu_probe == pytest.approx(100.0)
     assert first.value(DRIFT.PROBE) == first.cpu_probe
     assert second.cpu_probe is None  # no record of its run: unknown, not 0
+
+
+def _stats(diffs: list[float]) -> dict[str, float | None]:
+    """A comparison's spreads as `spreads` gives them, from its pairs' log differences."""
+    n = len(diffs)
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    return {"run_to_run": None, "pair": sd, "pair_df": float(n - 1), "mean": mean}
+
+
+def test_a_level_each_comparisons_stacks_hold_is_beyond_the_pairs_spread() -> None:
+    # Four A/As whose pairs spread alike (+-2 %: a pair's variance 0.02^2 * 4/3 on 3 df), each
+    # shifted as a whole by its stacks' level: -4, 0, +4, 0 %.
+    pairs = [0.02, -0.02, 0.02, -0.02]
+    levels = [-0.04, 0.0, 0.04, 0.0]
+    found = [_stats([p + level for p in pairs]) for level in levels]
+    spread, k = DRIFT.stack_level(found)
+    of_mean = 0.02**2 * 4 / 3 / 4
+    assert k == 4
+    assert spread == pytest.approx(math.sqrt(0.04**2 * 2 / 3 - of_mean))
+    # The same pairs with no level between comparisons: nothing beyond the pairs (0, not less).
+    assert DRIFT.stack_level([_stats(pairs)] * 4)[0] == 0.0
+    # Too few comparisons to say: unknown.
+    assert DRIFT.stack_level(found[:2]) == (None, 2)

@@ -42,11 +42,13 @@ def paired_with_spread(spread: float, pairs: int) -> tuple[list[float], list[flo
     return a, [v * math.exp(-x) for v, x in zip(a, e, strict=True)]
 
 
-OWN = replace(rule.SATURATION, paired_spread=None, paired_df=0)
+# The paired arithmetic alone: the stacks' level is test_compare_level's.
+CALIBRATED = replace(rule.SATURATION, level_spread=None, level_df=0)
+OWN = replace(CALIBRATED, paired_spread=None, paired_df=0)
 
 
 def pooled_with_calibrated(own: float, pairs: int) -> tuple[float, float]:
-    cal, df = rule.SATURATION.paired_spread or 0.0, rule.SATURATION.paired_df
+    cal, df = CALIBRATED.paired_spread or 0.0, CALIBRATED.paired_df
     total = df + pairs - 1
     return math.sqrt((df * cal**2 + (pairs - 1) * own**2) / total), float(total)
 
@@ -58,10 +60,10 @@ def pooled_with_calibrated(own: float, pairs: int) -> tuple[float, float]:
         (OWN, 0.03, 4, 0.95, (0.03, 3.0), "its own"),
         (OWN, 0.05, 7, 0.97, (0.05, 6.0), "its own"),
         # The calibrated spread (3.38 %, 17 df) pooled with its own: 17 + n - 1 df.
-        (rule.SATURATION, 0.03, 4, 0.961, pooled_with_calibrated(0.03, 4),
+        (CALIBRATED, 0.03, 4, 0.961, pooled_with_calibrated(0.03, 4),
          "calibrated with its own"),
         # Its own far beyond the calibrated (the F test at 90 %): its own alone.
-        (rule.SATURATION, 0.15, 4, 0.961, (0.15, 3.0), "its own: noisier than calibrated"),
+        (CALIBRATED, 0.15, 4, 0.961, (0.15, 3.0), "its own: noisier than calibrated"),
     ],
 )  # fmt: skip
 def test_the_half_width_is_the_paired_one_the_rule_decides_with(
@@ -92,7 +94,8 @@ def test_the_detectable_worsening_is_80_percent_power_past_the_least_estimate_ca
     max(m, h); `detectable` is the true worsening z(80 %) standard errors beyond it, and a
     seeded run of the rule at it calls a regression about 80 % of the time."""
     pairs, df = 4, 10_000
-    metric = replace(rule.PRESSURE_CPU, paired_spread=spread, paired_df=df)  # lower is better
+    metric = replace(rule.PRESSURE_CPU, paired_spread=spread, paired_df=df, level_spread=None,
+                     level_df=0)  # fmt: skip  # lower is better; no stacks' level
     confidence = cm.confidence_at(metric, pairs, 2)
     # Identical worsenings (its own spread 0): the pooled spread is the calibrated one on
     # df + n - 1 degrees of freedom.
@@ -126,8 +129,10 @@ def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the
     the practical thresholds (5 % saturation and CPU, 10 % p99), each metric's paired spread
     and degrees of freedom (the table's, rule.METRICS), a value's spread with its 90 %
     interval, and the confidence of the last look at the 4 pairs of the default budget."""
-    assert SHIPPED.status.startswith("measured by loadgate calibrate from 18 comparison(s): ")
-    assert len(SHIPPED.sources) == 18
+    assert SHIPPED.status.startswith(
+        f"measured by loadgate calibrate from {len(SHIPPED.sources)} comparison(s): "
+    )
+    assert len(SHIPPED.sources) >= 25
     assert all(source in SHIPPED.status for source in SHIPPED.sources)
     assert SHIPPED.pairs == cm.DEFAULT_BUDGET_PAIRS == 4
     assert {k: e.margin_percent for k, e in SHIPPED.metrics.items()} == {
@@ -145,44 +150,46 @@ def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the
         assert entry.spread_interval == pytest.approx(
             calibration.Spread(entry.spread, entry.df).interval(), abs=1e-5
         )
-        family = 2 if metric.gates else 1  # the gating metrics share the 5 %
+        assert (entry.level_spread, entry.level_df) == (metric.level_spread, metric.level_df), key
+        # The gating metrics share the 5 %: saturation alone by default.
+        family = sum(1 for m in DEFAULTS if m.gates) if metric.gates else 1
         last = cm.confidence_at(metric, cm.DEFAULT_BUDGET_PAIRS, family)
         assert entry.confidence == pytest.approx(last, abs=1e-5), key
     assert [m.name for m in rule.METRICS if m.name in SPREADS and not m.gates] == [
-        rule.PRESSURE_P99.name
-    ]
+        rule.PRESSURE_P99.name, rule.PRESSURE_CPU_PROBE.name
+    ]  # fmt: skip
 
 
-def test_four_pairs_resolve_saturation_and_not_yet_the_cpu_or_the_p99() -> None:
-    """At the shipped paired spreads and 4 pairs (the default budget) saturation is not too
-    noisy and a true worsening of twice its threshold is a regression at least 80 % of the
-    time. The CPU per record in probe jobs (9.3 % a pair, on 11 df, on a host that was slow and
-    noisy) is too noisy for its 5 % there: 4 pairs call a regression 80 % of the time only from
-    2-4 times it (docs/manual/compare.md says so). The pressure p99 at 10 % would be too noisy
-    by far, so it is reported beside the verdict."""
+def test_four_pairs_decide_saturation_and_neither_the_cpu_nor_the_p99() -> None:
+    """At the shipped paired spreads and stacks' levels and 4 pairs (the default budget),
+    saturation, gating alone, is not too noisy, and 4 pairs call a regression 80 % of the time
+    from a little more than twice its 5 % threshold (the level keeps it above the 10 % #38
+    asks for: docs/manual/compare.md says so). The CPU per record in probe jobs (9.3 % a pair
+    and a 6.5 % level) and the pressure p99 would be too noisy for their thresholds by far:
+    both are reported beside the verdict."""
     pairs = cm.DEFAULT_BUDGET_PAIRS
     found: dict[str, tuple[bool, float]] = {}
+    gating = sum(1 for m in DEFAULTS if m.gates)
+    assert gating == 1
     for metric in mf.apply(DEFAULTS, SHIPPED):
         assert metric.paired_spread is not None
         df = metric.paired_df + pairs - 1
-        family = 2 if metric.gates else 1
-        c = cm.confidence_at(metric, pairs, family)
+        c = cm.confidence_at(metric, pairs, gating if metric.gates else 1)
         noisy = cm.noisy(metric, metric.paired_spread, df, pairs, c)
         found[metric.name] = noisy, cm.detectable(metric, metric.paired_spread, df, pairs, c)
         assert found[metric.name][1] > metric.margin, metric.name
     noisy, sat = found[rule.SATURATION.name]
     assert not noisy
-    assert sat <= 2 * rule.SATURATION.margin
-    noisy, cpu = found[rule.PRESSURE_CPU_PROBE.name]
-    assert noisy
-    assert 2 * rule.PRESSURE_CPU_PROBE.margin < cpu <= 4 * rule.PRESSURE_CPU_PROBE.margin
-    noisy, p99 = found[rule.PRESSURE_P99.name]
-    assert noisy
-    assert p99 > 4 * rule.PRESSURE_P99.margin
+    assert 2 * rule.SATURATION.margin < sat <= 2.5 * rule.SATURATION.margin
+    for beside in (rule.PRESSURE_CPU_PROBE, rule.PRESSURE_P99):
+        noisy, worsening = found[beside.name]
+        assert noisy
+        assert worsening > 4 * beside.margin
 
 
 def test_more_pairs_detect_less_but_never_below_the_threshold() -> None:
-    metric = mf.apply((rule.PRESSURE_CPU_PROBE,), SHIPPED)[0]
+    metric = replace(mf.apply((rule.PRESSURE_CPU_PROBE,), SHIPPED)[0], level_spread=None,
+                     level_df=0)  # fmt: skip  # the level: test_compare_level
     s = metric.paired_spread or 0.0
     found = [
         cm.detectable(metric, s, metric.paired_df + n - 1, n, cm.confidence_at(metric, n, 2))
@@ -255,17 +262,18 @@ def test_a_spread_too_wide_is_too_noisy_and_a_loss_of_throughput_stays_below_all
 def test_a_5_percent_threshold_on_saturation_is_a_5_percent_drop() -> None:
     """Higher is better: a candidate at exactly 0.95 x the baseline is 5.0 % worse (5 % less
     throughput), not 5.3 % (1/0.95 - 1); the threshold's logarithm is that drop's, so a drop
-    just past 5 % is a regression and one just short of it is not."""
+    just past 5 % is a regression and one just short of it is not (without a stacks' level,
+    which would keep the bounds wider than these pairs)."""
     assert rule.SATURATION.margin == 0.05
     assert rule.SATURATION.log_threshold == pytest.approx(-math.log(0.95))
     assert rule.SATURATION.worsening(rule.SATURATION.log_threshold) == pytest.approx(0.05)
     base = values_with_spread(200_000.0, 0.01, 4)
-    exact = rule.decide(rule.SATURATION, base, [v * 0.95 for v in base])
+    exact = rule.decide(CALIBRATED, base, [v * 0.95 for v in base])
     assert exact.change == pytest.approx(0.05, abs=1e-9)
     assert "worsening +5.0 %" in exact.reason
     assert exact.candidate_mean == pytest.approx(0.95 * (exact.baseline_mean or 0.0))
-    past = rule.decide(rule.SATURATION, base, [v * 0.949 for v in base])
-    short = rule.decide(rule.SATURATION, base, [v * 0.951 for v in base])
+    past = rule.decide(CALIBRATED, base, [v * 0.949 for v in base])
+    short = rule.decide(CALIBRATED, base, [v * 0.951 for v in base])
     assert past.decision == rule.REGRESSION
     assert short.decision == rule.WORSE  # worse beyond the noise, by less than the threshold
     # Lower is better: 5 % slower is 1.05 x.

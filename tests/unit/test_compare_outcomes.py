@@ -31,11 +31,15 @@ from loadgate.capacity.compare.sequential import (
     decide_sequential,
     stop_reason,
 )
+from loadgate.capacity.compare.values import DEFAULT_METRICS, parse_metrics
 
 # Thresholds of 10 %, spreads of the comparison's own (no calibration), for the outcome tests.
-SAT = replace(rule.SATURATION, margin=0.10, paired_spread=None, paired_df=0)
-P99 = replace(rule.PRESSURE_P99, margin=0.10, paired_spread=None, paired_df=0, gates=True)
-CPU = replace(rule.PRESSURE_CPU, margin=0.10, paired_spread=None, paired_df=0)
+SAT = replace(rule.SATURATION, margin=0.10, paired_spread=None, paired_df=0, level_spread=None,
+              level_df=0)  # fmt: skip
+P99 = replace(rule.PRESSURE_P99, margin=0.10, paired_spread=None, paired_df=0, gates=True,
+              level_spread=None, level_df=0)  # fmt: skip
+CPU = replace(rule.PRESSURE_CPU, margin=0.10, paired_spread=None, paired_df=0, level_spread=None,
+              level_df=0)  # fmt: skip
 WORSE = "worse"  # the outcome's word in compare.json (rule.WORSE)
 
 
@@ -336,3 +340,39 @@ def test_the_tables_say_bounds_past_a_thousand_percent_so() -> None:
     assert compare_tables.change_text(math.exp(72) - 1) == "> +1,000%"
     assert compare_tables.change_text(0.152) == "+15.2%"
     assert compare_tables.change_text(None) == "—"
+
+
+def test_a_candidate_that_sheds_load_at_the_pressure_rate_is_broken_though_cpu_is_beside() -> None:
+    """The default metrics: saturation gates, the pressure p99 and CPU in probe jobs are
+    reported beside. A candidate whose pressure run failed its gates (it refused load) leaves
+    both pressure metrics unknown where the baseline measured them: a broken candidate, a
+    regression named so, though neither decides the verdict by its value."""
+    metrics = parse_metrics(",".join(DEFAULT_METRICS))
+    sat, p99, cpu = (m.name for m in metrics)
+    assert [m.gates for m in metrics] == [True, False, False]
+    shed = "the pressure run cmp-c2-pr failed its gates: error rate 0.31 > 0.01"
+    runs = []
+    for pair in (1, 2):
+        runs.append(RepeatRecord(2 * pair - 2, BASELINE, pair, {sat: 80_000.0, p99: 5.0,
+                                                                cpu: 100.0}))  # fmt: skip
+        failed = pair == 2
+        runs.append(RepeatRecord(2 * pair - 1, CANDIDATE, pair, {
+            sat: 80_500.0, p99: None if failed else 5.1, cpu: None if failed else 101.0},
+            failures=(shed,) if failed else ()))  # fmt: skip
+    record = CompareRecord.build("cmp", Side("a"), Side("b"), runs, metrics)
+    assert record.verdict == rule.REGRESSION
+    assert record.exit_code == 1
+    assert record.broken == (
+        "broken candidate: it left metrics the baseline measured unknown: pair 2: "
+        f"{p99}, {cpu} unknown ({shed}): a regression whatever the others say"
+    )
+    # Saturation alone, by its values, shows nothing.
+    assert next(d for d in record.decisions if d.metric.name == sat).decision != rule.REGRESSION
+
+
+def test_metrics_reported_beside_gate_when_no_other_metric_compared_does() -> None:
+    assert [m.gates for m in parse_metrics("saturation,pressure-cpu-probe")] == [True, False]
+    alone = parse_metrics("pressure-cpu-probe")
+    assert [m.gates for m in alone] == [True]
+    assert [m.gates for m in parse_metrics("pressure-p99,pressure-cpu-probe")] == [True, True]
+    assert [m.gates for m in parse_metrics("pressure-cpu,pressure-cpu-probe")] == [True, False]

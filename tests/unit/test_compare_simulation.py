@@ -85,20 +85,53 @@ def test_a_drift_moves_both_sides_of_a_pair_alike_and_a_worsening_only_the_candi
     assert a[metric.name] == pytest.approx(b[metric.name], rel=1e-6)
 
 
-def test_the_default_plan_at_the_shipped_spreads_keeps_its_error_and_finds_a_10_percent_loss() -> (
-    None
-):
-    """400 seeded comparisons a row, the default metrics, thresholds and paired spreads (a
-    value's spread: the paired one over sqrt(2)): identical stacks are called a regression in
-    at most 5 % (the comparison's alpha), and 10 % less saturation throughput (twice its
-    threshold) in at least 80 %."""
+def test_the_default_plan_at_the_shipped_spreads_and_levels_keeps_its_error() -> None:
+    """400 seeded comparisons a row, the default metrics, thresholds, paired spreads and stacks'
+    levels (a value's spread: the paired one over sqrt(2); a level drawn once a comparison, as
+    kept stacks hold one): identical stacks are called a regression in at most 5 % (the
+    comparison's alpha), and 10 % less saturation throughput (twice its threshold) in most
+    tries: more than 60 %, short of the 80 % #38 asks for (benchmarks/compare_simulation.py
+    prints the rate; docs/manual/compare.md says why)."""
     spreads = {m.name: (m.paired_spread or 0.0) / math.sqrt(2) for m in METRICS}
-    shipped = margins_file.shipped().metrics["saturation"].paired_spread
-    assert spreads[rule.SATURATION.name] == pytest.approx((shipped or 0.0) / math.sqrt(2))
-    aa = cs.simulate(METRICS, PLAN, cs.Row("A/A", spreads), 400, seed=38)
+    levels = {m.name: m.level for m in METRICS}
+    shipped = margins_file.shipped().metrics["saturation"]
+    assert spreads[rule.SATURATION.name] == pytest.approx((shipped.paired_spread or 0.0)
+                                                          / math.sqrt(2))  # fmt: skip
+    assert levels[rule.SATURATION.name] == shipped.level_spread
+    aa = cs.simulate(METRICS, PLAN, cs.Row("A/A", spreads, level=levels), 400, seed=38)
     assert aa.comparisons == 400
     assert aa.share(rule.REGRESSION) <= 0.05
-    loss = cs.Row("saturation 10 % less", spreads, worse={rule.SATURATION.name: 0.10})
+    loss = cs.Row("saturation 10 % less", spreads, worse={rule.SATURATION.name: 0.10},
+                  level=levels)  # fmt: skip
     found = cs.simulate(METRICS, PLAN, loss, 400, seed=38)
-    assert found.share(rule.REGRESSION) >= 0.80
-    assert found.metric_share(rule.SATURATION.name, rule.REGRESSION) >= 0.80
+    assert found.share(rule.REGRESSION) > 0.60
+    assert found.metric_share(rule.SATURATION.name, rule.REGRESSION) > 0.60
+
+
+def test_a_stacks_level_is_drawn_once_a_comparison_and_the_rule_counts_it() -> None:
+    """A level the candidate's stack holds for a whole comparison moves every pair of it alike
+    (its pairs cannot see it) and differs between comparisons; with a 4 % level and little pair
+    noise, a rule that does not count it calls A/As regressions twice as often as its 5 %,
+    and the rule with the level term does not."""
+    metric = replace(rule.SATURATION, paired_spread=0.01, paired_df=40, level_spread=None,
+                     level_df=0)  # fmt: skip  # blind to the level
+    row = cs.Row("level", {metric.name: 0.0}, level={metric.name: 0.04})
+    r = random.Random(3)  # noqa: S311
+    offsets = []
+    for _ in range(200):
+        _, _, decisions = cs.compare_once(r, [metric], PLAN, row)
+        (d,) = decisions
+        worsening = [
+            math.log(a) - math.log(b)
+            for a, b in zip(d.baseline, d.candidate, strict=True)
+            if a and b
+        ]
+        assert max(worsening) == pytest.approx(min(worsening))  # one level a comparison
+        offsets.append(worsening[0])
+    assert statistics.stdev(offsets) == pytest.approx(0.04, rel=0.15)
+    noisy = cs.Row("level", {metric.name: 0.005}, level={metric.name: 0.04})
+    blind = cs.simulate([metric], PLAN, noisy, 300, seed=38)
+    counted = cs.simulate([replace(metric, level_spread=0.04, level_df=30)], PLAN, noisy, 300,
+                          seed=38)  # fmt: skip
+    assert blind.share(rule.REGRESSION) > 0.08  # twice the 5 % (seeded: 10 %)
+    assert counted.share(rule.REGRESSION) <= 0.05

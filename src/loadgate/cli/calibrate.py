@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,7 @@ from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.compare.sides import SideError
 
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, UsageError, stdout
-from .compare import add_comparison_flags, run_comparison
+from .compare import add_comparison_flags, add_margin_flags, run_comparison
 from .compare_input import budget_of, count_of
 
 if TYPE_CHECKING:
@@ -76,10 +77,9 @@ def register(sub: Subparsers) -> None:
         help="write the margins file here (YAML: margins, spreads, df, command, date, machine)",
     )
     add_comparison_flags(p)
+    add_margin_flags(p)
     p.set_defaults(
         handler=_cmd_calibrate,
-        margins=None,
-        margins_file=None,
         fail_on=rule.DEFAULT_FAIL_ON,
         order=run_order.DEFAULT_ORDER,
     )
@@ -118,13 +118,15 @@ def _cmd_calibrate(args: argparse.Namespace, seams: Seams) -> int:
             stdout.print(Text(f"{key}: no comparison with two complete pairs of it: no spread"),
                          soft_wrap=True)  # fmt: skip
             continue
+        metric, level_line = _with_level(metric, calibration.level(records, metric.name))
         rows = calibration.detect_rows(metric, pair, family if metric.gates else 1)
-        for line in _metric_lines(key, metric, spread, pair, rows):
+        for line in [*_metric_lines(key, metric, spread, pair, rows), level_line]:
             stdout.print(Text(line), soft_wrap=True)
         chosen = calibration.detect_row(metric, pair, margin_pairs, family if metric.gates else 1)
         found[key] = margins_file.MarginEntry(
             round(metric.margin * 100, 6), spread.spread, spread.df, spread.interval(),
             confidence=chosen.confidence, paired_spread=pair.spread, paired_df=pair.df,
+            level_spread=metric.level_spread, level_df=metric.level_df or None,
         )  # fmt: skip
     if args.output is not None:
         if not found:
@@ -170,6 +172,29 @@ def _thresholds(args: argparse.Namespace, keys: list[str]) -> dict[str, rule.Met
     except (margins_file.MarginsError, SideError) as exc:
         raise UsageError(str(exc)) from None
     return {k: m for k, m in zip(keys, metrics, strict=True)}
+
+
+def _with_level(metric: rule.Metric, measured: calibration.Level | None) -> tuple[rule.Metric, str]:
+    """The metric with the stacks' level these comparisons measured, or the one of the margins
+    in force when they cannot (calibration.level: fewer than 3 A/A comparisons on kept
+    stacks), and a line saying which."""
+    if measured is not None:
+        line = (
+            f"  the stacks' level (an A/A comparison's mean beyond its pairs, kept stacks): "
+            f"{_pct(measured.spread)} on {measured.df} df, over {measured.df} A/A comparisons"
+        )
+        return replace(metric, level_spread=measured.spread, level_df=measured.df), line
+    if metric.level:
+        return metric, (
+            "  the stacks' level: not measured here (it needs 3 A/A comparisons on kept stacks, "
+            "2 pairs each); {_pct(metric.level)} on {metric.level_df} df carried "
+            "over from the margins in force"
+        )
+    return metric, (
+        "  the stacks' level: not measured here (it needs 3 A/A comparisons on kept stacks, "
+        "2 pairs each) and none in the margins in force: kept-stack bounds will not "
+        "count it"
+    )
 
 
 def _pooled_line(records: list[CompareRecord], family: int) -> str:

@@ -43,6 +43,8 @@ from .common import (
 )
 from .compare_input import (
     COMPARE_PARAMS,
+    IF_SAME,
+    IF_SAME_COMPARE,
     compare_id_of,
     fail_on_of,
     metrics_and_plan,
@@ -52,7 +54,7 @@ from .compare_input import (
     spec_of,
     with_margins,
 )
-from .compare_output import drive_live, print_replay
+from .compare_output import drive_live, print_replay, skipped
 from .flags import (
     add_drain_timeout,
     add_load_flags,
@@ -85,6 +87,42 @@ def register(sub: Subparsers) -> None:
     _add_side_flags(p)
     _add_plan_flags(p)
     add_comparison_flags(p)
+    add_margin_flags(p)
+    p.add_argument(
+        "--fail-on",
+        default=rule.DEFAULT_FAIL_ON,
+        help="the least outcome that fails (exit 1): regression (the default: the bounds show "
+        "the candidate worse, estimated at its threshold or more, or it broke or lost records) "
+        "or worse (also worse beyond the noise, estimated below the threshold)",
+    )
+    p.add_argument(
+        "--if-same",
+        choices=IF_SAME,
+        default=IF_SAME_COMPARE,
+        help="when both sides run the same stack: compare (default: an A/A comparison) or "
+        "skip (render both sides with their charms' code first, and when their configs, "
+        "Pebble services and checks, options and binaries are the same, run nothing: verdict "
+        "skipped, exit 0; for a pull request's gate, where a change of docs or tests renders "
+        "the same stack)",
+    )
+    p.add_argument(
+        "--replay",
+        metavar="ID",
+        help="decide the recorded comparison results/ID again under today's rule and margins, "
+        "from its runs' result.json, and print it; nothing runs, and nothing is written "
+        "without --write",
+    )
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="with --replay: record the re-decision beside it (results/ID/compare-replay.json)",
+    )
+    p.set_defaults(handler=_cmd_compare)
+
+
+def add_margin_flags(p: argparse.ArgumentParser) -> None:
+    """The thresholds a comparison counts (compare; calibrate writes them): --margins,
+    --margins-file."""
     p.add_argument(
         "--margins",
         metavar="KEY=PERCENT,...",
@@ -100,26 +138,6 @@ def register(sub: Subparsers) -> None:
         help="thresholds and calibrated spreads from a file loadgate calibrate wrote (--output), "
         "instead of the shipped defaults; --margins still wins per key",
     )
-    p.add_argument(
-        "--fail-on",
-        default=rule.DEFAULT_FAIL_ON,
-        help="the least outcome that fails (exit 1): regression (the default: the bounds show "
-        "the candidate worse, estimated at its threshold or more, or it broke or lost records) "
-        "or worse (also worse beyond the noise, estimated below the threshold)",
-    )
-    p.add_argument(
-        "--replay",
-        metavar="ID",
-        help="decide the recorded comparison results/ID again under today's rule and margins, "
-        "from its runs' result.json, and print it; nothing runs, and nothing is written "
-        "without --write",
-    )
-    p.add_argument(
-        "--write",
-        action="store_true",
-        help="with --replay: record the re-decision beside it (results/ID/compare-replay.json)",
-    )
-    p.set_defaults(handler=_cmd_compare)
 
 
 def add_comparison_flags(p: argparse.ArgumentParser) -> None:
@@ -326,7 +344,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         record = replaying.recorded(results_root, args.replay)
     except replaying.ReplayError as exc:
         raise UsageError(f"--replay: {exc}") from None
-    metrics = with_margins(args, replaying.todays_metrics(record))
+    metrics = with_margins(args, replaying.todays_metrics(record), record.stacks)
     try:
         replayed = replaying.replay(results_root, record, metrics, args.fail_on)
     except replaying.ReplayError as exc:
@@ -362,6 +380,8 @@ def run_comparison(
     parts = {"k6", *local.stack_parts(baseline.what), *local.stack_parts(candidate.what)}
     if seams.build_missing(tuple(sorted(parts)), command=args.command) != EXIT_OK:
         return EXIT_BAD_INPUT
+    if skipped(getattr(args, "if_same", None), baseline, candidate, seams.same_stack):
+        return EXIT_OK
     root = paths.stack_dir()
     roots = [root] if candidate_ports is None else [root, comparing.candidate_root(root)]
     try:

@@ -5,6 +5,7 @@ margins and `--fail-on`, each refused with the flag's name and the allowed value
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare.record import Pressure
 from loadgate.capacity.compare.repeat import saturating
 from loadgate.capacity.compare.sequential import Plan
+from loadgate.capacity.compare.stack_modes import FRESH, KEPT
 from loadgate.capacity.search.rule import SearchPlan, plan_problems
 from loadgate.contract.params import MAX_RATE, PARAMS
 from loadgate.contract.scenarios import OWN_PARAMS, Scenario
@@ -171,11 +173,22 @@ def _margins_of(args: argparse.Namespace) -> margins_file.MarginsFile:
         raise UsageError(f"--margins-file: {exc}") from None
 
 
+# `--if-same`: what a comparison does when both sides run the same stack (stack.same_stack):
+# compare them (an A/A comparison, the default) or skip (nothing runs: verdict skipped, exit 0).
+IF_SAME_COMPARE = "compare"
+IF_SAME_SKIP = "skip"
+IF_SAME = (IF_SAME_COMPARE, IF_SAME_SKIP)
+
+
 def with_margins(
-    args: argparse.Namespace, metrics: tuple[rule.Metric, ...]
+    args: argparse.Namespace, metrics: tuple[rule.Metric, ...], stacks: str | None = None
 ) -> tuple[rule.Metric, ...]:
-    """The metrics with the margins file's margins, then `--margins`' (they win per key)."""
+    """The metrics with the margins file's margins, then `--margins`' (they win per key). The
+    file's stacks' level counts on kept stacks only (`stacks`, default `--stacks`): a fresh
+    stack every repeat carries its level in every pair's spread."""
     metrics = margins_file.apply(metrics, _margins_of(args))
+    if (stacks or getattr(args, "stacks", KEPT)) == FRESH:
+        metrics = tuple(replace(m, level_spread=None, level_df=0) for m in metrics)
     try:
         return comparing.apply_margins(metrics, args.margins)
     except comparing.SideError as exc:

@@ -4,6 +4,7 @@ progress and figures, the decisions after every pair) and the result's tables.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,8 +20,11 @@ from loadgate.capacity.compare.sequential import Plan
 from loadgate.capacity.search.record import SearchRecord
 from loadgate.report import compare_tables
 from loadgate.runner.target import Progress
+from loadgate.stack import local
+from loadgate.stack.same_stack import Sameness
 
-from .common import EXIT_BAD_INPUT, console, error, stdout
+from .common import EXIT_BAD_INPUT, console, error, notice, stdout
+from .compare_input import IF_SAME_SKIP
 from .run import progress_line
 
 
@@ -127,3 +131,40 @@ def drive_live(
     _print_result(record, path)
     console.print(f"wall time {time.monotonic() - started:.0f}s")
     return record.exit_code
+
+
+# ---- `--if-same skip`: a comparison whose sides run the same stack ----------------------------
+
+
+def skip_line(baseline: comparing.ComparedStack, candidate: comparing.ComparedStack) -> str:
+    """The verdict line of a skipped comparison."""
+    return (
+        f"verdict skipped (exit 0): the candidate ({candidate.name}) runs the same stack as "
+        f"the baseline ({baseline.name}): the same collector and Loki configs, Pebble services "
+        "and checks, options, limits and binaries; nothing to compare (--if-same skip)"
+    )
+
+
+def skipped(
+    if_same: str | None,
+    baseline: comparing.ComparedStack,
+    candidate: comparing.ComparedStack,
+    same_stack: Callable[[local.StackChoice, local.StackChoice], Sameness],
+) -> bool:
+    """Whether the comparison is skipped (its verdict line printed): `--if-same skip` and both
+    sides run the same stack (both rendered with their charms' code first: stack.same_stack).
+    Otherwise what differs, or why it could not be told, is said, and the comparison runs (a
+    side that does not render meets the comparison's own handling of a broken stack)."""
+    if if_same != IF_SAME_SKIP:
+        return False
+    notice("compare: rendering both sides to tell whether they run the same stack (--if-same skip)")
+    found = same_stack(baseline.what, candidate.what)
+    if found.unknown is not None:
+        notice(f"compare: could not tell whether the sides run the same stack ({found.unknown}); "
+               "comparing them")  # fmt: skip
+        return False
+    if not found.same:
+        notice("compare: the sides differ in " + "; ".join(found.differences))
+        return False
+    stdout.print(Text(skip_line(baseline, candidate)), soft_wrap=True)
+    return True

@@ -9,6 +9,8 @@ of patching module names.
 - `session`: the local stack for one command, holding its lock (stack.session.local_session;
   cli.stack.stack_session gives it the terminal and the seams above);
 - `execute`: one run (runner.execute); `run_search`: one capacity search;
+- `same_stack`: whether two prepared sides run the same stack (stack.same_stack, rendering
+  both with their charms' code: `compare --if-same skip`);
 - `bench_generator`: the generator benchmark (capacity.bench.generator).
 
 This module imports no command module: the commands import it (for `Seams`), not the reverse.
@@ -33,6 +35,7 @@ from ..stack import local
 from ..stack.choice import StackRequest
 from ..stack.ops import StackOps
 from ..stack.ports import Ports
+from ..stack.same_stack import Sameness, same_stack
 from ..stack.session import Hands, SessionRequest, local_session
 from ..targets.local import LocalTarget
 from .binaries_output import build_missing
@@ -54,6 +57,7 @@ class Seams:
     session: Session = local_session
     execute: searching.Execute = runner.execute
     run_search: SearchFn = searching.run_search
+    same_stack: Callable[[local.StackChoice, local.StackChoice], Sameness] = same_stack
     bench_generator: Callable[[RunSpec, Ports, Path], GeneratorFigures] = run_generator_bench
 
 

@@ -13,6 +13,10 @@ sides of recorded comparisons, with its uncertainty, and the margins N pairs can
 - **The paired spread** (`paired`): the standard deviation of a pair's worsening, ln B - ln A,
   pooled within comparisons (each one's deviations from its own mean): what the rule's bounds
   use (a drift both runs of a pair share is not in it).
+- **The stacks' level** (`level`): the spread of an A/A comparison's mean worsening beyond what
+  its pairs show, over A/A comparisons on kept stacks (each draws its two stacks once: a level
+  one holds for the whole comparison is in its mean, not in its pairs' spread); the rule adds
+  it to every comparison on kept stacks.
 - **What N pairs can tell**, N = 3..8 (`detect_rows`): the worsening a comparison of N pairs
   calls a regression 80 % of the time (`margins.detectable`) at the paired spread's upper bound
   and at the estimate, and whether it would be too noisy there.
@@ -28,6 +32,7 @@ from loadgate import extras
 from loadgate.capacity.compare import margins
 from loadgate.capacity.compare.record import CompareRecord, side_values
 from loadgate.capacity.compare.rule import BASELINE, CANDIDATE, Metric
+from loadgate.capacity.compare.stack_modes import KEPT
 
 _INTERVAL = 2 * margins.SPREAD_LEVEL - 1  # 90 %: its upper end is the one-sided 95 % bound
 _PAIRS_SHOWN = tuple(range(2, 9))
@@ -87,13 +92,7 @@ def paired(records: Sequence[CompareRecord], name: str) -> Spread | None:
     complete pairs of it)."""
     squares, df = 0.0, 0
     for record in records:
-        a = side_values(record.runs, BASELINE, name)
-        b = side_values(record.runs, CANDIDATE, name)
-        diffs = [
-            math.log(y) - math.log(x)
-            for x, y in zip(a, b, strict=False)
-            if x is not None and y is not None and x > 0 and y > 0
-        ]
+        diffs = _pair_differences(record, name)
         if len(diffs) < 2:
             continue
         mean = math.fsum(diffs) / len(diffs)
@@ -102,6 +101,58 @@ def paired(records: Sequence[CompareRecord], name: str) -> Spread | None:
     if df == 0:
         return None
     return Spread(math.sqrt(squares / df), df)
+
+
+@dataclass(frozen=True)
+class Level:
+    """The spread of an A/A comparison's mean worsening beyond what its pairs show, over
+    `comparisons` A/A comparisons on kept stacks (its degrees of freedom: as many)."""
+
+    spread: float
+    df: int
+
+
+def _pair_differences(record: CompareRecord, name: str) -> list[float]:
+    """ln B - ln A of each complete pair of the metric in a comparison."""
+    a = side_values(record.runs, BASELINE, name)
+    b = side_values(record.runs, CANDIDATE, name)
+    return [
+        math.log(y) - math.log(x)
+        for x, y in zip(a, b, strict=False)
+        if x is not None and y is not None and x > 0 and y > 0
+    ]
+
+
+def _mean_and_error(record: CompareRecord, name: str) -> tuple[float, float] | None:
+    """A comparison's mean pair worsening (ln B - ln A) and its variance as its pairs show it
+    (s^2 / n); None below 2 complete pairs."""
+    diffs = _pair_differences(record, name)
+    if len(diffs) < 2:
+        return None
+    mean = math.fsum(diffs) / len(diffs)
+    variance = math.fsum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
+    return mean, variance / len(diffs)
+
+
+def level(records: Sequence[CompareRecord], name: str) -> Level | None:
+    """The stacks' level of a metric (`rule.Metric.level_spread`), from the A/A comparisons on
+    kept stacks among these with 2 complete pairs of it or more (None: fewer than 3). On kept
+    stacks each side's stack is drawn once a comparison, so a level it holds is in the
+    comparison's mean worsening but not in its pairs' spread. An A/A's true worsening is 0, so
+    the mean square of their means less what their pairs explain (the mean of s_i^2 / n_i) is
+    that level's variance (method of moments, on as many degrees of freedom as comparisons; 0
+    when negative). Only A/As: comparisons of other sides, even the same ones again, may have
+    had a true worsening that moved with the machine between them."""
+    found = [
+        x
+        for r in records
+        if r.aa and r.stacks == KEPT and (x := _mean_and_error(r, name)) is not None
+    ]
+    if len(found) < 3:
+        return None
+    square = math.fsum(m * m for m, _ in found) / len(found)
+    explained = math.fsum(e for _, e in found) / len(found)
+    return Level(math.sqrt(max(square - explained, 0.0)), len(found))
 
 
 @dataclass(frozen=True)

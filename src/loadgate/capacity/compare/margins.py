@@ -11,7 +11,8 @@ its gating metrics).
 - **Detectable** (`detectable`): the rule calls a regression when the lower bound is above 0
   and the estimate at least the threshold m, so a true worsening w is a regression about
   `_POWER` (80 %) of the time when ln w >= max(m, h) + z(POWER) * s / sqrt(n) (normal
-  approximation).
+  approximation). With a stacks' level term L (kept stacks: `rule.Metric.level`), s / sqrt(n)
+  is sqrt(s^2/n + L^2) throughout, which no number of pairs brings below L.
 - **Too noisy** when no worsening is shown and U >= 2m (`rule.NOISY_WIDTH`): `noisy` says
   whether an A/A comparison (estimate 0) at that spread and those pairs would be.
 
@@ -35,11 +36,15 @@ SPREAD_LEVEL = 0.95  # calibrate prints the spread's 90 % interval: its upper en
 _POWER = 0.80  # `detectable`: a regression at least this often
 
 
-def half_width(spread: float, pairs: int, confidence: float, df: float) -> float:
-    """The paired bounds' half-width on the log scale at this spread of a pair's worsening."""
+def half_width(
+    spread: float, pairs: int, confidence: float, df: float, level: tuple[float, int] = (0.0, 0)
+) -> float:
+    """The paired bounds' half-width on the log scale at this spread of a pair's worsening
+    (and a stacks' level term: welch.standard_error)."""
     if pairs < 1:
         raise ValueError(f"pairs: must be at least 1; got {pairs}")
-    return welch.t_quantile(df, confidence) * spread / math.sqrt(pairs)
+    error, df = welch.standard_error(spread, df, pairs, level)
+    return welch.t_quantile(df, confidence) * error
 
 
 def confidence_at(metric: rule.Metric, pairs: int, family: int) -> float:
@@ -57,8 +62,10 @@ def detectable(
     80 % of the time at this spread of a pair's worsening and these pairs."""
     special = extras.load("scipy.special")  # loadgate[stats]
     spread = max(spread, rule.spread_floor(metric))
-    h = half_width(spread, pairs, confidence, df)
-    reach = max(metric.log_threshold, h) + float(special.ndtri(_POWER)) * spread / math.sqrt(pairs)
+    level = (metric.level, metric.level_df)
+    h = half_width(spread, pairs, confidence, df, level)
+    error, _ = welch.standard_error(spread, df, pairs, level)
+    reach = max(metric.log_threshold, h) + float(special.ndtri(_POWER)) * error
     return metric.worsening(reach)
 
 
@@ -66,7 +73,8 @@ def noisy(metric: rule.Metric, spread: float, df: float, pairs: int, confidence:
     """Whether the rule calls a comparison at this spread and these pairs too noisy when its
     estimate is 0 (its upper bound, the half-width, at twice the threshold or more)."""
     spread = max(spread, rule.spread_floor(metric))
-    return half_width(spread, pairs, confidence, df) >= rule.NOISY_WIDTH * metric.log_threshold
+    width = half_width(spread, pairs, confidence, df, (metric.level, metric.level_df))
+    return width >= rule.NOISY_WIDTH * metric.log_threshold
 
 
 def repeats_for(capacities: Sequence[int], precision: float) -> int | None:

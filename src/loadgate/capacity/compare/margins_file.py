@@ -15,7 +15,8 @@ The file is YAML, keyed by the `--metrics` keys:
     pairs: 4            # the pairs the margins are chosen for (what the budget fits)
     metrics:
       saturation: {margin_percent: 5, paired_spread: 0.0338, paired_df: 17,
-                   spread: 0.0251, df: 34, spread_interval: [0.0213, 0.0309]}
+                   spread: 0.0251, df: 34, spread_interval: [0.0213, 0.0309],
+                   level_spread: 0.031, level_df: 10}
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ class MarginEntry:
     # pooled over comparisons) and its degrees of freedom: what the paired rule's bounds use.
     paired_spread: float | None = None
     paired_df: int | None = None
+    # The spread of an A/A comparison's mean worsening beyond what its pairs show (the level
+    # each kept stack holds for a whole comparison), over A/A comparisons, and its df.
+    level_spread: float | None = None
+    level_df: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"margin_percent": _number(self.margin_percent)}
@@ -73,6 +78,10 @@ class MarginEntry:
             out["paired_spread"] = round(self.paired_spread, 5)
         if self.paired_df is not None:
             out["paired_df"] = self.paired_df
+        if self.level_spread is not None:
+            out["level_spread"] = round(self.level_spread, 5)
+        if self.level_df is not None:
+            out["level_df"] = self.level_df
         return out
 
 
@@ -120,6 +129,14 @@ class MarginsFile:
             if e.paired_spread is not None and e.paired_df
         }
 
+    def levels(self) -> dict[str, tuple[float, int]]:
+        """Metric name -> (the stacks' level spread, its degrees of freedom), where known."""
+        return {
+            values.METRIC_KEYS[k].name: (e.level_spread, e.level_df)
+            for k, e in self.metrics.items()
+            if e.level_spread is not None and e.level_df
+        }
+
     def margins(self) -> dict[str, float]:
         """Metric name -> relative margin."""
         return {values.METRIC_KEYS[k].name: e.margin_percent / 100 for k, e in self.metrics.items()}
@@ -157,14 +174,17 @@ def apply(
     metrics: Sequence[Metric], margins: MarginsFile | Mapping[str, float]
 ) -> tuple[Metric, ...]:
     """The metrics with the thresholds the file (or metric name -> threshold) gives, and the
-    file's paired spreads; those it does not name keep theirs."""
+    file's paired spreads and stacks' levels; those it does not name keep theirs."""
     by_name = margins.margins() if isinstance(margins, MarginsFile) else dict(margins)
     spreads = margins.paired_spreads() if isinstance(margins, MarginsFile) else {}
+    levels = margins.levels() if isinstance(margins, MarginsFile) else {}
     out: list[Metric] = []
     for m in metrics:
         m = replace(m, margin=by_name.get(m.name, m.margin))
         if m.name in spreads:
             m = replace(m, paired_spread=spreads[m.name][0], paired_df=spreads[m.name][1])
+        if m.name in levels:
+            m = replace(m, level_spread=levels[m.name][0], level_df=levels[m.name][1])
         out.append(m)
     return tuple(out)
 

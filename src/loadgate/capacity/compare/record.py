@@ -185,15 +185,17 @@ class CompareRecord:
 
     @property
     def broken(self) -> str | None:
-        """What broke on the candidate where the baseline measured (None: nothing): the gating
-        metrics it left unknown, by pair, with the failures of its runs in those pairs."""
-        pairs = sorted({p for d in self.decisions if d.metric.gates for p in d.broken_pairs})
+        """What broke on the candidate where the baseline measured (None: nothing): the metrics
+        it left unknown, by pair, with the failures of its runs in those pairs. Every metric
+        compared counts, those reported beside the verdict too: a value left unknown is a run
+        that failed, or failed its gates (a candidate that sheds load at the pressure rate
+        leaves the pressure metrics unknown), whatever the metric decides."""
+        pairs = sorted({p for d in self.decisions for p in d.broken_pairs})
         if not pairs or self.recorded:
             return None
         parts: list[str] = []
         for pair in pairs:
-            left = [d.metric.name for d in self.decisions
-                    if d.metric.gates and pair in d.broken_pairs]  # fmt: skip
+            left = [d.metric.name for d in self.decisions if pair in d.broken_pairs]
             why = [w for r in self.runs if r.side == CANDIDATE and r.repeat == pair
                    for w in r.failures]  # fmt: skip
             text = f"pair {pair}: {', '.join(left)} unknown"
@@ -208,7 +210,9 @@ class CompareRecord:
     def verdict(self) -> str:
         if self.recorded:
             return self.recorded.verdict
-        return REGRESSION if self.candidate_lost else overall(self.decisions)
+        if self.candidate_lost or self.broken is not None:
+            return REGRESSION
+        return overall(self.decisions)
 
     @property
     def exit_code(self) -> int:

@@ -68,14 +68,15 @@ def recorded(results_root: Path, compare_id: str) -> CompareRecord:
 
 
 def todays_metrics(record: CompareRecord) -> tuple[Metric, ...]:
-    """The recorded metrics as today's table has them, keeping their unit and resolution."""
+    """The recorded metrics as today's table has them, keeping their unit and resolution
+    (and, as a live comparison of them would, each gating when none of today's does)."""
     table = {m.name: m for m in rule.METRICS}
     out: list[Metric] = []
     for d in record.decisions:
         was = d.metric
         now = table.get(was.name, was)
         out.append(replace(now, unit=was.unit, resolution=was.resolution))
-    return tuple(out)
+    return rule.with_a_gate(out)
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,20 @@ data/margins.yaml). How many pairs run and at which confidence each look bounds 
   each value known within its resolution (a search's +-5 %: a uniform error) and at least
   `MIN_SPREAD`, so identical values never give bounds of zero width. Without a calibrated spread
   the comparison's own is used (2 pairs at least).
-- **Bounds**: L, U = d -/+ t(c, df) * s / sqrt(n), each one-sided at the look's confidence c.
+- **The stacks' level** (`Metric.level_spread`, L): on kept stacks each side's stack is drawn
+  once a comparison, and a level one holds for the whole comparison is in d but not in the
+  d_i's spread. `loadgate calibrate` measures it over A/A comparisons (the mean square of their
+  d beyond what their pairs explain); the estimate's variance is then s^2/n + L^2, on
+  Welch-Satterthwaite's degrees of freedom, and no number of pairs narrows it below L. Fresh
+  stacks carry their draw in every pair: no level term.
+- **Bounds**: L, U = d -/+ t(c, df) * sqrt(s^2/n + L^2), each one-sided at the look's
+  confidence c.
 - **The error is the comparison's** (`ALPHA`, 5 %): the K gating metrics share it (alpha/K
   each), each share spent over its looks (`sequential`). By the union bound the lower bounds of
   all looks of all metrics hold together with at least 95 %, and so do the upper bounds (the
   two together: at least 90 %). A metric reported beside the verdict (`Metric.gates` False: the
-  pressure p99 by default) has its own 5 % and decides nothing.
+  pressure p99 and the pressure CPU in probe jobs) has its own 5 % and decides nothing, unless
+  no metric compared gates (`values.parse_metrics`: then each one compared does).
 - **The threshold** (`Metric.margin`, the practical threshold: the smallest worsening that
   counts; m its logarithm), per metric, in this order:
   - **regression** when a pair's candidate left the metric unknown where its baseline measured
@@ -39,7 +47,8 @@ data/margins.yaml). How many pairs run and at which confidence each look bounds 
   - **no regression** when L <= 0 and U < 2m: no worsening shown, and none of twice the
     threshold (settled, and "none of the threshold", when U < m).
 - **Overall** (`overall`) over the gating metrics, in this order: regression if any (and, in the
-  record, a candidate run that lost acknowledged records, or a candidate stack or run that broke:
+  record, a candidate run that lost acknowledged records, or a candidate stack or run that broke,
+  leaving any metric compared unknown, one reported beside the verdict too:
   record.CompareRecord); else too noisy if any; else worse if any; else no regression. An
   undecided metric is never hidden by another's "worse". Exit codes (`exit_code`): 0 no
   regression, and worse unless `--fail-on worse`; 1 regression, and worse with `--fail-on
@@ -101,8 +110,9 @@ RULE = (
     "(printed as exp(d)-1 where lower is better, 1-exp(-d) where higher is better); the spread "
     "of d_i the calibrated one pooled with the comparison's own and at least its own (its own "
     "alone, on its own df, when an F test at 90 % shows it noisier), at least the floor "
-    "(resolution, 1 %); L, U = d -/+ t(c, df) * s/sqrt(n) at each look's one-sided confidence "
-    "c; m = the threshold's logarithm. "
+    "(resolution, 1 %); L, U = d -/+ t(c, df) * sqrt(s^2/n + L^2) at each look's one-sided "
+    "confidence c, L the stacks' level (kept stacks: calibrated over A/A comparisons); m = the "
+    "threshold's logarithm. "
     "Family-wise: the 5 % is the comparison's, alpha/K for each of K gating metrics, spent over "
     "its looks (O'Brien-Fleming's curve at pairs / max pairs; the last look of a comparison its "
     "budget or its most pairs ends takes what is left): every lower bound holds together with "
@@ -113,7 +123,7 @@ RULE = (
     "candidate that lost acknowledged records or broke, or any regression -> regression (exit "
     "1); else any too noisy -> too noisy (exit 3); else any worse -> worse (exit 0, or 1 with "
     "--fail-on worse); else no regression (exit 0). A metric that does not gate (the pressure "
-    "p99) is reported beside, at its own 5 %."
+    "p99 and CPU in probe jobs, when another gates) is reported beside, at its own 5 %."
 )
 
 
@@ -134,6 +144,11 @@ class Metric:
     paired_df: int = 0
     # Whether the metric decides the verdict (False: reported beside it, at its own 5 %).
     gates: bool = True
+    # The spread of a comparison's mean worsening beyond what its pairs show (the level each
+    # kept stack holds for the whole comparison: `loadgate calibrate`, from A/A comparisons) and
+    # its degrees of freedom; None: no such term (fresh stacks carry it in every pair).
+    level_spread: float | None = None
+    level_df: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         # Records of the previous rule may hold "guard" (a metric that counted only when it
@@ -150,7 +165,16 @@ class Metric:
             **({} if self.paired_spread is None else {"paired_spread": f.real(self.paired_spread)}),
             **({"paired_df": self.paired_df} if self.paired_df else {}),
             **({} if self.gates else {"gates": False}),
-        }
+            **({} if self.level_spread is None else {"level_spread": f.real(self.level_spread),
+                                                     "level_df": self.level_df}),
+        }  # fmt: skip
+
+    @property
+    def level(self) -> float:
+        """The calibrated level term's spread (0: none)."""
+        if self.level_spread is None or self.level_df < 1:
+            return 0.0
+        return max(self.level_spread, 0.0)
 
     @classmethod
     def from_dict(cls, data: object, where: str = "metric") -> Metric:
@@ -177,21 +201,26 @@ class Metric:
 # of the default metrics (saturation, the pressure CPU in speed-probe jobs, the pressure p99) are
 # those of the margins file shipped as package data (data/margins.yaml, which `loadgate
 # calibrate` writes); the command line reads that file, and tests/unit/test_compare_calibrate.py
-# ties these to it. The raw pressure CPU's spread is the same calibration's (18 comparisons of
-# kept stacks, `--metrics ...,pressure-cpu`). The pressure p99 is reported beside the verdict:
-# its spread (27 % a value) is too wide for a 4-pair comparison to gate a worsening of a few
-# percent. The history of the numbers is in docs/design-notes.md and docs/measurements.md.
+# ties these to it. The raw pressure CPU's spread and level are the same calibration's (25
+# comparisons of kept stacks, `--metrics pressure-cpu`). The pressure p99 is reported beside the
+# verdict: its spread (27 % a value) is too wide for a 4-pair comparison to gate a worsening of
+# a few percent; so is the pressure CPU in probe jobs, whose pair spread and stacks' level (8.6 %
+# and 6.5 %) keep a 4-pair comparison's bounds wider than +-15 % (on this machine it is a
+# regression only through saturation, which a costlier collector lowers). Alone, either gates.
+# The history of the numbers is in docs/design-notes.md and docs/measurements.md.
 #
 #   name                               better  threshold unit        min pairs
 SATURATION = Metric("saturation_per_min", HIGHER, 0.05, "records/min", min_pairs=2,
-                    paired_spread=0.06123, paired_df=41)  # fmt: skip
-PRESSURE_P99 = Metric("pressure_p99_ms", LOWER, 0.10, "ms", min_pairs=3, paired_spread=0.32947,
-                      paired_df=41, gates=False)  # fmt: skip
+                    paired_spread=0.0559, paired_df=60, level_spread=0.02895,
+                    level_df=11)  # fmt: skip
+PRESSURE_P99 = Metric("pressure_p99_ms", LOWER, 0.10, "ms", min_pairs=3, paired_spread=0.31588,
+                      paired_df=60, gates=False, level_spread=0.08232, level_df=11)  # fmt: skip
 PRESSURE_CPU = Metric("pressure_cpu_s_per_1000_records", LOWER, 0.05, "CPU s", min_pairs=2,
-                      paired_spread=0.10578, paired_df=41)  # fmt: skip
+                      paired_spread=0.10578, paired_df=41, level_spread=0.02431,
+                      level_df=8)  # fmt: skip
 PRESSURE_CPU_PROBE = Metric("pressure_cpu_probe_jobs_per_1000_records", LOWER, 0.05,
-                            "probe jobs", min_pairs=2, paired_spread=0.09301,
-                            paired_df=11)  # fmt: skip
+                            "probe jobs", min_pairs=2, paired_spread=0.08576, paired_df=30,
+                            gates=False, level_spread=0.06451, level_df=6)  # fmt: skip
 PRESSURE_CPU_K6 = Metric("pressure_cpu_per_k6_cpu", LOWER, 0.05, "per k6 CPU s", min_pairs=2)
 CAPACITY = Metric("capacity_per_min", HIGHER, 0.05, "records/min", min_pairs=2)
 P99_AT_RATE = Metric("p99_ms", LOWER, 0.10, "ms", min_pairs=2)
@@ -200,6 +229,15 @@ METRICS = (
     SATURATION, PRESSURE_P99, PRESSURE_CPU, PRESSURE_CPU_PROBE, PRESSURE_CPU_K6, CAPACITY,
     P99_AT_RATE, CPU_PER_1000,
 )  # fmt: skip
+
+
+def with_a_gate(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
+    """The metrics as a comparison decides on them: those reported beside the verdict stay
+    beside when another one gates; when none does, each one gates (a comparison of the
+    pressure CPU alone decides on it)."""
+    if any(m.gates for m in metrics):
+        return tuple(metrics)
+    return tuple(replace(m, gates=True) for m in metrics)
 
 
 def capacity_metric(search_precision: float) -> Metric:
@@ -301,20 +339,24 @@ class Bounds:
     pairs: int
     how: str  # "calibrated with its own", "its own: noisier than calibrated", "its own", ...
     prior_df: int = 0  # the calibrated degrees of freedom the spread pools (0: its own alone)
+    level: float = 0.0  # the stacks' level term in the bounds (Metric.level; 0: none)
 
     @classmethod
     def of(cls, metric: Metric, worsening: list[float], confidence: float) -> Bounds | None:
         """Paired bounds at this one-sided confidence from each pair's worsening in logs (None:
-        too few pairs for the spread to be known)."""
+        too few pairs for the spread to be known). With a level term L (kept stacks), the
+        estimate's variance is s^2/n + L^2, on Welch-Satterthwaite's degrees of freedom."""
         n = len(worsening)
         spread = _spread(metric, worsening)
         if spread is None:
             return None
         s, df, how = spread
         d = statistics.fmean(worsening)
-        half = welch.t_quantile(df, confidence) * s / math.sqrt(n)
+        level = metric.level
+        error, df_bounds = welch.standard_error(s, df, n, (level, metric.level_df))
+        half = welch.t_quantile(df_bounds, confidence) * error
         prior = metric.paired_df if how.startswith("calibrated") else 0
-        return cls(d, d - half, d + half, df, s, half, n, how, prior)
+        return cls(d, d - half, d + half, df_bounds, s, half, n, how, prior, level)
 
     def within(self, earlier: Bounds | None) -> Bounds:
         """These bounds narrowed by an earlier look's, which hold with them (the union bound
@@ -336,9 +378,10 @@ class Bounds:
 
     def span(self, metric: Metric) -> str:
         d, lo, hi = (percent_text(metric.worsening(x)) for x in (self.d, self.lo, self.hi))
+        level = f", the stacks' level {self.level:.1%}" if self.level else ""
         return (
             f"worsening {d}, bounds {lo} .. {hi} "
-            f"(spread of a pair {self.spread:.1%}, {self.how}, {self.df:.0f} df)"
+            f"(spread of a pair {self.spread:.1%}, {self.how}{level}, {self.df:.0f} df)"
         )
 
 
@@ -483,8 +526,9 @@ def judge(
     why = _why(decision, bounds, metric)
     needed = None
     if not settled:
-        needed = welch.pairs_needed(bounds.spread, bounds.prior_df, m, bounds.pairs + 1, confidence)
-        why += _narrowing(needed, metric)
+        needed = welch.pairs_needed(bounds.spread, bounds.prior_df, m, bounds.pairs + 1, confidence,
+                                    level=(bounds.level, metric.level_df))  # fmt: skip
+        why += _narrowing(needed, metric, bounds.level)
     return result(
         decision,
         f"{bounds.span(metric)}: {why}",
@@ -514,8 +558,13 @@ def _why(decision: str, bounds: Bounds, metric: Metric) -> str:
     )
 
 
-def _narrowing(needed: int | None, metric: Metric) -> str:
+def _narrowing(needed: int | None, metric: Metric, level: float = 0.0) -> str:
     """How many pairs would narrow unsettled bounds to the threshold."""
+    if needed is None and level:
+        return (
+            f"; no number of pairs narrows the bounds to ±{metric.margin * 100:g} % with the "
+            "stacks' level in them"
+        )
     if needed is None:
         return f"; more than {welch.MAX_REPEATS} pairs would be needed at this spread"
     return f"; about {needed} pairs would narrow the bounds to ±{metric.margin * 100:g} %"

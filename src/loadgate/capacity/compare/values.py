@@ -90,8 +90,9 @@ def _listed(
 
 
 def parse_metrics(value: str, search_precision: float = 0.05) -> tuple[Metric, ...]:
-    """`saturation,pressure-p99,...` (any of METRIC_KEYS, in that order in the result). Raises
-    SideError naming the flag."""
+    """`saturation,pressure-p99,...` (any of METRIC_KEYS, in that order in the result), as a
+    comparison decides on them (rule.with_a_gate: a metric reported beside the verdict gates
+    when no other one compared does). Raises SideError naming the flag."""
     names = _listed("--metrics", value, list(METRIC_KEYS), "unknown {}")
     out: list[Metric] = []
     for key in METRIC_KEYS:
@@ -100,7 +101,7 @@ def parse_metrics(value: str, search_precision: float = 0.05) -> tuple[Metric, .
             if key == "capacity":
                 metric = rule.capacity_metric(search_precision)
             out.append(metric)
-    return tuple(out)
+    return rule.with_a_gate(out)
 
 
 def key_of(name: str) -> str | None:

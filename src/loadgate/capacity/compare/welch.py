@@ -54,17 +54,38 @@ def f_quantile(dfn: int, dfd: int, level: float) -> float:
     return float(_special().fdtri(dfn, dfd, level))
 
 
+def standard_error(
+    spread: float, df: float, pairs: int, level: tuple[float, int] = (0.0, 0)
+) -> tuple[float, float]:
+    """The standard error of the mean of `pairs` pair worsenings spreading by `spread` (known
+    on `df`), with a level term (its spread L and df: what every pair of one comparison
+    shares, so no number of pairs narrows it): sqrt(s^2/n + L^2), on Welch-Satterthwaite's
+    degrees of freedom; sqrt(s^2/n) on `df` without one."""
+    of_mean = spread * spread / pairs
+    level_spread, level_df = level
+    if level_spread <= 0 or level_df < 1:
+        return math.sqrt(of_mean), df
+    total = of_mean + level_spread * level_spread
+    return math.sqrt(total), total * total / (of_mean * of_mean / df + level_spread**4 / level_df)
+
+
 def pairs_needed(
-    spread: float, prior_df: int, half_width: float, start: int, confidence: float
+    spread: float,
+    prior_df: int,
+    half_width: float,
+    start: int,
+    confidence: float,
+    level: tuple[float, int] = (0.0, 0),
 ) -> int | None:
     """The fewest pairs, from `start`, whose paired bounds at this spread of a pair's worsening
     would be at most `half_width` either side, n pairs having prior_df + n - 1 degrees of
-    freedom (a calibrated spread's and their own; None past MAX_REPEATS)."""
+    freedom (a calibrated spread's and their own; None past MAX_REPEATS). `level`: a level term
+    (its spread, its df) no number of pairs narrows (`standard_error`)."""
     if half_width <= 0:
         return None
 
     def narrow_enough(n: int) -> bool:
-        t = t_quantile(prior_df + n - 1, confidence)
-        return t * spread / math.sqrt(n) <= half_width
+        error, df = standard_error(spread, prior_df + n - 1, n, level)
+        return t_quantile(df, confidence) * error <= half_width
 
     return fewest(max(2, start), narrow_enough)
