@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from loadgate import cli
 from loadgate.charms import sources
 from loadgate.stack import charm_stack, same_stack
 
@@ -57,3 +58,27 @@ def test_two_revisions_that_render_differently_are_not_the_same_and_say_where(
     assert not found.same
     assert found.unknown is None
     assert any(d.startswith("collector config: ") for d in found.differences), found
+
+
+def test_compare_if_same_skip_runs_nothing_for_a_docs_only_commit(
+    docs_only_pr: Path,
+    built_bin_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The pull-request workflow's command on a docs-only commit: both sides rendered, the same
+    stack, verdict skipped, exit 0, no stack started and nothing written."""
+    del built_bin_dir  # built: the charms read the workload's version
+    results, stack_dir = tmp_path / "results", tmp_path / "stack"
+    monkeypatch.setenv("LOADGATE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(stack_dir))
+    argv = ["compare", "--if-same", "skip", "--compare-id", "pr1",
+            "--baseline", f"otelcol={docs_only_pr}@{REV221_COMMIT}",
+            "--candidate", f"otelcol={docs_only_pr}"]  # fmt: skip
+    assert cli.main(argv) == cli.EXIT_OK
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("verdict skipped (exit 0): the candidate (otelcol=")
+    assert "runs the same stack as the baseline" in out
+    assert not (results / "pr1").exists()
+    assert not stack_dir.exists()

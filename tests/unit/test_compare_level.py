@@ -187,3 +187,25 @@ def test_the_level_counts_on_kept_stacks_only(tmp_path: Path) -> None:
     assert replayed.level == 0.0
     assert json.loads(json.dumps(kept.to_dict()))["level_spread"] == 0.03
     assert margins_file.read(file).levels() == {rule.SATURATION.name: (0.03, 10)}
+
+
+def test_the_tables_say_no_number_of_pairs_settles_a_metric_held_by_the_level() -> None:
+    from rich.console import Console
+
+    from loadgate.capacity.compare.record import RepeatRecord, Side
+    from loadgate.capacity.compare.rule import BASELINE, CANDIDATE
+    from loadgate.report import compare_tables
+
+    runs = []
+    for pair, (a, b) in enumerate([(100.0, 99.0), (100.0, 101.0), (100.0, 98.5)], start=1):
+        runs += [RepeatRecord(2 * pair - 2, BASELINE, pair, {SAT: a}),
+                 RepeatRecord(2 * pair - 1, CANDIDATE, pair, {SAT: b})]  # fmt: skip
+    metric = replace(LEVELLED, level_spread=0.06)
+    record = CompareRecord.build("lv", Side("a"), Side("b"), runs, [metric], stacks=KEPT)
+    (d,) = record.decisions
+    assert d.decision == rule.TOO_NOISY
+    console = Console(width=200, record=True)
+    for line in compare_tables.result_lines(record):
+        console.print(line)
+    text = " ".join(console.export_text().split())
+    assert "no number of pairs settles it (the stacks' level)" in text

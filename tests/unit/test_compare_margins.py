@@ -132,7 +132,7 @@ def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the
     assert SHIPPED.status.startswith(
         f"measured by loadgate calibrate from {len(SHIPPED.sources)} comparison(s): "
     )
-    assert len(SHIPPED.sources) >= 25
+    assert len(SHIPPED.sources) >= 33
     assert all(source in SHIPPED.status for source in SHIPPED.sources)
     assert SHIPPED.pairs == cm.DEFAULT_BUDGET_PAIRS == 4
     assert {k: e.margin_percent for k, e in SHIPPED.metrics.items()} == {
@@ -162,11 +162,10 @@ def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the
 
 def test_four_pairs_decide_saturation_and_neither_the_cpu_nor_the_p99() -> None:
     """At the shipped paired spreads and stacks' levels and 4 pairs (the default budget),
-    saturation, gating alone, is not too noisy, and 4 pairs call a regression 80 % of the time
-    from a little more than twice its 5 % threshold (the level keeps it above the 10 % #38
-    asks for: docs/manual/compare.md says so). The CPU per record in probe jobs (9.3 % a pair
-    and a 6.5 % level) and the pressure p99 would be too noisy for their thresholds by far:
-    both are reported beside the verdict."""
+    saturation, gating alone, is not too noisy, and 4 pairs call a true worsening of twice its
+    5 % threshold a regression at least 80 % of the time. The CPU per record in probe jobs (6.9 %
+    a pair and a 5.2 % level) and the pressure p99 would be too noisy for their thresholds: both
+    are reported beside the verdict."""
     pairs = cm.DEFAULT_BUDGET_PAIRS
     found: dict[str, tuple[bool, float]] = {}
     gating = sum(1 for m in DEFAULTS if m.gates)
@@ -180,11 +179,13 @@ def test_four_pairs_decide_saturation_and_neither_the_cpu_nor_the_p99() -> None:
         assert found[metric.name][1] > metric.margin, metric.name
     noisy, sat = found[rule.SATURATION.name]
     assert not noisy
-    assert 2 * rule.SATURATION.margin < sat <= 2.5 * rule.SATURATION.margin
-    for beside in (rule.PRESSURE_CPU_PROBE, rule.PRESSURE_P99):
-        noisy, worsening = found[beside.name]
-        assert noisy
-        assert worsening > 4 * beside.margin
+    assert sat <= 2 * rule.SATURATION.margin
+    noisy, cpu = found[rule.PRESSURE_CPU_PROBE.name]
+    assert noisy
+    assert cpu > 3 * rule.PRESSURE_CPU_PROBE.margin
+    noisy, p99 = found[rule.PRESSURE_P99.name]
+    assert noisy
+    assert p99 > 4 * rule.PRESSURE_P99.margin
 
 
 def test_more_pairs_detect_less_but_never_below_the_threshold() -> None:

@@ -98,6 +98,8 @@ def _decision_text(d: MetricDecision) -> Text:
         return text.append(at)
     if d.repeats_needed:
         text.append(f"\nabout {d.repeats_needed} pairs to settle")
+    elif d.metric.level:
+        text.append("\nno number of pairs settles it (the stacks' level)")
     else:
         text.append(f"\nmore than {welch.MAX_REPEATS} pairs to settle")
     return text
