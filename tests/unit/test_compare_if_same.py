@@ -138,3 +138,12 @@ def test_the_charms_sources_are_not_part_of_what_a_stack_runs(
     settings = same_stack.settings_of(Prepared())  # pyright: ignore[reportArgumentType]
     assert settings == {"preset": "charm-default", "otelcol": {"options": {"q": 1}},
                         "loki": {"options": {}}}  # fmt: skip
+
+
+def test_a_replay_refuses_if_same_skip_it_runs_nothing_anyway(
+    cli_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    del cli_env
+    assert cli.main(["compare", "--replay", "any", "--if-same", "skip"]) == cli.EXIT_BAD_INPUT
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--replay: --if-same skip not taken: a replay runs nothing" in err

@@ -333,6 +333,8 @@ def _cmd_compare(args: argparse.Namespace, seams: Seams) -> int:
 def _cmd_replay(args: argparse.Namespace) -> int:
     """`--replay ID`: the recorded comparison decided again and printed; written with --write."""
     given = [f"--{name.replace('_', '-')}" for name in _NOT_REPLAYED if getattr(args, name)]
+    if args.if_same != IF_SAME_COMPARE:
+        given.append(f"--if-same {args.if_same}")
     if given:
         raise UsageError(
             f"--replay: {', '.join(given)} not taken: a replay runs nothing and decides the "
