@@ -105,8 +105,8 @@ def paired(records: Sequence[CompareRecord], name: str) -> Spread | None:
 
 @dataclass(frozen=True)
 class Level:
-    """The spread of an A/A comparison's mean worsening beyond what its pairs show, over
-    `comparisons` A/A comparisons on kept stacks (its degrees of freedom: as many)."""
+    """The spread of an A/A comparison's mean worsening beyond what its pairs show, and its
+    degrees of freedom: as many as the A/A comparisons on kept stacks it was measured over."""
 
     spread: float
     df: int

@@ -62,9 +62,8 @@ def detectable(
     80 % of the time at this spread of a pair's worsening and these pairs."""
     special = extras.load("scipy.special")  # loadgate[stats]
     spread = max(spread, rule.spread_floor(metric))
-    level = (metric.level, metric.level_df)
-    h = half_width(spread, pairs, confidence, df, level)
-    error, _ = welch.standard_error(spread, df, pairs, level)
+    h = half_width(spread, pairs, confidence, df, metric.level_term)
+    error, _ = welch.standard_error(spread, df, pairs, metric.level_term)
     reach = max(metric.log_threshold, h) + float(special.ndtri(_POWER)) * error
     return metric.worsening(reach)
 
@@ -73,7 +72,7 @@ def noisy(metric: rule.Metric, spread: float, df: float, pairs: int, confidence:
     """Whether the rule calls a comparison at this spread and these pairs too noisy when its
     estimate is 0 (its upper bound, the half-width, at twice the threshold or more)."""
     spread = max(spread, rule.spread_floor(metric))
-    width = half_width(spread, pairs, confidence, df, (metric.level, metric.level_df))
+    width = half_width(spread, pairs, confidence, df, metric.level_term)
     return width >= rule.NOISY_WIDTH * metric.log_threshold
 
 

@@ -35,7 +35,7 @@ data/margins.yaml). How many pairs run and at which confidence each look bounds 
   all looks of all metrics hold together with at least 95 %, and so do the upper bounds (the
   two together: at least 90 %). A metric reported beside the verdict (`Metric.gates` False: the
   pressure p99 and the pressure CPU in probe jobs) has its own 5 % and decides nothing, unless
-  no metric compared gates (`values.parse_metrics`: then each one compared does).
+  no metric compared gates (`with_a_gate`: then each one compared does).
 - **The threshold** (`Metric.margin`, the practical threshold: the smallest worsening that
   counts; m its logarithm), per metric, in this order:
   - **regression** when a pair's candidate left the metric unknown where its baseline measured
@@ -175,6 +175,12 @@ class Metric:
         if self.level_spread is None or self.level_df < 1:
             return 0.0
         return max(self.level_spread, 0.0)
+
+    @property
+    def level_term(self) -> tuple[float, int]:
+        """The level term as the interval arithmetic takes it (welch.standard_error): its
+        spread and degrees of freedom."""
+        return self.level, self.level_df
 
     @classmethod
     def from_dict(cls, data: object, where: str = "metric") -> Metric:
@@ -352,11 +358,10 @@ class Bounds:
             return None
         s, df, how = spread
         d = statistics.fmean(worsening)
-        level = metric.level
-        error, df_bounds = welch.standard_error(s, df, n, (level, metric.level_df))
+        error, df_bounds = welch.standard_error(s, df, n, metric.level_term)
         half = welch.t_quantile(df_bounds, confidence) * error
         prior = metric.paired_df if how.startswith("calibrated") else 0
-        return cls(d, d - half, d + half, df_bounds, s, half, n, how, prior, level)
+        return cls(d, d - half, d + half, df_bounds, s, half, n, how, prior, metric.level)
 
     def within(self, earlier: Bounds | None) -> Bounds:
         """These bounds narrowed by an earlier look's, which hold with them (the union bound
@@ -527,7 +532,7 @@ def judge(
     needed = None
     if not settled:
         needed = welch.pairs_needed(bounds.spread, bounds.prior_df, m, bounds.pairs + 1, confidence,
-                                    level=(bounds.level, metric.level_df))  # fmt: skip
+                                    level=metric.level_term)  # fmt: skip
         why += _narrowing(needed, metric, bounds.level)
     return result(
         decision,
