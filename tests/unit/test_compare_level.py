@@ -154,9 +154,13 @@ def test_calibrate_writes_the_level_and_carries_the_one_in_force_when_it_cannot_
     out2 = tmp_path / "margins2.yaml"
     argv = ["calibrate", "--from", "aa0", "--metrics", "saturation", "--output", str(out2)]
     assert cli.main(argv) == 0
-    assert "carried over from the margins in force" in words(capsys.readouterr().out)
+    printed = words(capsys.readouterr().out)
     carried = yaml.safe_load(out2.read_text())["metrics"]["saturation"]
     in_force = shipped()["metrics"]["saturation"]
+    assert (
+        f"{in_force['level_spread'] * 100:.1f} % on {in_force['level_df']} df carried over "
+        "from the margins in force"
+    ) in printed
     assert (carried["level_spread"], carried["level_df"]) == (
         in_force["level_spread"], in_force["level_df"]
     )  # fmt: skip

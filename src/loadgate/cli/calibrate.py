@@ -187,7 +187,7 @@ def _with_level(metric: rule.Metric, measured: calibration.Level | None) -> tupl
     if metric.level:
         return metric, (
             "  the stacks' level: not measured here (it needs 3 A/A comparisons on kept stacks, "
-            "2 pairs each); {_pct(metric.level)} on {metric.level_df} df carried "
+            f"2 pairs each); {_pct(metric.level)} on {metric.level_df} df carried "
             "over from the margins in force"
         )
     return metric, (
