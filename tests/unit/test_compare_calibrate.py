@@ -70,7 +70,7 @@ def test_the_shipped_margins_file_says_where_its_spreads_come_from() -> None:
     assert sorted(data["sources"]) == sorted(recorded)  # every one recorded in the repo
     assert data["command"].startswith("loadgate calibrate --from kaa10-cost0-1-000258 --from ")
     assert data["command"].endswith(
-        "--metrics saturation,pressure-p99,pressure-cpu-probe --output "
+        "--metrics saturation,pressure-p99,pressure-cpu-probe,pressure-cpu-loki --output "
         "src/loadgate/data/margins.yaml"
     )
     spreads = {key: (m["spread"], m["df"]) for key, m in data["metrics"].items()}
@@ -81,18 +81,21 @@ def test_the_shipped_margins_file_says_where_its_spreads_come_from() -> None:
     assert levels == LEVELS
     # The thresholds are practical choices, not chosen from the spreads (issue 38).
     thresholds = {key: m["margin_percent"] for key, m in data["metrics"].items()}
-    assert thresholds == {"saturation": 5, "pressure-p99": 10, "pressure-cpu-probe": 5}
+    assert thresholds == {
+        "saturation": 5, "pressure-p99": 10, "pressure-cpu-probe": 5, "pressure-cpu-loki": 5,
+    }  # fmt: skip
 
 
 # What `loadgate calibrate` measured from the kept-stack comparisons recorded in the repo.
 RECORDS = ("docs/records/2026-11-28-kept", "docs/records/2026-11-29-probe",
            "docs/records/2026-11-29-morning")  # fmt: skip
+# pressure-cpu-loki: read again from the pressure runs' result.json (docs/records/cpu-per-loki.tsv).
 SPREADS = {"saturation": (0.04905, 172), "pressure-p99": (0.2321, 172),
-           "pressure-cpu-probe": (0.0556, 112)}  # fmt: skip
+           "pressure-cpu-probe": (0.0556, 112), "pressure-cpu-loki": (0.01652, 172)}  # fmt: skip
 PAIRED = {"saturation": (0.04893, 86), "pressure-p99": (0.29125, 86),
-          "pressure-cpu-probe": (0.06856, 56)}  # fmt: skip
+          "pressure-cpu-probe": (0.06856, 56), "pressure-cpu-loki": (0.02349, 86)}  # fmt: skip
 LEVELS = {"saturation": (0.02697, 14), "pressure-p99": (0.05997, 14),
-          "pressure-cpu-probe": (0.05156, 9)}  # fmt: skip
+          "pressure-cpu-probe": (0.05156, 9), "pressure-cpu-loki": (0.00565, 14)}  # fmt: skip
 
 
 def test_the_default_margins_are_the_shipped_files(
@@ -209,6 +212,35 @@ def paired(record: dict[str, Any], name: str) -> tuple[float, int]:
     diffs = [by[CANDIDATE, k] - by[BASELINE, k] for k in sorted({k for _, k in by})]
     mean = sum(diffs) / len(diffs)
     return math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)), len(diffs) - 1
+
+
+def test_calibrate_reads_a_metric_the_comparison_did_not_compare_from_its_runs_records(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """compare-sat compared no CPU per Loki CPU; its pressure runs' result.json hold the
+    collector's and Loki's CPU seconds, so calibrate reads it from them, says so, and pools
+    it: the pairs' ln(B/A) of 10.264/4.1 over 9.138/4.1 and 10.49/4.1 over 8.963/4.1."""
+    out_file = tmp_path / "margins.yaml"
+    argv = ["calibrate", "--from", "compare-sat", "--metrics", "saturation,pressure-cpu-loki",
+            "--output", str(out_file)]  # fmt: skip
+    assert cli.main(argv) == 0
+    text = words(capsys.readouterr().out)
+    assert (
+        "compare-sat: pressure-cpu-loki not compared there: read again from its runs' records"
+        in text
+    )
+    diffs = [math.log(10.264 / 9.138), math.log(10.49 / 8.963)]
+    mean = sum(diffs) / 2
+    spread = math.sqrt(sum((d - mean) ** 2 for d in diffs))
+    entry = yaml.safe_load(out_file.read_text())["metrics"]["pressure-cpu-loki"]
+    assert (entry["paired_spread"], entry["paired_df"]) == (pytest.approx(spread, abs=1e-5), 1)
+    assert "sharing its 5 % error: saturation 4.00%, pressure-cpu-loki 1.00%" in text
+    # Without the runs' records it cannot: refused, naming the comparison and the metric.
+    shutil.rmtree(results / "compare-sat-c2-pr")
+    assert cli.main(argv) == cli.EXIT_BAD_INPUT
+    err = words(capsys.readouterr().err)
+    assert "--from compare-sat: pressure-cpu-loki not compared there:" in err
+    assert "compare-sat-c2-pr" in err
 
 
 def test_calibrate_from_a_recorded_comparison_pools_the_spreads_and_writes_a_margins_file(

@@ -14,6 +14,7 @@ import pytest
 from loadgate.capacity.compare import calibration, rule
 from loadgate.capacity.compare import margins as cm
 from loadgate.capacity.compare import margins_file as mf
+from loadgate.capacity.compare.sequential import family_of
 from loadgate.capacity.compare.sides import SideError
 from loadgate.capacity.compare.values import (
     DEFAULT_METRICS,
@@ -125,7 +126,7 @@ def test_the_detectable_worsening_is_80_percent_power_past_the_least_estimate_ca
 
 
 def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the_table() -> None:
-    """data/margins.yaml, measured by `loadgate calibrate` from 18 comparisons of kept stacks:
+    """data/margins.yaml, measured by `loadgate calibrate` from 33 comparisons of kept stacks:
     the practical thresholds (5 % saturation and CPU, 10 % p99), each metric's paired spread
     and degrees of freedom (the table's, rule.METRICS), a value's spread with its 90 %
     interval, and the confidence of the last look at the 4 pairs of the default budget."""
@@ -136,7 +137,7 @@ def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the
     assert all(source in SHIPPED.status for source in SHIPPED.sources)
     assert SHIPPED.pairs == cm.DEFAULT_BUDGET_PAIRS == 4
     assert {k: e.margin_percent for k, e in SHIPPED.metrics.items()} == {
-        "saturation": 5, "pressure-p99": 10, "pressure-cpu-probe": 5,
+        "saturation": 5, "pressure-p99": 10, "pressure-cpu-probe": 5, "pressure-cpu-loki": 5,
     }  # fmt: skip
     table = {m.name: m for m in rule.METRICS}
     assert {m.name for m in DEFAULTS} == set(SPREADS)
@@ -151,35 +152,40 @@ def test_the_shipped_margins_file_holds_the_thresholds_and_paired_spreads_of_the
             calibration.Spread(entry.spread, entry.df).interval(), abs=1e-5
         )
         assert (entry.level_spread, entry.level_df) == (metric.level_spread, metric.level_df), key
-        # The gating metrics share the 5 %: saturation alone by default.
-        family = sum(1 for m in DEFAULTS if m.gates) if metric.gates else 1
-        last = cm.confidence_at(metric, cm.DEFAULT_BUDGET_PAIRS, family)
+        # The gating metrics share the 5 %: saturation 4 %, the CPU per Loki CPU 1 %.
+        last = cm.confidence_at(metric, cm.DEFAULT_BUDGET_PAIRS, family_of(metric, DEFAULTS))
         assert entry.confidence == pytest.approx(last, abs=1e-5), key
     assert [m.name for m in rule.METRICS if m.name in SPREADS and not m.gates] == [
         rule.PRESSURE_P99.name, rule.PRESSURE_CPU_PROBE.name
     ]  # fmt: skip
 
 
-def test_four_pairs_decide_saturation_and_neither_the_cpu_nor_the_p99() -> None:
+def test_four_pairs_decide_saturation_and_the_cpu_per_loki_cpu_not_the_others() -> None:
     """At the shipped paired spreads and stacks' levels and 4 pairs (the default budget),
-    saturation, gating alone, is not too noisy, and 4 pairs call a true worsening of twice its
-    5 % threshold a regression at least 80 % of the time. The CPU per record in probe jobs (6.9 %
-    a pair and a 5.2 % level) and the pressure p99 would be too noisy for their thresholds: both
-    are reported beside the verdict."""
+    saturation (4 % of the 5 %) and the collector CPU per Loki CPU (1 %) are not too noisy, and
+    4 pairs call a true worsening of twice the 5 % threshold a regression at least 80 % of the
+    time; the CPU per Loki CPU one of 1.3 times it. The CPU per record in probe jobs (6.9 % a pair
+    and a 5.2 % level) and the pressure p99 would be too noisy for their thresholds: both are
+    reported beside the verdict."""
     pairs = cm.DEFAULT_BUDGET_PAIRS
     found: dict[str, tuple[bool, float]] = {}
-    gating = sum(1 for m in DEFAULTS if m.gates)
-    assert gating == 1
-    for metric in mf.apply(DEFAULTS, SHIPPED):
+    shipped = mf.apply(DEFAULTS, SHIPPED)
+    assert [m.name for m in shipped if m.gates] == [
+        rule.SATURATION.name, rule.PRESSURE_CPU_LOKI.name,
+    ]  # fmt: skip
+    for metric in shipped:
         assert metric.paired_spread is not None
         df = metric.paired_df + pairs - 1
-        c = cm.confidence_at(metric, pairs, gating if metric.gates else 1)
+        c = cm.confidence_at(metric, pairs, family_of(metric, shipped))
         noisy = cm.noisy(metric, metric.paired_spread, df, pairs, c)
         found[metric.name] = noisy, cm.detectable(metric, metric.paired_spread, df, pairs, c)
         assert found[metric.name][1] > metric.margin, metric.name
     noisy, sat = found[rule.SATURATION.name]
     assert not noisy
     assert sat <= 2 * rule.SATURATION.margin
+    noisy, per_loki = found[rule.PRESSURE_CPU_LOKI.name]
+    assert not noisy
+    assert per_loki <= 1.3 * rule.PRESSURE_CPU_LOKI.margin
     noisy, cpu = found[rule.PRESSURE_CPU_PROBE.name]
     assert noisy
     assert cpu > 3 * rule.PRESSURE_CPU_PROBE.margin
@@ -209,6 +215,7 @@ def test_margins_set_the_named_metrics_in_percent() -> None:
         rule.SATURATION.name: rule.SATURATION.margin,  # the table's: no margins file here
         rule.PRESSURE_P99.name: 0.25,
         rule.PRESSURE_CPU_PROBE.name: 0.05,
+        rule.PRESSURE_CPU_LOKI.name: rule.PRESSURE_CPU_LOKI.margin,
     }
     assert [m.name for m in out] == [m.name for m in DEFAULTS]
     assert apply_margins(DEFAULTS, None) == DEFAULTS
@@ -217,10 +224,10 @@ def test_margins_set_the_named_metrics_in_percent() -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("", "--margins: empty; allowed: saturation, pressure-p99, pressure-cpu-probe, each "
-         "=PERCENT"),
+        ("", "--margins: empty; allowed: saturation, pressure-p99, pressure-cpu-probe, "
+         "pressure-cpu-loki, each =PERCENT"),
         ("p99=20", "--margins: 'p99' is not among the metrics compared; allowed: saturation, "
-         "pressure-p99, pressure-cpu-probe"),
+         "pressure-p99, pressure-cpu-probe, pressure-cpu-loki"),
         ("saturation", "--margins: saturation must be a percentage more than 0 and at most 500, "
          "e.g. saturation=25; got 'saturation'"),
         ("saturation=ten", "got 'saturation=ten'"),

@@ -343,28 +343,28 @@ def test_the_tables_say_bounds_past_a_thousand_percent_so() -> None:
 
 
 def test_a_candidate_that_sheds_load_at_the_pressure_rate_is_broken_though_cpu_is_beside() -> None:
-    """The default metrics: saturation gates, the pressure p99 and CPU in probe jobs are
-    reported beside. A candidate whose pressure run failed its gates (it refused load) leaves
-    both pressure metrics unknown where the baseline measured them: a broken candidate, a
-    regression named so, though neither decides the verdict by its value."""
+    """The default metrics: saturation and the collector CPU per Loki CPU gate, the pressure p99
+    and CPU in probe jobs are reported beside. A candidate whose pressure run failed its gates
+    (it refused load) leaves every pressure metric unknown where the baseline measured it: a
+    broken candidate, a regression named so, whatever the values say."""
     metrics = parse_metrics(",".join(DEFAULT_METRICS))
-    sat, p99, cpu = (m.name for m in metrics)
-    assert [m.gates for m in metrics] == [True, False, False]
+    sat, p99, cpu, per_loki = (m.name for m in metrics)
+    assert [m.gates for m in metrics] == [True, False, False, True]
     shed = "the pressure run cmp-c2-pr failed its gates: error rate 0.31 > 0.01"
     runs = []
     for pair in (1, 2):
-        runs.append(RepeatRecord(2 * pair - 2, BASELINE, pair, {sat: 80_000.0, p99: 5.0,
-                                                                cpu: 100.0}))  # fmt: skip
+        runs.append(RepeatRecord(2 * pair - 2, BASELINE, pair, {
+            sat: 80_000.0, p99: 5.0, cpu: 100.0, per_loki: 1.2}))  # fmt: skip
         failed = pair == 2
         runs.append(RepeatRecord(2 * pair - 1, CANDIDATE, pair, {
-            sat: 80_500.0, p99: None if failed else 5.1, cpu: None if failed else 101.0},
-            failures=(shed,) if failed else ()))  # fmt: skip
+            sat: 80_500.0, p99: None if failed else 5.1, cpu: None if failed else 101.0,
+            per_loki: None if failed else 1.21}, failures=(shed,) if failed else ()))  # fmt: skip
     record = CompareRecord.build("cmp", Side("a"), Side("b"), runs, metrics)
     assert record.verdict == rule.REGRESSION
     assert record.exit_code == 1
     assert record.broken == (
         "broken candidate: it left metrics the baseline measured unknown: pair 2: "
-        f"{p99}, {cpu} unknown ({shed}): a regression whatever the others say"
+        f"{p99}, {cpu}, {per_loki} unknown ({shed}): a regression whatever the others say"
     )
     # Saturation alone, by its values, shows nothing.
     assert next(d for d in record.decisions if d.metric.name == sat).decision != rule.REGRESSION

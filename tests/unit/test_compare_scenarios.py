@@ -33,7 +33,7 @@ from loadgate.stack.profile import Profile
 
 def test_each_scenarios_default_metrics() -> None:
     assert cs.default_metrics(reg.OTLP_LOGS) == (
-        "saturation", "pressure-p99", "pressure-cpu-probe"
+        "saturation", "pressure-p99", "pressure-cpu-probe", "pressure-cpu-loki"
     )  # fmt: skip
     assert cs.default_metrics(reg.OTLP_METRICS) == ("p99", "cpu")
     assert cs.default_metrics(reg.OTLP_TRACES) == ("p99", "cpu")

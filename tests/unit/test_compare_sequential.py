@@ -91,7 +91,7 @@ def naive_trials(plan: Plan, cv: float, candidate: float) -> Counter[str]:
 
 def test_every_metric_has_its_margin_and_minimum_pairs_in_the_one_table() -> None:
     names = [m.name for m in METRICS]
-    assert len(names) == len(set(names)) == 8
+    assert len(names) == len(set(names)) == 9
     for m in METRICS:
         assert 0 < m.margin <= 5.0  # values.MAX_MARGIN_PERCENT
         assert m.min_pairs >= 2

@@ -35,8 +35,8 @@ def test_a_seed_gives_the_same_comparisons() -> None:
 def test_the_budget_ends_a_default_comparison_at_4_pairs_with_the_last_look() -> None:
     r = random.Random(1)  # noqa: S311
     wide = cs.Row("noisy", {m.name: 0.5 for m in METRICS})  # never settles
-    verdict, pairs, decisions = cs.compare_once(r, METRICS, PLAN, wide)
-    assert pairs == 4  # 3.5-3.7 minute pairs: a fifth would pass 15 minutes
+    verdict, pairs, decisions = cs.compare_once(r, METRICS, PLAN, wide, pair_s=(200.0, 200.0))
+    assert pairs == 4  # 200 s pairs: a fifth would pass 15 minutes
     assert verdict == rule.overall(decisions)
     assert all("the last look" in d.reason for d in decisions if d.pairs == 4)
     slow = cs.compare_once(r, METRICS, PLAN, wide, pair_s=(300.0, 300.0))[1]

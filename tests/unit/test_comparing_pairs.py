@@ -26,6 +26,7 @@ from loadgate.capacity.compare.rule import BASELINE, CANDIDATE
 from loadgate.capacity.compare.run_order import ScheduledRun
 from loadgate.capacity.compare.sequential import Plan
 from loadgate.cli.seams import Seams
+from loadgate.contract.gates import FAIL, Gate
 from loadgate.contract.spec import RunSpec
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.saturation import SaturationFigures
@@ -132,7 +133,8 @@ def test_pairs_are_added_until_every_gating_metric_is_decided(tmp_path: Path) ->
     stored = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert stored["plan"] == {
         "min_pairs": 2, "max_pairs": 10, "sequential": True, "budget_s": 3600.0,
-        "method": "alpha spending (alpha/K per metric, O'Brien-Fleming shape over its looks, "
+        "method": "alpha spending (alpha shared by weight, alpha/K per metric when equal, "
+        "O'Brien-Fleming shape over its looks, "
         "union bound; the last look spends what is left)",
     }  # fmt: skip
     assert stored["stopped"] == "decided"
@@ -274,7 +276,8 @@ def saturation(accepted: float | None, saturated: bool | None = True) -> Saturat
     return SaturationFigures(
         offered_per_min=300_000.0, saturated=saturated, window_start=1010.0, window_end=1030.0,
         window_s=20.0, fill_s=6.0, accepted_per_min=accepted, exported_per_min=accepted,
-        stored_per_min=accepted, refused_per_min=90_000.0, queue_capacity=1000.0,
+        stored_per_min=accepted, refused_per_min=90_000.0 if saturated else 0.0,
+        queue_capacity=1000.0,
         reason="" if saturated is not None else "fewer than two scrapes",
     )  # fmt: skip
 
@@ -282,7 +285,7 @@ def saturation(accepted: float | None, saturated: bool | None = True) -> Saturat
 def cpu_block(per_1000: float | None, quiet: bool = True) -> CpuFigures:
     return CpuFigures(
         window_s=30.0, idle_s=5.0, records=70_000, idle_cores={"otelcol": 0.01},
-        used_s={"otelcol": 9.0, "k6": 6.0}, marginal_s={"otelcol": 8.7, "k6": None},
+        used_s={"otelcol": 9.0, "k6": 6.0, "loki": 4.5}, marginal_s={"otelcol": 8.7, "k6": None},
         per_1000_records={"otelcol": per_1000}, busy_elsewhere_cores=0.05 if quiet else 0.9,
         quiet=quiet,
     )  # fmt: skip
@@ -299,6 +302,7 @@ class SatStack:
     kernel: bool = True
     quiet: bool = True
     took_all: float | None = None  # a side that took all offered carried this much
+    refused_all: str | None = None  # this side's collector refuses everything (shedding)
     events: list[str] = field(default_factory=list[str])
 
     def up(self, what: Any, ports: Ports, **kw: Any) -> Any:
@@ -315,6 +319,12 @@ class SatStack:
     def execute(self, spec: RunSpec, target: Any, results_root: Path, **kw: Any) -> RunResult:
         self.events.append(f"run {spec.run_id} {spec.rate} vus={spec.vus}")
         result = run_result(spec, p99_ms=self.p99)
+        if spec.labels.get("side") == self.refused_all:
+            if spec.run_id.endswith("-sat"):  # a saturation run has no error-rate gate
+                refusing = replace(saturation(0.0, False), refused_per_min=300_000.0)
+                return replace(result, saturation=refusing)
+            return replace(result, verdict=FAIL, gates=(
+                Gate("error_rate", "<= 1%", 1.0, False, "k6"),))  # fmt: skip
         if spec.run_id.endswith("-sat"):
             side, repeat = spec.labels["side"], int(spec.labels["repeat"])
             value = self.sat[side][repeat - 1]
@@ -497,8 +507,8 @@ NOP_5000 = ["--candidate", "profile=hand-nop queue-size=5000"]
         (["--pressure-rate", "fast"], "--pressure-rate: must be an integer between 1 and"),
         (["--saturate-rate", "0"], "--saturate-rate: must be an integer between 1 and"),
         (["--metrics", "saturation,speed"], "--metrics: unknown 'speed'; allowed: capacity, "
-         "saturation, pressure-p99, pressure-cpu, pressure-cpu-probe, pressure-cpu-k6, p99, "
-         "cpu"),
+         "saturation, pressure-p99, pressure-cpu, pressure-cpu-probe, pressure-cpu-k6, "
+         "pressure-cpu-loki, p99, cpu"),
     ],
 )  # fmt: skip
 def test_bad_plan_flags_are_refused_with_exit_2_and_nothing_starts(
@@ -519,7 +529,9 @@ def test_the_default_compare_adds_pairs_until_decided_and_shows_each_pair(
     out = capsys.readouterr()
     record = CompareRecord.from_json((cli_env / "seq" / "compare.json").read_text())
     assert code == record.exit_code == 1
-    assert [d.metric.name for d in record.decisions] == [SAT, P99, rule.PRESSURE_CPU_PROBE.name]
+    assert [d.metric.name for d in record.decisions] == [
+        SAT, P99, rule.PRESSURE_CPU_PROBE.name, rule.PRESSURE_CPU_LOKI.name,
+    ]  # fmt: skip
     assert record.decisions[0].decision == rule.REGRESSION
     assert record.plan == Plan(2, 5, budget_s=900.0)
     assert record.stopped == seq.DECIDED
@@ -584,6 +596,41 @@ def test_a_candidate_that_ran_first_and_took_everything_sets_the_pressure_from_t
     assert outcome.pressure == Pressure(0.7, 209_981, 299_973.0, set_by)
     assert outcome.values == {SAT: None, P99: 12.0, CPU: 0.12}
     assert [e for e in fake.events if "-pr " in e] == ["run cmp-c1-pr 209981 vus=300"]
+
+
+def test_a_candidate_that_refuses_everything_first_sets_no_pressure_and_is_broken(
+    tmp_path: Path,
+) -> None:
+    # A collector whose memory limiter refuses every record (dshed-1, 2026-11-29): its queue
+    # never fills, yet it did not "take all" offered. Its 0/min is no lower bound to set the
+    # pressure rate from (it set 1/min before): the baseline's saturation sets it.
+    fake = SatStack({BASELINE: [110_000.0], CANDIDATE: [None]}, refused_all=CANDIDATE)
+    repeats = local_repeats(tmp_path, fake)
+    first = repeats(ScheduledRun(0, CANDIDATE, 1), B)
+    assert first.pressure is None
+    assert first.values == {SAT: None, P99: None, CPU: None}
+    assert any("refused 300,000/min of the 300,000/min offered and took none" in n
+               for n in first.notes), first.notes  # fmt: skip
+    assert [e for e in fake.events if "-pr " in e] == []  # no pressure run without a rate
+    second = repeats(ScheduledRun(1, BASELINE, 1), A)
+    assert second.pressure == Pressure(0.7, 77_000, 110_000.0, "cmp-b1-sat")
+
+
+def test_the_default_compare_calls_a_candidate_that_refuses_everything_a_regression_named_so(
+    cli_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = SatStack({BASELINE: steady(110_000), CANDIDATE: [None] * 10}, refused_all=CANDIDATE)
+    code = cli.main(["compare", *NOP, *NOP_5000, "--compare-id", "shed"], seams=fake.seams())
+    out = " ".join(capsys.readouterr().out.split())
+    record = CompareRecord.from_json((cli_env / "shed" / "compare.json").read_text())
+    assert code == record.exit_code == 1
+    assert record.verdict == rule.REGRESSION
+    assert record.repeats == 1  # a broken candidate ends the comparison after its pair
+    assert record.pressure is not None
+    assert record.pressure.set_by.endswith("-b1-sat")
+    assert record.broken is not None
+    assert record.broken.startswith("broken candidate: ")
+    assert "took none" in out
 
 
 def test_a_saturation_run_whose_queue_grew_without_filling_is_saturated_at_what_it_sent_on(

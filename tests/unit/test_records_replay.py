@@ -12,7 +12,8 @@ For each result: the record as written back (`to_dict`, so every figure of every
 verdict judged again from its gates, its bottleneck attribution computed again, the tables
 `loadgate run` prints, the matrix row's cells, and each reader of its saturation figures
 (the search's, the comparison's, the report's, the floor gate's) on the recorded figures and
-on variants of them in each state (saturated, growing, took all, unknown, unread). For each
+on variants of them in each state (saturated, growing, refusing, took all, unknown, unread;
+the refusing state and the took-all variants' zero refusals since issue 38). For each
 search and comparison: the record as read back (its derived verdict, decisions, attribution).
 """
 
@@ -60,8 +61,19 @@ def _variants(sat: SaturationFigures) -> dict[str, SaturationFigures]:
         "growing": replace(
             sat, saturated=False, accepted_per_min=took, exported_per_min=took * 0.9
         ),
-        "took_all": replace(sat, saturated=False, accepted_per_min=took, exported_per_min=took),
-        "took_all_unread": replace(sat, saturated=False, accepted_per_min=None),
+        "took_all": replace(
+            sat, saturated=False, accepted_per_min=took, exported_per_min=took, refused_per_min=0.0
+        ),
+        "refusing": replace(
+            sat,
+            saturated=False,
+            accepted_per_min=took / 2,
+            exported_per_min=took / 2,
+            refused_per_min=(sat.offered_per_min or 300_000.0) - took / 2,
+        ),
+        "took_all_unread": replace(
+            sat, saturated=False, accepted_per_min=None, refused_per_min=0.0
+        ),
         "unknown": replace(
             sat, saturated=None, accepted_per_min=None, exported_per_min=None, reason="replay"
         ),

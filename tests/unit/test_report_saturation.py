@@ -47,7 +47,9 @@ def test_the_fixtures_are_shaped_as_the_records_write_them() -> None:
 def test_a_run_gives_its_saturation_only_when_its_queue_filled(results: Path) -> None:
     data = json.loads((results / "compare-sat-b1-sat" / "result.json").read_text())
     assert run_of(RunResult.from_dict(data)).saturation_per_min == 238_400.0
-    data["saturation"]["saturated"] = False  # the pipeline took all that was offered
+    data["saturation"]["saturated"] = False  # its queue never filled, and it refused records:
+    assert run_of(RunResult.from_dict(data)).saturation_per_min == 238_400.0  # its limit
+    data["saturation"]["refused_per_min"] = 0.0  # the pipeline took all that was offered
     assert run_of(RunResult.from_dict(data)).saturation_per_min is None
     data["saturation"] = None
     assert run_of(RunResult.from_dict(data)).saturation_per_min is None

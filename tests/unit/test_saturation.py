@@ -196,6 +196,11 @@ def test_one_reading_says_the_state_and_the_throughput_that_goes_with_it() -> No
         "full": replace(grew, saturated=True).reading,
         "grew": grew.reading,
         "took all": replace(grew, exported_per_min=296_000.0).reading,
+        # Its queue never filled, but its receiver refused most of what was offered (a memory
+        # limiter refuses before the queue): what it accepted is its limit.
+        "refusing": replace(
+            grew, accepted_per_min=6_000.0, exported_per_min=6_000.0, refused_per_min=294_000.0
+        ).reading,
         "unknown": SaturationFigures(300_000.0, None, reason="no window").reading,
         "unread": replace(grew, saturated=True, accepted_per_min=None).reading,
     }
@@ -203,11 +208,15 @@ def test_one_reading_says_the_state_and_the_throughput_that_goes_with_it() -> No
         "full": (sat.SATURATED, 300_013.0),  # what it accepted: its limit
         "grew": (sat.GROWING, 215_250.0),  # what its exporter sent on: its limit
         "took all": (sat.TOOK_ALL, 300_013.0),  # what it accepted: a lower bound
+        "refusing": (sat.REFUSING, 6_000.0),
         "unknown": (sat.UNKNOWN, None),
         "unread": (sat.SATURATED, None),
     }
     assert {k: r.at_limit for k, r in readings.items()} == {
-        "full": True, "grew": True, "took all": False, "unknown": None, "unread": True,
+        "full": True, "grew": True, "took all": False, "refusing": True, "unknown": None,
+        "unread": True,
     }  # fmt: skip
-    assert [r.limit for r in readings.values()] == [300_013.0, 215_250.0, None, None, None]
+    assert [r.limit for r in readings.values()] == [
+        300_013.0, 215_250.0, None, 6_000.0, None, None,
+    ]  # fmt: skip
     assert {r.state for r in readings.values()} == set(sat.STATES)

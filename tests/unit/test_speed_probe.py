@@ -19,7 +19,7 @@ from test_idle_window import collector_cpu
 from test_runner import execute, spec
 
 from loadgate.capacity.compare import values as cv
-from loadgate.capacity.compare.rule import PRESSURE_CPU, PRESSURE_CPU_PROBE
+from loadgate.capacity.compare.rule import PRESSURE_CPU, PRESSURE_CPU_LOKI, PRESSURE_CPU_PROBE
 from loadgate.contract.spec import RunSpec
 from loadgate.measure import cpu, speed_probe
 from loadgate.measure.cpu import CpuReading, ProcessCpu
@@ -121,10 +121,12 @@ def test_a_target_without_the_probe_records_none(tmp_path: Path) -> None:
 
 
 def measured_cpu(probe_ns: float | None, jobs: int) -> cpu.CpuFigures:
-    """0.18 CPU s per 1,000 records (5.4 s over 30,000), with this probe reading."""
+    """0.18 CPU s per 1,000 records (5.4 s over 30,000), with this probe reading; Loki used
+    half that."""
 
     def reading(at: float, otelcol: float) -> CpuReading:
-        return CpuReading(at, {"otelcol": ProcessCpu(10, 1, otelcol)}, None, 2)
+        procs = {"otelcol": ProcessCpu(10, 1, otelcol), "loki": ProcessCpu(11, 1, otelcol / 2)}
+        return CpuReading(at, dict[str, ProcessCpu | None](procs), None, 2)
 
     figures = cpu.figures((reading(0.0, 0.0), reading(3.0, 0.0)),
                           (reading(10.0, 1.0), reading(40.0, 6.4)), 30_000)  # fmt: skip
@@ -138,6 +140,7 @@ def test_cpu_per_record_in_probe_jobs_is_the_cpu_over_the_probes_job() -> None:
     # 0.18 CPU s per 1,000 records is 90 jobs of 2 ms.
     assert values[PRESSURE_CPU_PROBE.name] == pytest.approx(90.0)
     assert sources[PRESSURE_CPU_PROBE.name] == "kernel"
+    assert values[PRESSURE_CPU_LOKI.name] == pytest.approx(2.0)  # used over used: 5.4 s / 2.7 s
     assert cv.unknown_reasons(result) == {}
     # A machine 20 % slower for every process: the CPU rises, the figure in jobs does not.
     slow = replace(result, cpu=replace(

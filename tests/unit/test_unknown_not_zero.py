@@ -19,7 +19,12 @@ from support.figures_table import figure_values
 from support.runresults import run_result
 
 from loadgate.capacity.compare import values as cv
-from loadgate.capacity.compare.rule import PRESSURE_CPU, PRESSURE_CPU_K6, PRESSURE_CPU_PROBE
+from loadgate.capacity.compare.rule import (
+    PRESSURE_CPU,
+    PRESSURE_CPU_K6,
+    PRESSURE_CPU_LOKI,
+    PRESSURE_CPU_PROBE,
+)
 from loadgate.capacity.search import driver as searching
 from loadgate.contract.scenarios import OTLP_METRICS
 from loadgate.contract.spec import RunSpec
@@ -180,6 +185,8 @@ def test_a_negative_marginal_cpu_reaches_result_json_the_table_and_compare_as_un
         PRESSURE_CPU.name: data["cpu"]["unknown"]["otelcol"],
         PRESSURE_CPU_PROBE.name: data["cpu"]["unknown"]["otelcol"],
         PRESSURE_CPU_K6.name: data["cpu"]["unknown"]["otelcol"],
+        # Its used seconds are known, but the kernel read no Loki here (the collector alone).
+        PRESSURE_CPU_LOKI.name: "the kernel read no CPU of loki over the load window",
     }
 
 

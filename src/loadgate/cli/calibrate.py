@@ -24,7 +24,7 @@ from loadgate.capacity.compare import calibration, margins, margins_file, rule, 
 from loadgate.capacity.compare import replay as replaying
 from loadgate.capacity.compare import values as cv
 from loadgate.capacity.compare.record import CompareRecord
-from loadgate.capacity.compare.sequential import Plan
+from loadgate.capacity.compare.sequential import Plan, family_of
 from loadgate.capacity.compare.sides import SideError
 
 from .common import EXIT_BAD_INPUT, EXIT_OK, Subparsers, UsageError, stdout
@@ -106,10 +106,11 @@ def _cmd_calibrate(args: argparse.Namespace, seams: Seams) -> int:
     elif args.budget is not None:
         raise UsageError("--budget: limits the A/A pairs calibrate runs; give --pairs too")
     keys = _keys(args, records)
-    family = max(1, sum(1 for k in keys if cv.METRIC_KEYS[k].gates))
     thresholds = _thresholds(args, keys)
+    compared = tuple(thresholds.values())
+    records = [_with_every_metric(results_root, r, compared) for r in records]
     found: dict[str, margins_file.MarginEntry] = {}
-    stdout.print(Text(_pooled_line(records, family)), soft_wrap=True)
+    stdout.print(Text(_pooled_line(records, compared)), soft_wrap=True)
     for key in keys:
         metric = thresholds[key]
         spread = calibration.pooled(records, metric.name)
@@ -119,10 +120,11 @@ def _cmd_calibrate(args: argparse.Namespace, seams: Seams) -> int:
                          soft_wrap=True)  # fmt: skip
             continue
         metric, level_line = _with_level(metric, calibration.level(records, metric.name))
-        rows = calibration.detect_rows(metric, pair, family if metric.gates else 1)
+        family = family_of(metric, compared)
+        rows = calibration.detect_rows(metric, pair, family)
         for line in [*_metric_lines(key, metric, spread, pair, rows), level_line]:
             stdout.print(Text(line), soft_wrap=True)
-        chosen = calibration.detect_row(metric, pair, margin_pairs, family if metric.gates else 1)
+        chosen = calibration.detect_row(metric, pair, margin_pairs, family)
         found[key] = margins_file.MarginEntry(
             round(metric.margin * 100, 6), spread.spread, spread.df, spread.interval(),
             confidence=chosen.confidence, paired_spread=pair.spread, paired_df=pair.df,
@@ -145,6 +147,25 @@ def _recorded(results_root: Path, compare_id: str) -> CompareRecord:
         return replaying.recorded(results_root, compare_id)
     except replaying.ReplayError as exc:
         raise UsageError(f"--from: {exc}") from None
+
+
+def _with_every_metric(
+    results_root: Path, record: CompareRecord, metrics: tuple[rule.Metric, ...]
+) -> CompareRecord:
+    """The record with the values of the metrics it did not compare read again from its runs'
+    records (a line says so), so a metric new since it ran is calibrated from the same runs."""
+    compared = {d.metric.name for d in record.decisions}
+    missing = tuple(m for m in metrics if m.name not in compared)
+    if not missing:
+        return record
+    names = ", ".join(cv.key_of(m.name) or m.name for m in missing)
+    try:
+        again = replaying.with_values_read_again(results_root, record, missing)
+    except replaying.ReplayError as exc:
+        raise UsageError(f"--from {record.compare_id}: {names} not compared there: {exc}") from None
+    stdout.print(Text(f"{record.compare_id}: {names} not compared there: read again from its "
+                      "runs' records"), soft_wrap=True)  # fmt: skip
+    return again
 
 
 def _keys(args: argparse.Namespace, records: list[CompareRecord]) -> list[str]:
@@ -197,11 +218,15 @@ def _with_level(metric: rule.Metric, measured: calibration.Level | None) -> tupl
     )
 
 
-def _pooled_line(records: list[CompareRecord], family: int) -> str:
+def _pooled_line(records: list[CompareRecord], compared: tuple[rule.Metric, ...]) -> str:
     ids = ", ".join(r.compare_id + (" (A/A)" if r.aa else "") for r in records)
+    gating = [m for m in compared if m.gates]
+    shares = ", ".join(
+        f"{cv.key_of(m.name) or m.name} {rule.ALPHA / family_of(m, compared):.2%}" for m in gating
+    )
     return (
-        f"calibrate: {len(records)} comparison(s) pooled: {ids}; for a comparison of {family} "
-        f"gating metric(s), each with {rule.ALPHA / max(family, 1):.2%} of its 5 % error"
+        f"calibrate: {len(records)} comparison(s) pooled: {ids}; for a comparison of "
+        f"{len(gating)} gating metric(s), sharing its 5 % error: {shares}"
     )
 
 

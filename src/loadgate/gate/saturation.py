@@ -24,7 +24,7 @@ from typing import Any
 from loadgate.contract import gates as gates_mod
 from loadgate.contract.gates import Gate
 from loadgate.judge.bottleneck import NONE, UNKNOWN
-from loadgate.measure.saturation import GROWING, SATURATED, SaturationFigures
+from loadgate.measure.saturation import GROWING, REFUSING, SATURATED, SaturationFigures
 from loadgate.measure.saturation import UNKNOWN as UNKNOWN_STATE
 from loadgate.records.result import RunResult
 
@@ -47,6 +47,11 @@ def floor_gate(sat: SaturationFigures | None, floor: float | None) -> Gate:
         source = (
             "collector exporter sent on per minute after the warm-up: the queue grew without "
             "filling (the receiver took more than the pipeline sustains)"
+        )
+    elif reading.state == REFUSING:
+        source = (
+            "collector accepted per minute after the warm-up: the queue never filled, but its "
+            "receiver refused the rest of what was offered (a limit before the queue)"
         )
     else:
         source = (

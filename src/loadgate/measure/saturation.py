@@ -66,10 +66,14 @@ _WARMUP_SHARE = 0.2
 # What a saturation run says of the pipeline (`SaturationFigures.reading`), one of:
 SATURATED = "saturated"  # its queue filled and stayed full: what it accepted is its limit
 GROWING = "growing"  # its queue grew without filling: what its exporter sent on is its limit
+# its queue neither filled nor grew, but its receiver refused more than REFUSED_SHARE of what
+# was offered (a memory limiter, say, refuses before the queue): what it accepted is its limit
+REFUSING = "refusing"
 TOOK_ALL = "took all"  # its queue neither filled nor grew: what it accepted is a lower bound
 UNKNOWN = "unknown"  # no steady window (the figures' `reason` says why)
-STATES = (SATURATED, GROWING, TOOK_ALL, UNKNOWN)
-_AT_LIMIT = (SATURATED, GROWING)  # the states whose throughput is the pipeline's limit
+STATES = (SATURATED, GROWING, REFUSING, TOOK_ALL, UNKNOWN)
+_AT_LIMIT = (SATURATED, GROWING, REFUSING)  # the states whose throughput is the pipeline's limit
+REFUSED_SHARE = 0.01  # refused beyond this share of the offered rate: not "took all"
 
 
 @dataclass(frozen=True)
@@ -159,15 +163,17 @@ def per_minute(count: int | None, seconds: float) -> float | None:
 class SaturationReading:
     """What a saturation run says: its state and the throughput that goes with it, in records
     per minute: the pipeline's limit when SATURATED (what the collector accepted over the
-    steady window) or GROWING (what its exporter sent on), a lower bound when TOOK_ALL (what it
-    accepted), None when UNKNOWN or when that count could not be read."""
+    steady window), GROWING (what its exporter sent on) or REFUSING (what it accepted while
+    refusing the rest), a lower bound when TOOK_ALL (what it accepted), None when UNKNOWN or when
+    that count could not be read."""
 
     state: str
     per_min: float | None
 
     @property
     def at_limit(self) -> bool | None:
-        """The pipeline reached its limit (SATURATED or GROWING); None when UNKNOWN."""
+        """The pipeline reached its limit (SATURATED, GROWING or REFUSING); None when
+        UNKNOWN."""
         return None if self.state == UNKNOWN else self.state in _AT_LIMIT
 
     @property
@@ -208,15 +214,29 @@ class SaturationFigures:
         return self.saturated is False and bool(took and sent and sent < _GROWING_SHARE * took)
 
     @property
+    def refusing(self) -> bool:
+        """The queue neither filled nor grew, yet the receiver refused more than REFUSED_SHARE
+        of the offered rate: the pipeline gave way before its queue (it took less than all)."""
+        refused, offered = self.refused_per_min, self.offered_per_min
+        return (
+            self.saturated is False
+            and not self.growing
+            and bool(refused and offered and refused > REFUSED_SHARE * offered)
+        )
+
+    @property
     def reading(self) -> SaturationReading:
-        """The one reading of these figures: saturated, growing, took all or unknown, with the
-        throughput that goes with the state (every reader of a saturation result asks this)."""
+        """The one reading of these figures: saturated, growing, refusing, took all or unknown,
+        with the throughput that goes with the state (every reader of a saturation result asks
+        this)."""
         if self.saturated is None:
             return SaturationReading(UNKNOWN, None)
         if self.saturated:
             return SaturationReading(SATURATED, self.accepted_per_min)
         if self.growing:
             return SaturationReading(GROWING, self.exported_per_min)
+        if self.refusing:
+            return SaturationReading(REFUSING, self.accepted_per_min)
         return SaturationReading(TOOK_ALL, self.accepted_per_min)
 
     @property

@@ -33,6 +33,7 @@ _LABELS = {
     rule.PRESSURE_P99.name: "p99 at the pressure rate",
     rule.PRESSURE_CPU.name: "collector CPU per 1,000 records at the pressure rate",
     rule.PRESSURE_CPU_K6.name: "collector CPU per k6 CPU at the pressure rate",
+    rule.PRESSURE_CPU_LOKI.name: "collector CPU per Loki CPU at the pressure rate",
     rule.PRESSURE_CPU_PROBE.name: (
         "collector CPU per 1,000 records at the pressure rate, over the speed probe's job"
     ),
@@ -41,7 +42,10 @@ _LABELS = {
     rule.CPU_PER_1000.name: "collector CPU per 1,000 records",
 }
 _WHOLE = (rule.CAPACITY.name, rule.SATURATION.name)
-_CPU = (rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name)
+_CPU = (
+    rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_K6.name,
+    rule.PRESSURE_CPU_LOKI.name,
+)  # fmt: skip
 
 
 def _value_text(metric: rule.Metric, value: float | None) -> str:

@@ -33,7 +33,7 @@ from loadgate.capacity.search.record import SearchRecord
 from loadgate.contract.gates import FAIL, PASS
 from loadgate.measure.cpu import BUSY_ELSEWHERE_CORES
 from loadgate.measure.resources import BackendFaultCounts
-from loadgate.measure.saturation import GROWING, SATURATED
+from loadgate.measure.saturation import GROWING, REFUSING, SATURATED
 from loadgate.records.result import RunResult
 
 _UNKNOWN = "unknown"
@@ -258,6 +258,8 @@ def _saturation(result: RunResult, lost: int | None) -> str:
         return f"{reading.per_min:,.0f}"
     if reading.state == GROWING:
         return f"{reading.per_min:,.0f} (queue growing)"
+    if reading.state == REFUSING:
+        return f"{reading.per_min:,.0f} (refusing before the queue)"
     return f"≥ {reading.per_min:,.0f} (not saturated)"
 
 

@@ -22,7 +22,7 @@ from loadgate.measure.resources import (
     ServiceResources,
     StandinCounts,
 )
-from loadgate.measure.saturation import GROWING, SATURATED, UNKNOWN, SaturationFigures
+from loadgate.measure.saturation import GROWING, REFUSING, SATURATED, UNKNOWN, SaturationFigures
 from loadgate.records.result import RunResult
 
 _UNITS = {"error_rate": "%", "p99_ms": "ms"}
@@ -110,6 +110,11 @@ def saturation_table(sat: SaturationFigures) -> Table:
         title = (
             f"saturation throughput {_rate(reading.per_min)} (the exporter's: the queue grew, "
             f"taking {_rate(sat.accepted_per_min)})"
+        )
+    elif reading.state == REFUSING:
+        title = (
+            f"saturation throughput {_rate(reading.per_min)} (the collector refused "
+            f"{_rate(sat.refused_per_min)} before its queue filled)"
         )
     else:
         title = f"not saturated: the pipeline took all offered (at least {_rate(reading.per_min)})"

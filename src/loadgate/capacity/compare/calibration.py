@@ -168,7 +168,7 @@ class DetectRow:
     noisy: bool
 
 
-def detect_row(metric: Metric, spread: Spread, pairs: int, family: int) -> DetectRow:
+def detect_row(metric: Metric, spread: Spread, pairs: int, family: float) -> DetectRow:
     confidence = margins.confidence_at(metric, pairs, family)
     df = float(spread.df + pairs - 1)
     return DetectRow(
@@ -181,8 +181,8 @@ def detect_row(metric: Metric, spread: Spread, pairs: int, family: int) -> Detec
 
 
 def detect_rows(
-    metric: Metric, spread: Spread, family: int, pairs: Sequence[int] = _PAIRS_SHOWN
+    metric: Metric, spread: Spread, family: float, pairs: Sequence[int] = _PAIRS_SHOWN
 ) -> list[DetectRow]:
-    """What each number of pairs can tell at this paired spread, in a comparison of `family`
-    gating metrics."""
+    """What each number of pairs can tell at this paired spread, in a comparison that divides
+    its alpha by `family` for this metric (sequential.family_of)."""
     return [detect_row(metric, spread, n, family) for n in pairs if n >= metric.min_pairs]

@@ -47,10 +47,11 @@ def half_width(
     return welch.t_quantile(df, confidence) * error
 
 
-def confidence_at(metric: rule.Metric, pairs: int, family: int) -> float:
-    """The one-sided confidence of a metric's bounds at the last look of a comparison of
-    `family` gating metrics that ends at `pairs` pairs: the default plan (with `--max-pairs`
-    raised to `pairs` when it is more), its budget or its most pairs ending it there."""
+def confidence_at(metric: rule.Metric, pairs: int, family: float) -> float:
+    """The one-sided confidence of a metric's bounds at the last look of a comparison that
+    divides its alpha by `family` for it (sequential.family_of) and ends at `pairs` pairs: the
+    default plan (with `--max-pairs` raised to `pairs` when it is more), its budget or its most
+    pairs ending it there."""
     plan = Plan(DEFAULT_MIN_PAIRS, max(DEFAULT_MAX_PAIRS, pairs))
     return plan.confidences(metric, pairs, last=True, family=family)[-1]
 

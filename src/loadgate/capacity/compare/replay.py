@@ -138,6 +138,20 @@ def replay(
     return Replayed(record, again)
 
 
+def with_values_read_again(
+    results_root: Path, record: CompareRecord, metrics: tuple[Metric, ...]
+) -> CompareRecord:
+    """`record` with every run's values of `metrics` read again from its runs' records, as a
+    live repeat reads them (soundness and gates applied), and not decided again: what calibrate
+    pools for a metric the comparison did not compare. A missing record raises ReplayError."""
+    runs = tuple(
+        replace(run, values={**run.values, **_reread(results_root, record.compare_id, run,
+                                                     metrics).values})
+        for run in record.runs
+    )  # fmt: skip
+    return replace(record, runs=runs)
+
+
 def write_replay(results_root: Path, replayed: CompareRecord) -> Path:
     """The re-decision, beside the recorded comparison: results/<id>/compare-replay.json."""
     path = results_root / replayed.compare_id / _REPLAY_FILE

@@ -23,7 +23,7 @@ from loadgate.measure import scenarios as scenario_measures
 
 _CPU_METRICS = (
     rule.CPU_PER_1000.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_PROBE.name,
-    rule.PRESSURE_CPU_K6.name,
+    rule.PRESSURE_CPU_K6.name, rule.PRESSURE_CPU_LOKI.name,
 )  # fmt: skip
 _PER_MINUTE = "records/min"
 _CPU_UNIT = "CPU s"

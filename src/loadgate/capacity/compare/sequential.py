@@ -8,8 +8,9 @@ happen far more often than 5 % of the time. The plan therefore sets each look's 
 - A metric's looks are at pairs `first`..`max_pairs`, with `first` the largest of the plan's
   minimum pairs, the metric's own (`Metric.min_pairs`, `rule`'s table) and 2 (a look with
   fewer than two values a side cannot decide, so it is not counted).
-- **The comparison's 5 % (`rule.ALPHA`) is shared by its K metrics**: alpha/K each
-  (Bonferroni), so the error is the comparison's, not each metric's.
+- **The comparison's 5 % (`rule.ALPHA`) is shared by its gating metrics**: alpha x each one's
+  weight over their total (`family_of`; Bonferroni, weighted: alpha/K each with equal weights),
+  so the error is the comparison's, not each metric's.
 - **Alpha spending** (`spending`): each metric's share is spread over its looks by
   O'Brien-Fleming's spending curve at n / max_pairs: small early, larger later; the levels of
   all looks of all metrics sum to alpha, so by the union bound the chance that any lower bound
@@ -126,7 +127,7 @@ class Plan:
         return self.max_pairs - self.first_look(metric) + 1 if self.sequential else 1
 
     def confidences(
-        self, metric: Metric, pairs: int, last: bool = False, family: int = 1
+        self, metric: Metric, pairs: int, last: bool = False, family: float = 1.0
     ) -> tuple[float, ...]:
         """Each bound's one-sided confidence at this metric's looks from `first_look` to
         `pairs`, in a comparison of `family` metrics (each spends alpha / family), the look at
@@ -151,10 +152,11 @@ class Plan:
             "budget_s": f.real(self.budget_s),
             **({} if self.stop_when_settled else {"stop_when_settled": False}),
             "method": (
-                "alpha spending (alpha/K per metric, O'Brien-Fleming shape over its looks, "
+                "alpha spending (alpha shared by weight, alpha/K per metric when equal, "
+                "O'Brien-Fleming shape over its looks, "
                 "union bound; the last look spends what is left)"
                 if self.sequential
-                else "one look (alpha/K per metric)"
+                else "one look (alpha shared by weight, alpha/K per metric when equal)"
             ),
         }
 
@@ -163,7 +165,7 @@ class Plan:
         return f.read(cls, data, where)
 
 
-def _share_of(family: int) -> float:
+def _share_of(family: float) -> float:
     """Each metric's share of the comparison's alpha, with `family` metrics compared."""
     if family < 1:
         raise ValueError(f"metrics compared: must be at least 1; got {family}")
@@ -176,7 +178,7 @@ def decide_sequential(
     candidate: Sequence[float | None],
     plan: Plan,
     last: bool = False,
-    family: int = 1,
+    family: float = 1.0,
 ) -> MetricDecision:
     """The metric's decision under `plan` in a comparison of `family` metrics, from its values
     in pair order (None: not measured). Fixed: one look at all the values. Sequential: the
@@ -231,15 +233,22 @@ def decide_all(
     last: bool = False,
 ) -> tuple[MetricDecision, ...]:
     """Every metric's decision under `plan`, its values by name in pair order: the comparison's
-    5 % shared by the gating metrics (`decide_sequential` with the family of all of them); a
-    metric reported beside the verdict (`Metric.gates` False) has its own 5 %."""
-    family = max(1, sum(1 for m in metrics if m.gates))
+    5 % shared by the gating metrics by their weights (`family_of`); a metric reported beside
+    the verdict (`Metric.gates` False) has its own 5 %."""
     return tuple(
-        decide_sequential(
-            m, baseline[m.name], candidate[m.name], plan, last, family if m.gates else 1
-        )
+        decide_sequential(m, baseline[m.name], candidate[m.name], plan, last, family_of(m, metrics))
         for m in metrics
     )
+
+
+def family_of(metric: Metric, metrics: Sequence[Metric]) -> float:
+    """What the comparison's alpha is divided by for this metric: the gating metrics' total
+    weight over its own (K with equal weights: Bonferroni); 1 for a metric reported beside
+    the verdict (its own 5 %)."""
+    if not metric.gates:
+        return 1.0
+    total = sum(m.alpha_weight for m in metrics if m.gates)
+    return max(1.0, total / metric.alpha_weight)
 
 
 def stop_reason(

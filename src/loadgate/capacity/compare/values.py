@@ -9,12 +9,20 @@ read from a run's result (None: not measured, never 0; with a note saying why).
   CPU is the kernel's marginal figure (`cpu.per_1000_records["otelcol"]`: the load window's CPU
   less the idle rate, measure.cpu) where the target sees its processes, else Prometheus's
   (mean cores over the load x its seconds / records, as the `cpu` metric); `sources` says which.
-- `pressure-cpu-probe` (the default CPU metric): the same CPU per 1,000 records in jobs of the
-  speed probe run beside the load on the pipeline's CPUs (measure.speed_probe): the CPU over
-  the probe's median CPU per job in the same window. The host's slow stretches, which raise
-  every process's CPU per record at once, raise the probe's as much and cancel; what the
-  collector itself costs more does not (the probe does not depend on it). Unknown where the
-  target runs no probe (older records).
+- `pressure-cpu-probe` (reported beside the verdict by default): the same CPU per 1,000
+  records in jobs of the speed probe run beside the load on the pipeline's CPUs
+  (measure.speed_probe): the CPU over the probe's median CPU per job in the same window. The
+  host's slow stretches, which raise every process's CPU per record at once, raise the probe's
+  as much and cancel; what the collector itself costs more does not (the probe does not depend
+  on it). A stack's own level does not cancel. Unknown where the target runs no probe (older
+  records).
+- `pressure-cpu-loki` (the default gating CPU metric): the same run's collector CPU over Loki's,
+  both the kernel's CPU seconds over the load window (`cpu.used_s`). Loki stores the records the
+  collector sends on, on the same CPUs (the CPU split), so its CPU is the speed of that stack in
+  that run: a host's slow stretch and a stack's own level (a pair of kept stacks that differ
+  for the whole comparison, both their processes alike) cancel, and what the collector itself
+  costs more does not. It assumes the candidate sends Loki the same work per record (the same
+  records, batches and labels); `pressure-cpu-probe` beside it says the absolute change.
 - `pressure-cpu-k6`: the same run's collector CPU over k6's, both from the kernel over the load
   window (the collector's marginal seconds / k6's seconds): k6 does the same work per record on
   both sides, so its CPU is the machine's speed in that run, and the host's slow stretches
@@ -45,7 +53,7 @@ from loadgate.contract.gates import FAIL
 from loadgate.judge import soundness
 from loadgate.judge.attribution import Attribution
 from loadgate.judge.soundness import Unsound
-from loadgate.measure.saturation import GROWING, TOOK_ALL, UNKNOWN
+from loadgate.measure.saturation import GROWING, REFUSING, TOOK_ALL, UNKNOWN
 from loadgate.records import result as results
 from loadgate.records.fields import RecordError
 
@@ -57,14 +65,15 @@ METRIC_KEYS: dict[str, Metric] = {
     "pressure-cpu": rule.PRESSURE_CPU,
     "pressure-cpu-probe": rule.PRESSURE_CPU_PROBE,
     "pressure-cpu-k6": rule.PRESSURE_CPU_K6,
+    "pressure-cpu-loki": rule.PRESSURE_CPU_LOKI,
     "p99": rule.P99_AT_RATE,
     "cpu": rule.CPU_PER_1000,
 }
-DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu-probe")
+DEFAULT_METRICS = ("saturation", "pressure-p99", "pressure-cpu-probe", "pressure-cpu-loki")
 MAX_MARGIN_PERCENT = 500.0  # `--margins`: the widest a margin may be set
 PRESSURE_METRICS = (
     rule.PRESSURE_P99.name, rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_PROBE.name,
-    rule.PRESSURE_CPU_K6.name,
+    rule.PRESSURE_CPU_K6.name, rule.PRESSURE_CPU_LOKI.name,
 )  # fmt: skip
 FIXED_RATE_METRICS = (rule.P99_AT_RATE.name, rule.CPU_PER_1000.name)
 
@@ -218,6 +227,19 @@ def cpu_per_k6_cpu(result: results.RunResult) -> float | None:
     return collector / k6
 
 
+def cpu_per_loki_cpu(result: results.RunResult) -> float | None:
+    """The collector's CPU seconds over Loki's in the load window, both the kernel's (`used_s`);
+    None without a `cpu` block (the target cannot see the processes) or either figure, or when
+    Loki used none."""
+    if result.cpu is None:
+        return None
+    collector = result.cpu.used_s.get("otelcol")
+    loki = result.cpu.used_s.get("loki")
+    if collector is None or loki is None or loki <= 0:
+        return None
+    return collector / loki
+
+
 def in_probe_jobs(cpu_s_per_1000: float | None, probe_ns_per_job: float | None) -> float | None:
     """CPU seconds per 1,000 records in jobs of the speed probe (measure.speed_probe): over the
     probe's median CPU seconds per job; None when either is unknown."""
@@ -246,13 +268,19 @@ def unknown_reasons(result: results.RunResult) -> dict[str, str]:
     cpu = result.cpu
     if cpu is None:
         return {}
+    reasons: dict[str, str] = {}
     if why := cpu.unknown.get("otelcol"):
         kernel = (rule.PRESSURE_CPU.name, rule.PRESSURE_CPU_PROBE.name, rule.PRESSURE_CPU_K6.name)
-        return dict.fromkeys(kernel, why)
-    if not cpu.probe_ns_per_job:
+        reasons.update(dict.fromkeys(kernel, why))
+    elif not cpu.probe_ns_per_job:
         why = f"the speed probe ran {cpu.probe_jobs} jobs in the load window (at least 5 needed)"
-        return {rule.PRESSURE_CPU_PROBE.name: why}
-    return {}
+        reasons[rule.PRESSURE_CPU_PROBE.name] = why
+    if cpu_per_loki_cpu(result) is None:
+        missing = [name for name in ("otelcol", "loki") if not cpu.used_s.get(name)]
+        reasons[rule.PRESSURE_CPU_LOKI.name] = (
+            f"the kernel read no CPU of {' and '.join(missing) or 'Loki'} over the load window"
+        )
+    return reasons
 
 
 def pressure_values(
@@ -265,17 +293,21 @@ def pressure_values(
     cpu, source = _collector_cpu_per_1000(result)
     ratio = cpu_per_k6_cpu(result)
     in_jobs = cpu_in_probe_jobs(result)
+    per_loki = cpu_per_loki_cpu(result)
     values = {
         rule.PRESSURE_P99.name: result.client.p99_ms,
         rule.PRESSURE_CPU.name: cpu,
         rule.PRESSURE_CPU_PROBE.name: in_jobs,
         rule.PRESSURE_CPU_K6.name: ratio,
+        rule.PRESSURE_CPU_LOKI.name: per_loki,
     }
     sources = {rule.PRESSURE_CPU.name: source} if source else {}
     if in_jobs is not None:
         sources[rule.PRESSURE_CPU_PROBE.name] = _CPU_KERNEL
     if ratio is not None:
         sources[rule.PRESSURE_CPU_K6.name] = _CPU_KERNEL
+    if per_loki is not None:
+        sources[rule.PRESSURE_CPU_LOKI.name] = _CPU_KERNEL
     return values, sources
 
 
@@ -298,6 +330,19 @@ def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]
             f"{run_id}: the queue never filled but grew (the exporter sent on "
             f"{reading.per_min:,.0f}/min of the {_per_min(sat.accepted_per_min)} taken): "
             "saturated at what it sent on"
+        ]
+    if reading.state == REFUSING:
+        refused = _per_min(sat.refused_per_min)
+        if reading.per_min is None:
+            return None, [f"saturation unknown in {run_id}: the accepted count was unread"]
+        if not reading.per_min:
+            return None, [
+                f"saturation unknown in {run_id}: the collector refused {refused} of the "
+                f"{_per_min(sat.offered_per_min)} offered and took none"
+            ]
+        return reading.per_min, [
+            f"{run_id}: the collector refused {refused} before its queue filled: saturated at "
+            f"what it accepted, {reading.per_min:,.0f}/min"
         ]
     if reading.state == TOOK_ALL:
         offered = "" if sat.offered_per_min is None else f" {sat.offered_per_min:,.0f}/min"
