@@ -163,6 +163,28 @@ def test_a_replay_reads_its_runs_values_again_from_their_result_json(
     assert any("compare-sat-c2-sat" in n and "199,100" in n for n in record.notes)
 
 
+def test_a_replay_with_metrics_decides_the_recorded_runs_on_todays_metrics(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """compare-sat compared saturation, the p99 and the raw CPU; `--metrics` decides its runs on
+    today's default metrics instead, the ones it did not compare read from the runs' records:
+    the collector's CPU per Loki CPU of its pressure runs (Loki used 4.1 s in each)."""
+    argv = ["compare", "--replay", "compare-sat", "--write", "--metrics",
+            "saturation,pressure-p99,pressure-cpu-probe,pressure-cpu-loki"]  # fmt: skip
+    assert cli.main(argv) == 1
+    capsys.readouterr()
+    record = CompareRecord.from_json((results / "compare-sat" / "compare-replay.json").read_text())
+    names = [d.metric.name for d in record.decisions]
+    assert names == [rule.SATURATION.name, rule.PRESSURE_P99.name,
+                     rule.PRESSURE_CPU_PROBE.name, rule.PRESSURE_CPU_LOKI.name]  # fmt: skip
+    per_loki = next(d for d in record.decisions if d.metric.name == rule.PRESSURE_CPU_LOKI.name)
+    assert per_loki.baseline == pytest.approx((9.138 / 4.1, 8.963 / 4.1))
+    assert per_loki.candidate == pytest.approx((10.264 / 4.1, 10.49 / 4.1))
+    assert per_loki.metric.gates
+    assert cli.main(["compare", "--replay", "compare-sat", "--metrics", "speed"]) == 2
+    assert "--metrics: unknown 'speed'" in words(capsys.readouterr().err)
+
+
 def test_a_replay_with_fail_on_worse_and_margins_decides_as_a_live_compare(
     results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

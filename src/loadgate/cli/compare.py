@@ -311,7 +311,7 @@ def _prepare_side(
 
 
 # Flags a replay does not take (it runs nothing): those without a default.
-_NOT_REPLAYED = ("baseline", "candidate", "repeats", "min_pairs", "max_pairs", "budget", "metrics",
+_NOT_REPLAYED = ("baseline", "candidate", "repeats", "min_pairs", "max_pairs", "budget",
                 "compare_id", "pressure_rate")  # fmt: skip
 
 
@@ -338,15 +338,22 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if given:
         raise UsageError(
             f"--replay: {', '.join(given)} not taken: a replay runs nothing and decides the "
-            "recorded runs with their recorded plan (it takes --margins, --margins-file, "
-            "--fail-on and --write)"
+            "recorded runs with their recorded plan (it takes --metrics, --margins, "
+            "--margins-file, --fail-on and --write)"
         )
     results_root = paths.results_dir()
     try:
         record = replaying.recorded(results_root, args.replay)
     except replaying.ReplayError as exc:
         raise UsageError(f"--replay: {exc}") from None
-    metrics = with_margins(args, replaying.todays_metrics(record), record.stacks)
+    if args.metrics is not None:  # today's metrics, read again from the runs' records
+        try:
+            chosen = comparing.parse_metrics(args.metrics, args.search_precision)
+        except comparing.SideError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        chosen = replaying.todays_metrics(record)
+    metrics = with_margins(args, chosen, record.stacks)
     try:
         replayed = replaying.replay(results_root, record, metrics, args.fail_on)
     except replaying.ReplayError as exc:
