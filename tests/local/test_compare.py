@@ -26,7 +26,8 @@ pytestmark = pytest.mark.local
 
 BASE_PORT = os.environ.get("LOADGATE_TEST_COMPARE_BASE_PORT", "24700")
 SAT, P99 = "saturation_per_min", "pressure_p99_ms"
-CPU = "pressure_cpu_probe_jobs_per_1000_records"  # the default: in jobs of the speed probe
+CPU = "pressure_cpu_probe_jobs_per_1000_records"  # beside the verdict: in speed-probe jobs
+PER_LOKI = "pressure_cpu_per_loki_cpu"  # the gating CPU: the collector's over Loki's
 
 
 def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
@@ -86,21 +87,25 @@ def test_one_pair_of_the_default_metrics_is_complete_and_exits_with_its_verdict(
         assert (results / pr_id / "speed-probe.tsv").is_file()
         per_job_s = cpu["probe_ns_per_job"] / 1e9
         assert run.values[CPU] == pytest.approx(cpu["per_1000_records"]["otelcol"] / per_job_s)
-        assert run.sources == {CPU: "kernel"}
+        # the collector's CPU seconds over Loki's, both the kernel's over the load window
+        assert run.values[PER_LOKI] == pytest.approx(
+            cpu["used_s"]["otelcol"] / cpu["used_s"]["loki"]
+        )
+        assert run.sources == {CPU: "kernel", PER_LOKI: "kernel"}
         for name, value in run.values.items():
             assert value is not None, (run.ref, name, record.notes)
             assert value > 0
     assert pressure.saturation_per_min is not None
     assert pressure.rate_per_min == round(0.7 * pressure.saturation_per_min)
     # One pair is bounded with the calibrated spread (a pair's worsening) and, on kept stacks,
-    # the stacks' level: every metric has bounds, said so in its reason; saturation gates, the
-    # p99 and the CPU in probe jobs are reported beside the verdict.
+    # the stacks' level: every metric has bounds, said so in its reason; saturation and the CPU
+    # per Loki CPU gate, the p99 and the CPU in probe jobs are reported beside the verdict.
     for d in record.decisions:
         assert d.lower is not None, d.reason
         assert d.upper is not None, d.reason
         assert "calibrated" in d.reason, d.reason
         assert "the stacks' level" in d.reason, d.reason
-    assert [d.metric.gates for d in record.decisions] == [True, False, False]
+    assert [d.metric.gates for d in record.decisions] == [True, False, False, True]
     shipped = margins_file.shipped().margins()  # the default margins: the shipped file's
     assert {d.metric.name: d.metric.margin for d in record.decisions} == shipped
     assert not any(n.startswith("partial") for n in record.notes)
