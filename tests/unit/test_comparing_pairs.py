@@ -18,6 +18,7 @@ from support.runresults import run_result
 
 from loadgate import cli
 from loadgate.capacity.compare import driver as comparing
+from loadgate.capacity.compare import repeat as comparing_repeat
 from loadgate.capacity.compare import rule, run_order
 from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare import values as comparing_values
@@ -28,6 +29,7 @@ from loadgate.capacity.compare.sequential import Plan
 from loadgate.cli.seams import Seams
 from loadgate.contract.gates import FAIL, Gate
 from loadgate.contract.spec import RunSpec
+from loadgate.measure import saturation as sat_states
 from loadgate.measure.cpu import CpuFigures
 from loadgate.measure.saturation import SaturationFigures
 from loadgate.records.result import RunResult
@@ -609,7 +611,7 @@ def test_a_candidate_that_refuses_everything_first_sets_no_pressure_and_is_broke
     first = repeats(ScheduledRun(0, CANDIDATE, 1), B)
     assert first.pressure is None
     assert first.values == {SAT: None, P99: None, CPU: None}
-    assert any("refused 300,000/min of the 300,000/min offered and took none" in n
+    assert any("took none of the 300,000/min offered (it refused 300,000/min" in n
                for n in first.notes), first.notes  # fmt: skip
     assert [e for e in fake.events if "-pr " in e] == []  # no pressure run without a rate
     second = repeats(ScheduledRun(1, BASELINE, 1), A)
@@ -631,6 +633,26 @@ def test_the_default_compare_calls_a_candidate_that_refuses_everything_a_regress
     assert record.broken is not None
     assert record.broken.startswith("broken candidate: ")
     assert "took none" in out
+
+
+def test_a_saturation_run_that_took_none_and_counted_no_refusal_is_no_lower_bound() -> None:
+    # eshed-1 (2026-11-29): the memory limiter refused every record, k6 saw 99.9 % of its
+    # requests fail, yet the collector's refused counter did not move over the window: accepted
+    # 0, refused 0, the queue empty. That is not "took all": no pressure rate from it.
+    silent = replace(saturation(0.0, False), refused_per_min=0.0)
+    assert silent.reading.state == sat_states.REFUSING
+    assert silent.reading.limit == 0.0
+    result = replace(run_result(RunSpec(rate=300_000, duration="30s", run_id="x-sat")),
+                     saturation=silent)  # fmt: skip
+    assert comparing_repeat.took_at_least(result) is None
+    # Taking all but k6 seeing its requests refused: no lower bound either.
+    took = replace(saturation(250_000.0, False), refused_per_min=0.0)
+    assert took.reading.state == sat_states.TOOK_ALL
+    refused_client = replace(result, saturation=took,
+                             client=replace(result.client, error_rate=0.4))  # fmt: skip
+    assert comparing_repeat.took_at_least(refused_client) is None
+    quiet = replace(refused_client, client=result.client)
+    assert comparing_repeat.took_at_least(quiet) == 250_000.0
 
 
 def test_a_saturation_run_whose_queue_grew_without_filling_is_saturated_at_what_it_sent_on(

@@ -67,7 +67,8 @@ _WARMUP_SHARE = 0.2
 SATURATED = "saturated"  # its queue filled and stayed full: what it accepted is its limit
 GROWING = "growing"  # its queue grew without filling: what its exporter sent on is its limit
 # its queue neither filled nor grew, but its receiver refused more than REFUSED_SHARE of what
-# was offered (a memory limiter, say, refuses before the queue): what it accepted is its limit
+# was offered (a memory limiter, say, refuses before the queue), or it took none of it: what it
+# accepted is its limit
 REFUSING = "refusing"
 TOOK_ALL = "took all"  # its queue neither filled nor grew: what it accepted is a lower bound
 UNKNOWN = "unknown"  # no steady window (the figures' `reason` says why)
@@ -216,13 +217,14 @@ class SaturationFigures:
     @property
     def refusing(self) -> bool:
         """The queue neither filled nor grew, yet the receiver refused more than REFUSED_SHARE
-        of the offered rate: the pipeline gave way before its queue (it took less than all)."""
+        of the offered rate, or took none of it: the pipeline gave way before its queue (it
+        took less than all). A collector whose memory limiter refused every record read 0
+        refused over its window once (eshed-1, 2026-11-29: its counters were not scraped
+        moving), so taking none is refusing whatever the refused count says."""
         refused, offered = self.refused_per_min, self.offered_per_min
-        return (
-            self.saturated is False
-            and not self.growing
-            and bool(refused and offered and refused > REFUSED_SHARE * offered)
-        )
+        if self.saturated is not False or self.growing or not offered:
+            return False
+        return self.accepted_per_min == 0 or bool(refused and refused > REFUSED_SHARE * offered)
 
     @property
     def reading(self) -> SaturationReading:

@@ -43,7 +43,7 @@ from loadgate.contract.spec import RunSpec
 from loadgate.judge.soundness import Unsound
 from loadgate.measure.pipeline import Scope
 from loadgate.measure.queries import QueryError
-from loadgate.measure.saturation import SATURATE_PARAMS, TOOK_ALL
+from loadgate.measure.saturation import REFUSED_SHARE, SATURATE_PARAMS, TOOK_ALL
 from loadgate.records import result as results
 from loadgate.runner import run as runner
 from loadgate.runner.run_parts import scenario_scope
@@ -101,9 +101,12 @@ def saturation_id_for(run_id: str) -> str:
 
 def took_at_least(result: results.RunResult) -> float | None:
     """What a saturation run whose pipeline took everything offered carried (a lower bound of
-    its saturation), or None when it saturated, refused, took none or that is unknown."""
+    its saturation), or None when it saturated, refused (its counters or k6 say so), took none or
+    that is unknown."""
     sat = result.saturation
     if sat is None or sat.reading.state != TOOK_ALL or not sat.accepted_per_min:
+        return None
+    if (result.client.error_rate or 0.0) > REFUSED_SHARE:  # k6 saw its requests refused
         return None
     if sat.offered_per_min is None:
         return sat.accepted_per_min

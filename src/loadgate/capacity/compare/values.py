@@ -337,8 +337,8 @@ def saturation_value(result: results.RunResult) -> tuple[float | None, list[str]
             return None, [f"saturation unknown in {run_id}: the accepted count was unread"]
         if not reading.per_min:
             return None, [
-                f"saturation unknown in {run_id}: the collector refused {refused} of the "
-                f"{_per_min(sat.offered_per_min)} offered and took none"
+                f"saturation unknown in {run_id}: the collector took none of the "
+                f"{_per_min(sat.offered_per_min)} offered (it refused {refused} over the window)"
             ]
         return reading.per_min, [
             f"{run_id}: the collector refused {refused} before its queue filled: saturated at "
