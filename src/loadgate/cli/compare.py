@@ -363,6 +363,22 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return replayed.replayed.exit_code
 
 
+def _with_loki_of(
+    metrics: tuple[rule.Metric, ...],
+    baseline: comparing.ComparedStack,
+    candidate: comparing.ComparedStack,
+) -> tuple[rule.Metric, ...]:
+    """The metrics, with the collector's CPU per Loki CPU reported beside the verdict (and
+    said so) when the sides run different Loki: its reference is then not the same."""
+    gating = any(m.name == rule.PRESSURE_CPU_LOKI.name and m.gates for m in metrics)
+    how = comparing.loki_differs(baseline.what, candidate.what) if gating else None
+    if how is None:
+        return metrics
+    notice(f"compare: the sides' Loki differ ({how}): the collector's CPU per Loki CPU measures "
+           "both, so it is reported beside the verdict")  # fmt: skip
+    return rule.beside_when_loki_differs(metrics)
+
+
 def run_comparison(
     args: argparse.Namespace,
     seams: Seams,
@@ -386,6 +402,7 @@ def run_comparison(
     baseline = _prepare_side(shared, rule.BASELINE, baseline_values, seams.resolve_stack)
     candidate = _prepare_side(shared, rule.CANDIDATE, candidate_values, seams.resolve_stack)
     aa = comparing.sameness(baseline.what, candidate.what)
+    metrics = _with_loki_of(metrics, baseline, candidate)
     parts = {"k6", *local.stack_parts(baseline.what), *local.stack_parts(candidate.what)}
     if seams.build_missing(tuple(sorted(parts)), command=args.command) != EXIT_OK:
         return EXIT_BAD_INPUT

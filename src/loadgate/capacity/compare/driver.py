@@ -50,6 +50,7 @@ from loadgate.capacity.compare.sides import (
     SideError,
     Sides,
     SideSettings,
+    loki_differs,
     parse_side,
     sameness,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "compare_dir",
     "drive",
     "fixed_rate_values",
+    "loki_differs",
     "parse_metrics",
     "parse_side",
     "repeat_ids",

@@ -249,6 +249,16 @@ METRICS = (
 )  # fmt: skip
 
 
+def beside_when_loki_differs(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
+    """The metrics of a comparison whose sides run different Loki: the collector's CPU per
+    Loki CPU then measures both, so it is reported beside the verdict (and gates, as any metric
+    beside, when no other one compared does: `with_a_gate`)."""
+    moved = tuple(
+        replace(m, gates=False) if m.name == PRESSURE_CPU_LOKI.name else m for m in metrics
+    )
+    return with_a_gate(moved)
+
+
 def with_a_gate(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
     """The metrics as a comparison decides on them: those reported beside the verdict stay
     beside when another one gates; when none does, each one gates (a comparison of the

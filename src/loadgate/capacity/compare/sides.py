@@ -145,6 +145,30 @@ def _charm_ref(what: PreparedCharms, role: str) -> str:
     return f"{rev} ({commit}{'+dirty' if data.get('dirty') else ''}, {part.name} {part.version})"
 
 
+def loki_differs(a: local.StackChoice, b: local.StackChoice) -> str | None:
+    """How two prepared sides' Loki differ (its charm's commit, options, workload, a backend
+    fault), or None when both run the same Loki. Hand-written stacks share one Loki config;
+    a hand-written side against a charm-rendered one differs."""
+    if isinstance(a, Profile) and isinstance(b, Profile):
+        return None
+    if isinstance(a, Profile) or isinstance(b, Profile):
+        return "one side's Loki is hand-written, the other's rendered by its charm"
+    da, db = a.to_dict(), b.to_dict()
+    la, lb = da["loki"], db["loki"]
+    what = [
+        name
+        for name, x, y in (
+            ("its charm's commit", la["source"].get("commit"), lb["source"].get("commit")),
+            ("its charm's tree", la["source"].get("dirty"), lb["source"].get("dirty")),
+            ("its options", la["options"], lb["options"]),
+            ("its workload", la["workload"], lb["workload"]),
+            ("the backend fault", da.get("backend_fault"), db.get("backend_fault")),
+        )
+        if x != y
+    ]
+    return ", ".join(what) or None
+
+
 def sameness(a: local.StackChoice, b: local.StackChoice) -> bool:
     """Whether two prepared sides would run the same stack (same commits, options, workloads)."""
     if isinstance(a, Profile) or isinstance(b, Profile):
