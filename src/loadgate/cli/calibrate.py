@@ -63,7 +63,8 @@ def register(sub: Subparsers) -> None:
         dest="sources",
         action="append",
         metavar="ID",
-        help="a recorded comparison (results/ID/compare.json) whose spreads to pool; repeatable",
+        help="a recorded comparison (results/ID/compare.json) whose spreads to pool (a metric it "
+        "did not compare is read again from its runs' result.json); repeatable",
     )
     p.add_argument(
         "--margin-pairs",
