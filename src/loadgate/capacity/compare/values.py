@@ -21,8 +21,10 @@ read from a run's result (None: not measured, never 0; with a note saying why).
   collector sends on, on the same CPUs (the CPU split), so its CPU is the speed of that stack in
   that run: a host's slow stretch and a stack's own level (a pair of kept stacks that differ
   for the whole comparison, both their processes alike) cancel, and what the collector itself
-  costs more does not. It assumes the candidate sends Loki the same work per record (the same
-  records, batches and labels); `pressure-cpu-probe` beside it says the absolute change.
+  costs more does not. It assumes both sides run the same Loki (where they do not, it is
+  reported beside the verdict: sides.loki_differs) and the candidate sends it the same work per
+  record (the same records, batches and labels); `pressure-cpu-probe` beside it says the
+  absolute change.
 - `pressure-cpu-k6`: the same run's collector CPU over k6's, both from the kernel over the load
   window (the collector's marginal seconds / k6's seconds): k6 does the same work per record on
   both sides, so its CPU is the machine's speed in that run, and the host's slow stretches
