@@ -155,8 +155,8 @@ def _with_every_metric(
 ) -> CompareRecord:
     """The record with the values of the metrics it did not compare read again from its runs'
     records (a line says so), so a metric new since it ran is calibrated from the same runs."""
-    compared = {d.metric.name for d in record.decisions}
-    missing = tuple(m for m in metrics if m.name not in compared)
+    recorded = {d.metric.name for d in record.decisions}
+    missing = tuple(m for m in metrics if m.name not in recorded)
     if not missing:
         return record
     names = ", ".join(cv.key_of(m.name) or m.name for m in missing)

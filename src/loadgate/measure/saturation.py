@@ -219,8 +219,8 @@ class SaturationFigures:
         """The queue neither filled nor grew, yet the receiver refused more than REFUSED_SHARE
         of the offered rate, or took none of it: the pipeline gave way before its queue (it
         took less than all). A collector whose memory limiter refused every record read 0
-        refused over its window once (eshed-1, 2026-11-29: its counters were not scraped
-        moving), so taking none is refusing whatever the refused count says."""
+        refused over its window once (eshed-1, 2026-11-29: why its refused count did not move
+        was not found), so taking none is refusing whatever the refused count says."""
         refused, offered = self.refused_per_min, self.offered_per_min
         if self.saturated is not False or self.growing or not offered:
             return False

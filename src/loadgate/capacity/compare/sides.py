@@ -153,20 +153,26 @@ def loki_differs(a: local.StackChoice, b: local.StackChoice) -> str | None:
         return None
     if isinstance(a, Profile) or isinstance(b, Profile):
         return "one side's Loki is hand-written, the other's rendered by its charm"
-    da, db = a.to_dict(), b.to_dict()
-    la, lb = da["loki"], db["loki"]
     what = [
         name
         for name, x, y in (
-            ("its charm's commit", la["source"].get("commit"), lb["source"].get("commit")),
-            ("its charm's tree", la["source"].get("dirty"), lb["source"].get("dirty")),
-            ("its options", la["options"], lb["options"]),
-            ("its workload", la["workload"], lb["workload"]),
-            ("the backend fault", da.get("backend_fault"), db.get("backend_fault")),
+            ("its charm's commit", a.loki.commit, b.loki.commit),
+            ("its charm's tree", a.loki.dirty, b.loki.dirty),
+            ("its options", a.loki_options, b.loki_options),
+            ("its workload", _workload(a.loki_part), _workload(b.loki_part)),
+            ("the backend fault", _fault(a), _fault(b)),
         )
         if x != y
     ]
     return ", ".join(what) or None
+
+
+def _workload(part: binaries.Part) -> tuple[str, str]:
+    return part.name, part.version
+
+
+def _fault(what: PreparedCharms) -> str | None:
+    return None if what.backend_fault is None else what.backend_fault.spec
 
 
 def sameness(a: local.StackChoice, b: local.StackChoice) -> bool:

@@ -222,11 +222,7 @@ def cpu_per_k6_cpu(result: results.RunResult) -> float | None:
     figure, or when k6 used none."""
     if result.cpu is None:
         return None
-    collector = result.cpu.marginal_s.get("otelcol")
-    k6 = result.cpu.used_s.get("k6")
-    if collector is None or k6 is None or k6 <= 0:
-        return None
-    return collector / k6
+    return _over(result.cpu.marginal_s.get("otelcol"), result.cpu.used_s.get("k6"))
 
 
 def cpu_per_loki_cpu(result: results.RunResult) -> float | None:
@@ -235,11 +231,15 @@ def cpu_per_loki_cpu(result: results.RunResult) -> float | None:
     Loki used none."""
     if result.cpu is None:
         return None
-    collector = result.cpu.used_s.get("otelcol")
-    loki = result.cpu.used_s.get("loki")
-    if collector is None or loki is None or loki <= 0:
+    return _over(result.cpu.used_s.get("otelcol"), result.cpu.used_s.get("loki"))
+
+
+def _over(collector_s: float | None, reference_s: float | None) -> float | None:
+    """The collector's CPU seconds over a reference's; None when either is unknown or the
+    reference used none."""
+    if collector_s is None or reference_s is None or reference_s <= 0:
         return None
-    return collector / loki
+    return collector_s / reference_s
 
 
 def in_probe_jobs(cpu_s_per_1000: float | None, probe_ns_per_job: float | None) -> float | None:
