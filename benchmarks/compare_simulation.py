@@ -112,7 +112,7 @@ def cases() -> list[Case]:
              "a/a"),
     ]  # fmt: skip
     for key, worse_by in (("saturation", _saturation_only), ("collector CPU", _cpu_cost)):
-        for worse in (0.03, 0.05, 0.10, 0.20):
+        for worse in (0.02, 0.03, 0.05, 0.10, 0.20):
             kind = "pass" if worse < 0.05 else "power" if worse >= 0.10 else "info"
             row = Row(f"{key} {worse:.0%} worse", spreads, worse=worse_by(worse), level=levels)
             out.append(Case(row, metrics, kind))

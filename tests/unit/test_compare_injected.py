@@ -1,0 +1,39 @@
+"""benchmarks/compare_injected.py: what it reads of a try's runs besides the verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import benchmark_script
+
+INJECTED = benchmark_script.load("compare_injected")
+
+
+def _run(results: Path, run_id: str, periods: int | None, throttled: int | None) -> None:
+    otelcol = {"cpu_limit": "540m", "cpu_periods": periods, "cpu_throttled_periods": throttled}
+    (results / run_id).mkdir(parents=True)
+    result = {"resources": {"services": {"otelcol": otelcol}}}
+    (results / run_id / "result.json").write_text(json.dumps(result))
+
+
+def test_throttled_shares_are_each_sides_range_over_its_saturation_runs(tmp_path: Path) -> None:
+    _run(tmp_path, "q-b1-sat", 400, 4)
+    _run(tmp_path, "q-b2-sat", 400, 0)
+    _run(tmp_path, "q-c1-sat", 400, 120)
+    _run(tmp_path, "q-c2-sat", 380, 38)
+    _run(tmp_path, "q-c1-pr", 400, 400)  # a pressure run: not read
+    runs = [
+        {"side": side, "refs": [f"q-{side[0]}{n}-sat", f"q-{side[0]}{n}-pr"]}
+        for side in ("baseline", "candidate")
+        for n in (1, 2)
+    ]
+    text = INJECTED.throttled_text({"runs": runs}, tmp_path)
+    assert text == "; collector throttled in baseline 0%-1%, candidate 10%-30% of CPU periods"
+
+
+def test_no_throttling_counters_say_nothing_rather_than_zero(tmp_path: Path) -> None:
+    _run(tmp_path, "q-b1-sat", None, None)  # no cgroup counters (no quota group)
+    runs = [{"side": "baseline", "refs": ["q-b1-sat", "q-b1-pr"]},
+            {"side": "candidate", "refs": ["q-c1-sat", "q-c1-pr"]}]  # fmt: skip
+    assert INJECTED.throttled_text({"runs": runs}, tmp_path) == ""
