@@ -85,11 +85,19 @@ def _summary(record: dict[str, object]) -> tuple[str, int | None, str]:
             parts.append(f"{metric} {d['decision']}")
             continue
         parts.append(
-            f"{metric} {d['decision']} {percent_text(change)} ({percent_text(lower, '')} .. "
-            f"{percent_text(upper, '')}), means {d.get('baseline_mean'):.4g} -> "
-            f"{d.get('candidate_mean'):.4g}"
+            f"{metric} {d['decision']} {percent_text(change)} ({_share(lower)} .. "
+            f"{_share(upper)}), means {_mean(d.get('baseline_mean'))} -> "
+            f"{_mean(d.get('candidate_mean'))}"
         )
     return verdict, pairs if isinstance(pairs, int) else None, "; ".join(parts)
+
+
+def _share(x: object) -> str:
+    return percent_text(x, "") if isinstance(x, int | float) else "unknown"
+
+
+def _mean(x: object) -> str:
+    return f"{x:.4g}" if isinstance(x, int | float) else "unknown"
 
 
 def throttled_text(record: dict[str, object], results: Path) -> str:

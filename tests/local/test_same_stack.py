@@ -82,3 +82,20 @@ def test_compare_if_same_skip_runs_nothing_for_a_docs_only_commit(
     assert "runs the same stack as the baseline" in out
     assert not (results / "pr1").exists()
     assert not stack_dir.exists()
+
+
+def test_charms_diff_says_a_docs_only_commit_runs_the_same_stack(
+    docs_only_pr: Path,
+    built_bin_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`charms diff` prints the raw collector config's diff, then what the stacks run."""
+    del built_bin_dir  # built: the charms read the workload's version
+    monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
+    argv = ["charms", "diff", f"{docs_only_pr}@{REV221_COMMIT}", str(docs_only_pr)]
+    assert cli.main(argv) == cli.EXIT_OK
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the two sources render the same collector config" in out
+    assert "the two run the same stack" in out

@@ -153,8 +153,11 @@ def test_up_then_down_leaves_no_process(start_stack: StartStack, tmp_path: Path)
     print(f"stack up in {time.monotonic() - started:.1f}s")  # a figure, not a timed assertion
     service_pids = _pids_of(root)
     assert len(service_pids) >= 3  # otelcol, loki, prometheus (and pebble itself)
+    local.pebble_client(info).stop_services(["prometheus"])  # gone before `down`
     stopped = local.down(root)
     assert any("pebble" in s for s in stopped)
+    assert "already stopped: prometheus" in stopped, stopped
+    assert not any(s.startswith("services") and "prometheus" in s for s in stopped), stopped
     assert _pids_of(root) == []
     for pid in [info.pid, *service_pids]:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()

@@ -37,3 +37,14 @@ def test_no_throttling_counters_say_nothing_rather_than_zero(tmp_path: Path) -> 
     runs = [{"side": "baseline", "refs": ["q-b1-sat", "q-b1-pr"]},
             {"side": "candidate", "refs": ["q-c1-sat", "q-c1-pr"]}]  # fmt: skip
     assert INJECTED.throttled_text({"runs": runs}, tmp_path) == ""
+
+
+def test_a_decision_without_bounds_or_means_reads_unknown_not_a_crash() -> None:
+    decision = {"metric": {"name": "saturation_per_min"}, "decision": "too-noisy",
+                "change": 0.05, "lower": None, "upper": None,
+                "baseline_mean": 60000.0, "candidate_mean": None}  # fmt: skip
+    record = {"verdict": "too-noisy", "repeats": 2, "decisions": [decision]}
+    verdict, pairs, text = INJECTED._summary(record)
+    assert (verdict, pairs) == ("too-noisy", 2)
+    expected = "saturation_per_min too-noisy +5.0 % (unknown .. unknown), means 6e+04 -> unknown"
+    assert text == expected

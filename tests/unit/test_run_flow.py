@@ -223,3 +223,19 @@ def test_a_record_left_by_a_dead_holder_is_reported_as_previous(tmp_path: Path) 
     lock = runlock.acquire(tmp_path, runlock.Holder.me("run", "now"))
     assert lock.previous == dead
     lock.release()
+
+
+def test_stack_down_says_which_services_it_stopped_and_which_were_gone(
+    flow: Calls, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
+        return ["services otelcol, loki", "already stopped: prometheus", "pebble (pid 7)"]
+
+    seams = flow.with_stack(down=down)
+    root_of().mkdir(parents=True, exist_ok=True)
+    assert cli.main(["stack", "down"], seams=seams) == cli.EXIT_OK
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "stopped: services otelcol, loki, pebble (pid 7)" in text
+    assert "already stopped: prometheus" in text
+    assert "stopped: services otelcol, loki, already" not in text

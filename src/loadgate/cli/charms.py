@@ -20,7 +20,7 @@ from loadgate.build import binaries
 from loadgate.charms import signals as signal_relations
 from loadgate.stack import tls
 
-from ..stack import charm_build, charm_stack
+from ..stack import charm_build, charm_stack, same_stack
 from ..stack.layout import Layout
 from ..stack.ports import Ports
 from .common import EXIT_BAD_INPUT, Subparsers, error, stdout
@@ -212,10 +212,12 @@ def _change_text(change: dict[str, Any]) -> str:
 
 def _cmd_diff(args: argparse.Namespace, console: Any, stdout: Any) -> int:
     rendered: list[tuple[str, list[str]]] = []
+    sides: list[charm_stack.PreparedCharms] = []
     for text in (args.a, args.b):
         choice = charm_stack.CharmChoice.from_flags(text, None, args.charm_config, ())
         out = paths.stack_dir().parent / "charm-diff" / text.replace("/", "_").replace("@", "_")
-        _, files, _ = _render_to(choice, out, Ports())
+        prepared, files, _ = _render_to(choice, out, Ports())
+        sides.append(prepared)
         config = (
             out
             / "render"
@@ -233,5 +235,17 @@ def _cmd_diff(args: argparse.Namespace, console: Any, stdout: Any) -> int:
     diff = list(difflib.unified_diff(a, b, fromfile=la, tofile=lb))
     text = "".join(diff) if diff else "the two sources render the same collector config\n"
     stdout.print(Text(text), soft_wrap=True, end="")
-    del console
+    console.print("rendering both again in one directory: what the two stacks run")
+    for line in stack_lines(same_stack.same_stack(sides[0], sides[1])):
+        stdout.print(Text(line), soft_wrap=True)
     return 0
+
+
+def stack_lines(found: same_stack.Sameness) -> list[str]:
+    """What `charms diff` says of everything the two stacks run (configs, Pebble services and
+    checks, options, limits; stack.same_stack), beside the raw collector config's diff."""
+    if found.unknown is not None:
+        return [f"whether the two run the same stack: unknown ({found.unknown})"]
+    if found.same:
+        return ["the two run the same stack (configs, Pebble services and checks, options)"]
+    return ["the two stacks differ in:", *(f"  {d}" for d in found.differences)]

@@ -245,8 +245,14 @@ def _stack_up(args: argparse.Namespace, seams: Seams) -> int:
 
 
 def _stack_down(root: Path, down: Down) -> int:
-    stopped = down(root)
-    console.print("stopped: " + escape(", ".join(stopped) if stopped else "nothing was running"))
+    lines = down(root)
+    gone = [line for line in lines if line.startswith(local.ALREADY_STOPPED)]
+    stopped = [line for line in lines if line not in gone]
+    if stopped or not gone:
+        said = ", ".join(stopped) if stopped else "nothing was running"
+        console.print("stopped: " + escape(said))
+    for line in gone:
+        console.print(escape(line))
     return EXIT_OK
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import httpx
@@ -260,8 +260,11 @@ def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
         return stopped + _release_groups(layout)
     if info.pebble_alive():
         try:
-            pebble_client(info).stop_services(list(info.services), timeout=timeout)
-            stopped.append("services " + ", ".join(info.services))
+            client = pebble_client(info)
+            running = {s.name for s in client.get_services(list(info.services)) if s.is_running()}
+            if running:
+                client.stop_services(sorted(running), timeout=timeout)
+            stopped += service_lines(info.services, running)
         except (ops.pebble.Error, OSError, TimeoutError):
             pass  # pebble may be starting or gone; the signals below still stop everything
         procs.terminate(info.pebble, timeout)
@@ -273,6 +276,20 @@ def down(root: Path | None = None, timeout: float = 20.0) -> list[str]:
     stopped += _release_groups(layout)
     layout.state_file.unlink(missing_ok=True)
     return stopped
+
+
+ALREADY_STOPPED = "already stopped: "
+
+
+def service_lines(services: Sequence[str], running: Collection[str]) -> list[str]:
+    """What `down` says of the stack's services: those it stopped, and those that had already
+    stopped (exited or stopped by hand), so that a service gone before `down` is not reported
+    as stopped by it."""
+    stopped = [s for s in services if s in running]
+    gone = [s for s in services if s not in running]
+    return (["services " + ", ".join(stopped)] if stopped else []) + (
+        [ALREADY_STOPPED + ", ".join(gone)] if gone else []
+    )
 
 
 def _release_groups(layout: Layout) -> list[str]:
