@@ -1,6 +1,6 @@
 """The default `loadgate compare` against known regressions, each try a whole default compare.
 Prints each try's outcome, exit code, wall time and what it measured; a table at the end. Not a
-test: it takes 15 minutes a try. Two knobs:
+test: it takes 15 minutes a try. Three knobs:
 
 - `--knob quota` (default): the candidate's collector under a CPU quota a share lower than the
   baseline's (the charm's own `cpu` option, enforced by cgroups on the local stack); `--losses`
@@ -9,10 +9,13 @@ test: it takes 15 minutes a try. Two knobs:
   host was; at 400m both sides were throttled in 82-90 %).
 - `--knob cpu-cost`: the candidate's collector computes N SHA-256 digests of each log record's
   body (`--hand cpu-cost=N`: more CPU per record, no quota on either side); `--costs` are the Ns.
+- `--knob steal`: a worker on the candidate's pipeline CPUs takes N % of them while each of its
+  runs loads (`--hand cpu-steal=N`: the collector and Loki on N % less CPU, their CPU per record
+  unchanged, no quota on either's own group); `--steals` are the Ns.
 
     .venv/bin/python benchmarks/compare_injected.py [--knob quota] [--losses 0,0.03,0.05,0.1,0.2]
-        [--costs 0,2,4] [--tries 3] [--tries-at 0.1=5] [--cpu-m 400] [--otelcol rev221]
-        [--prefix inj] [--dry-run]
+        [--costs 0,2,4] [--steals 0,3,5,10,20] [--tries 3] [--tries-at 0.1=5] [--cpu-m 400]
+        [--otelcol rev221] [--prefix inj] [--dry-run]
 
 A loss or a cost of 0 is an A/A comparison. What a knob does to saturation and to CPU per record
 is measured, not assumed: each row prints both sides' means, and the share of CPU periods in
@@ -63,9 +66,10 @@ def argv_for(compare_id: str, otelcol: str, cpu_m: int, loss: float) -> list[str
     ]  # fmt: skip
 
 
-def argv_for_cost(compare_id: str, otelcol: str, cost: int) -> list[str]:
-    """The compare of one try: the candidate digests each record's body `cost` times."""
-    candidate = f"otelcol={otelcol}" + (f" hand=cpu-cost={cost}" if cost else "")
+def argv_for_hand(compare_id: str, otelcol: str, key: str, n: int) -> list[str]:
+    """The compare of one try: the candidate with the hand change `key=n` (cpu-cost: digests
+    of each record's body; cpu-steal: the percent of its pipeline's CPUs taken)."""
+    candidate = f"otelcol={otelcol}" + (f" hand={key}={n}" if n else "")
     return [
         str(LOADGATE), "compare", "--compare-id", compare_id,
         "--baseline", f"otelcol={otelcol}", "--candidate", candidate,
@@ -100,9 +104,10 @@ def _mean(x: object) -> str:
     return f"{x:.4g}" if isinstance(x, int | float) else "unknown"
 
 
-def throttled_text(record: dict[str, object], results: Path) -> str:
-    """The share of CFS periods in which each side's collector was throttled, over its
-    saturation runs (the runs' result.json): whether a quota bound at all. "" when no run says."""
+def throttled_text(record: dict[str, object], results: Path, role: str = "otelcol") -> str:
+    """The share of CFS periods in which each side's `role` (the collector; the CPU steal's
+    worker) was throttled, over its saturation runs (the runs' result.json): whether a quota
+    bound at all. "" when no run says."""
     shares: dict[str, list[float]] = {}
     for run in record.get("runs", []):  # type: ignore[union-attr]
         assert isinstance(run, dict)
@@ -111,15 +116,16 @@ def throttled_text(record: dict[str, object], results: Path) -> str:
         if path is None or not path.is_file():
             continue
         services = json.loads(path.read_text()).get("resources", {}).get("services", {})
-        otelcol = services.get("otelcol") or {}
-        periods, throttled = otelcol.get("cpu_periods"), otelcol.get("cpu_throttled_periods")
+        group = services.get(role) or {}
+        periods, throttled = group.get("cpu_periods"), group.get("cpu_throttled_periods")
         if periods and throttled is not None:
             shares.setdefault(str(run.get("side")), []).append(throttled / periods)
     parts = [
         f"{side} {min(v):.0%}-{max(v):.0%}" if len(v) > 1 else f"{side} {v[0]:.0%}"
         for side, v in sorted(shares.items())
     ]
-    return f"; collector throttled in {', '.join(parts)} of CPU periods" if parts else ""
+    who = "collector" if role == "otelcol" else role
+    return f"; {who} throttled in {', '.join(parts)} of CPU periods" if parts else ""
 
 
 def run_try(level: str, number: int, argv: list[str], compare_id: str, results: Path) -> Try:
@@ -132,7 +138,7 @@ def run_try(level: str, number: int, argv: list[str], compare_id: str, results: 
     if path.is_file():
         record = json.loads(path.read_text())
         verdict, pairs, summary = _summary(record)
-        summary += throttled_text(record, results)
+        summary += throttled_text(record, results) + throttled_text(record, results, "cpu-steal")
     found = Try(level, number, compare_id, done.returncode, wall, verdict, pairs, summary)
     print(
         f"result: {level} #{number}: {verdict}, exit {done.returncode}, "
@@ -156,9 +162,12 @@ def _parse_more(text: str) -> dict[float, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--knob", choices=("quota", "cpu-cost"), default="quota")
+    parser.add_argument("--knob", choices=("quota", "cpu-cost", "steal"), default="quota")
     parser.add_argument("--losses", default="0,0.03,0.05,0.1,0.2", help="--knob quota's shares")
     parser.add_argument("--costs", default="0,2,4", help="--knob cpu-cost's digests a record")
+    parser.add_argument(
+        "--steals", default="0,3,5,10,20", help="--knob steal's percent of the pipeline's CPUs"
+    )
     parser.add_argument("--tries", type=int, default=3, help="tries a loss (3)")
     parser.add_argument("--tries-at", default="0.1=5", help="more tries at some losses")
     parser.add_argument(
@@ -176,20 +185,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         if bad:
             parser.error(f"--losses: each must be at least 0 and below 1; got {bad}")
     else:
+        flag, text, most = (
+            ("--costs", args.costs, 200)
+            if args.knob == "cpu-cost"
+            else ("--steals", args.steals, 90)
+        )
         try:
-            levels = [float(int(x)) for x in args.costs.split(",") if x.strip()]
+            levels = [float(int(x)) for x in text.split(",") if x.strip()]
         except ValueError:
-            parser.error(f"--costs: integers from 0 to 200, comma-separated; got {args.costs!r}")
-        if any(not 0 <= x <= 200 for x in levels):
-            parser.error(f"--costs: each from 0 to 200; got {args.costs!r}")
+            parser.error(f"{flag}: integers from 0 to {most}, comma-separated; got {text!r}")
+        if any(not 0 <= x <= most for x in levels):
+            parser.error(f"{flag}: each from 0 to {most}; got {text!r}")
     plan = _tries(levels, args.tries, _parse_more(args.tries_at))
 
     def one(level: float, n: int, stamp: str) -> tuple[str, str, list[str]]:
         if args.knob == "quota":
             cid = f"{args.prefix}-{round(level * 100)}-{n}{stamp}"
             return f"loss {level:.0%}", cid, argv_for(cid, args.otelcol, args.cpu_m, level)
-        cid = f"{args.prefix}-cost{int(level)}-{n}{stamp}"
-        return f"cost {int(level)}", cid, argv_for_cost(cid, args.otelcol, int(level))
+        word, key = ("cost", "cpu-cost") if args.knob == "cpu-cost" else ("steal", "cpu-steal")
+        cid = f"{args.prefix}-{word}{int(level)}-{n}{stamp}"
+        return f"{word} {int(level)}", cid, argv_for_hand(cid, args.otelcol, key, int(level))
 
     if args.dry_run:
         for level, n in plan:

@@ -112,6 +112,32 @@ def test_a_cpu_limit_throttles_the_collector(env: Path, capsys: pytest.CaptureFi
     assert stack_groups_left(env / "stack") == []
 
 
+def test_a_cpu_steal_takes_its_share_of_the_pipelines_cpus_while_the_load_runs(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--hand cpu-steal=20`: a worker in a group of its own, at 20 % of the pipeline's CPUs,
+    # spins while the run loads; the kernel throttles it at that quota, and it stops after.
+    code = cli.main([
+        "run", "--hand", "cpu-steal=20", "--base-port", "25530",
+        "--duration", "15s", "--rate", "60000", "--drain-timeout", "60",
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    result = result_of(env / "results")
+    used = result["resources"]["services"]["cpu-steal"]
+    cpus = len(result["environment"]["cpu_split"]["pipeline"])
+    worker_s = result["cpu"]["used_s"]["cpu-steal"]
+    window_s = result["cpu"]["window_s"]
+    print(f"\n[steal] resources: {json.dumps(used)}; worker {worker_s} s over {window_s} s")
+    assert code == cli.EXIT_OK, out
+    assert used["cpu_limit_millis"] == 200 * cpus
+    assert used["not_enforced"] == {}
+    # Always runnable while armed: throttled in most of the load's periods, at its share.
+    assert used["cpu_throttled_periods"] > 0.5 * used["cpu_periods"] > 0
+    assert 0.15 * cpus * window_s <= worker_s <= 0.25 * cpus * window_s
+    assert "hand: cpu-steal=20" in json.dumps(result["environment"])
+    assert stack_groups_left(env / "stack") == []
+
+
 def test_groups_of_a_stack_that_died_are_removed_by_the_next(
     built_bin_dir: Path, tmp_path: Path
 ) -> None:

@@ -17,7 +17,11 @@ limiter, batch), `cpu`, `memory`: presets as the bundle's overlays). What it has
   processor first in every logs pipeline that takes OTLP, computing N SHA-256 digests of each
   record's body into the processor's cache (never exported: what reaches Loki is unchanged).
   The cost grows with N and with the body's size, not with time, so it lowers what the
-  collector takes per CPU second in proportion, with none of a CPU quota's throttling.
+  collector takes per CPU second in proportion, with none of a CPU quota's throttling;
+- `cpu-steal=N`: a known regression on demand of the machine, not of the collector: a worker on
+  the pipeline's CPUs, held by a CFS quota at N % of them, spins while each run loads
+  (steal_service.py), so the collector and Loki run on N % less CPU at an unchanged cost per
+  record. The collector's config is not touched.
 
 Pure: `parse` and `from_mapping` check the values (errors name the key and what is allowed),
 `apply` changes a localized config and the collector's Pebble services.
@@ -44,6 +48,7 @@ _EXPORTER_IDS = {
 _SCOPE_EXPORTER = {"loki": "loki.*", "standin": "otlphttp.*", "debug": "debug.*", "nop": "nop.*"}
 _MAX_CONSUMERS = 1000
 _MAX_CPU_COST = 200
+_MAX_CPU_STEAL = 90
 _COST_PROCESSOR = "transform/loadgate-cpu-cost"
 _ON_OFF = {"on": True, "off": False, "true": True, "false": False}
 _GOMEMLIMIT_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
@@ -57,6 +62,8 @@ ALLOWED: dict[str, str] = {
     "exporter": ", ".join(_EXPORTERS) + " (standin: a second collector; debug, nop: isolated)",
     "cpu-cost": f"an integer from 0 to {_MAX_CPU_COST}: SHA-256 digests of each log record's "
     "body, more collector CPU per record (0: none)",
+    "cpu-steal": f"an integer from 0 to {_MAX_CPU_STEAL}: the percent of the pipeline's CPUs a "
+    "worker takes while each run loads (0: none)",
 }
 
 
@@ -74,6 +81,7 @@ class HandChanges:
     gc_trace: bool = False
     exporter: str = "loki"
     cpu_cost: int = 0
+    cpu_steal: int = 0
 
     @property
     def empty(self) -> bool:
@@ -98,6 +106,8 @@ class HandChanges:
             out.append(f"exporter={self.exporter}")
         if self.cpu_cost:
             out.append(f"cpu-cost={self.cpu_cost}")
+        if self.cpu_steal:
+            out.append(f"cpu-steal={self.cpu_steal}")
         return out
 
     def text(self) -> str:
@@ -111,6 +121,7 @@ class HandChanges:
             "gc_trace": self.gc_trace,
             "exporter": self.exporter,
             "cpu_cost": self.cpu_cost,
+            "cpu_steal": self.cpu_steal,
         }
 
     @classmethod
@@ -139,8 +150,9 @@ def _value(key: str, raw: object) -> Any:
         if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= _MAX_CONSUMERS:
             raise bad
         return int(text)
-    if key == "cpu-cost":
-        if isinstance(raw, bool) or not text.isdigit() or int(text) > _MAX_CPU_COST:
+    if key in ("cpu-cost", "cpu-steal"):
+        most = _MAX_CPU_COST if key == "cpu-cost" else _MAX_CPU_STEAL
+        if isinstance(raw, bool) or not text.isdigit() or int(text) > most:
             raise bad
         return int(text)
     if key == "gomemlimit":
@@ -221,6 +233,10 @@ def apply(
         _swap_exporter(cfg, lokis, hand, standin, changes)
     if hand.cpu_cost:
         _cpu_cost(cfg, hand.cpu_cost, changes)
+    if hand.cpu_steal:
+        changes.append(Change("services.cpu-steal", None, f"{hand.cpu_steal} %",
+                              f"hand: cpu-steal={hand.cpu_steal}, a worker takes that share of "
+                              "the pipeline's CPUs while each run loads"))  # fmt: skip
     _environment(svcs, hand, changes)
     return Applied(cfg, svcs, changes)
 

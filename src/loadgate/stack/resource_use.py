@@ -33,7 +33,7 @@ from loadgate.measure.resources import (
     StandinCounts,
 )
 
-from . import fault_service, standin
+from . import fault_service, standin, steal_service
 from .cgroups import Group, Placement
 
 if TYPE_CHECKING:
@@ -179,9 +179,10 @@ def figures(
 
 class ResourceWatch:
     """A run's view of the stack's limits and backend faults: readings at the load's start
-    (`begin`, which also restarts the fault proxy's clock), figures after the run."""
+    (`begin`, which also restarts the fault proxy's clock and arms the CPU steal for the
+    load's `load_s`), figures after the run (which disarms the steal)."""
 
-    def __init__(self, info: StackInfo):
+    def __init__(self, info: StackInfo, load_s: float = 0.0):
         self.info = info
         self.since = time.time()
         self.placements = info.limits.placements if info.limits else {}
@@ -194,13 +195,16 @@ class ResourceWatch:
         self.fault_start = fault_service.restart_clock(fault) if fault else None
         self.standin_ports = info.logs_standin_ports
         self.standin_start = standin.read_counts(self.standin_ports) if self.standin_ports else None
+        self.steals = info.hand is not None and info.hand.cpu_steal > 0
+        if self.steals:
+            steal_service.arm(info.layout, time.time(), load_s)
 
     @classmethod
-    def begin(cls, info: StackInfo) -> ResourceWatch | None:
+    def begin(cls, info: StackInfo, load_s: float = 0.0) -> ResourceWatch | None:
         """None when the stack has neither limits, a fault proxy nor hand changes."""
         if info.limits is None and info.backend_fault is None and info.hand is None:
             return None
-        return cls(info)
+        return cls(info, load_s)
 
     def _log_lines(self) -> list[str]:
         try:
@@ -213,6 +217,8 @@ class ResourceWatch:
     def figures(self, prom: PrometheusAPI | None = None) -> ResourceFigures:
         """What the limits, faults and hand changes did from the load's start to now;
         `prom`: where the collector's heap is read (None: not read)."""
+        if self.steals:
+            steal_service.disarm(self.info.layout)
         lines = self._log_lines()
         services: dict[str, ServiceResources] = {}
         for role, p in self.placements.items():

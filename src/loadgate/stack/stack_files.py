@@ -4,6 +4,7 @@ services the stack adds beside them (the traces and Loki stand-ins, the fault pr
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -16,11 +17,12 @@ from loadgate.build import binaries
 from loadgate.stack import tls as tls_material
 
 from ..charms import signals as signal_relations
-from . import cgroups, charm_build, cpu_split, fault_service, render, standin
+from . import cgroups, charm_build, cpu_split, fault_service, render, standin, steal_service
 from .cgroups import StackGroups
 from .charm_stack import CharmStackError, PreparedCharms
 from .cpu_split import CpuSplit
 from .fault_service import FaultService
+from .hand import HandError
 from .info import StackChoice, StackError, signals_of
 from .layout import Layout
 from .ports import Ports
@@ -75,7 +77,9 @@ def write_configs(
         layer = render.pebble_layer(bin_dir, ports, layout)
         written = Written()
     else:
-        configs, layer, written = _charm_files(layout, what, ports, bin_dir, material, on_step)
+        configs, layer, written = _charm_files(
+            layout, what, ports, bin_dir, material, on_step, split
+        )
     configs[layout.prometheus_config] = render.prometheus_config(
         ports,
         layout,
@@ -105,9 +109,10 @@ def _charm_files(
     bin_dir: Path,
     material: tls_material.TLSMaterial,
     on_step: Callable[[str], None] | None,
+    split: CpuSplit | None = None,
 ) -> tuple[dict[Path, dict[str, Any]], dict[str, Any], Written]:
-    """The charms' configs and Pebble layer (with the fault proxy before Loki, if asked),
-    their services in control groups for the charms' limits."""
+    """The charms' configs and Pebble layer (with the fault proxy before Loki and the CPU
+    steal's worker, if asked), their services in control groups for the charms' limits."""
     fault = fault_service.allocate(what.backend_fault) if what.backend_fault else None
     try:
         files = charm_build.build(
@@ -133,12 +138,39 @@ def _charm_files(
         fault_service.write(fault, layout, ports)
         services[fault_service.SERVICE] = fault_service.pebble_service(layout)
         checks[f"{fault_service.SERVICE}-ready"] = fault_service.pebble_check(fault)
-    groups = cgroups.enter(
-        services, files.roles, what.limits_by_role(), layout.root, layout.cgroups_file
-    )
+    roles, wanted = dict(files.roles), what.limits_by_role()
+    steal = what.hand.cpu_steal if what.hand else 0
+    if steal:
+        pipeline = split.pipeline if split else tuple(os.sched_getaffinity(0))
+        try:
+            wanted[steal_service.SERVICE] = steal_service.limits(steal, pipeline)
+        except HandError as exc:
+            raise StackError(f"--hand: {exc}") from None
+        services[steal_service.SERVICE] = steal_service.pebble_service(layout)
+        roles[steal_service.SERVICE] = steal_service.SERVICE
+        steal_service.disarm(layout)
+    groups = cgroups.enter(services, roles, wanted, layout.root, layout.cgroups_file)
+    if steal:
+        _steal_enforced(groups, steal, layout)
     layer = render.charm_layer(services, checks, bin_dir, ports, layout)
     written = Written(files.loki_server_name, files.report, files.traces_server_name, groups, fault)
     return configs, layer, written
+
+
+def _steal_enforced(groups: StackGroups | None, steal: int, layout: Layout) -> None:
+    """A steal whose quota the kernel does not hold would take whole CPUs: refused, its
+    groups removed."""
+    placement = groups.placements.get(steal_service.SERVICE) if groups else None
+    group = placement.group("cpu") if placement else None
+    why = (placement.not_enforced.get("cpu") if placement else None) or "no cpu group was made"
+    if group is not None:
+        try:
+            steal_service.weigh(group.path, group.version)
+            return
+        except OSError as exc:
+            why = f"cannot weigh its group {group.path}: {exc.strerror or exc}"
+    cgroups.release(layout.cgroups_file)
+    raise StackError(f"--hand cpu-steal={steal}: its CPU quota cannot be enforced: {why}")
 
 
 def _write_files(

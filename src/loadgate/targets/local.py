@@ -37,7 +37,7 @@ from loadgate.tlsclient import client_context, verified_client
 
 from ..measure.resources import ResourceFigures
 from ..stack import local as stack_local
-from ..stack import orphans, procs, render, standin
+from ..stack import orphans, procs, render, standin, steal_service
 from ..stack.cpu_split import CpuSplit
 from ..stack.info import StackInfo
 from ..stack.procs import ProcessId
@@ -64,6 +64,7 @@ def _machine_cores() -> int:
 
 
 # The stand-ins run the collector's binary: told apart from it by their config file.
+_STEAL_SCRIPT = "cpu_steal.py"
 _STANDIN_CONFIGS = {f"{s.service}.yaml": s.service for s in (standin.LOKI, standin.TRACES)}
 
 
@@ -84,7 +85,10 @@ def _k6_preexec(split: CpuSplit | None) -> Callable[[], None]:
 
 def process_name(exe: str, argv: list[str]) -> str:
     """A stack process's name for its CPU: its executable's, or a stand-in's service name
-    (the same `otelcol` binary as the collector under test, another config)."""
+    (the same `otelcol` binary as the collector under test, another config), or the CPU
+    steal's worker (a Python script, as the fault proxy is)."""
+    if any(arg.endswith(f"/{_STEAL_SCRIPT}") for arg in argv):
+        return steal_service.SERVICE
     for arg in argv:
         for config, service in _STANDIN_CONFIGS.items():
             if arg.endswith(f"/{config}"):
@@ -183,7 +187,7 @@ class LocalTarget(
         self._k6_cpu_at_load = None
         self._vus_max = None
         (out_dir / _SUMMARY_FILE).unlink(missing_ok=True)
-        self._resources = ResourceWatch.begin(self.stack)
+        self._resources = ResourceWatch.begin(self.stack, spec.duration_s)
         split = self.stack.cpu_split
         self._stop_probe()
         self._probe = ProbeProcess.start(out_dir, split.pipeline if split else (), spec.duration_s)
