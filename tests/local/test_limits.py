@@ -117,9 +117,11 @@ def test_a_cpu_steal_takes_its_share_of_the_pipelines_cpus_while_the_load_runs(
 ) -> None:
     # `--hand cpu-steal=20`: a worker in a group of its own, at 20 % of the pipeline's CPUs,
     # spins while the run loads; the kernel throttles it at that quota, and it stops after.
+    # A saturation run: where the collector and Loki want every cycle, the worker still gets
+    # its share (inside the stack's group, at the default weight, it got 0.1 %).
     code = cli.main([
-        "run", "--hand", "cpu-steal=20", "--base-port", "25530",
-        "--duration", "15s", "--rate", "60000", "--drain-timeout", "60",
+        "run", "--saturate", "--hand", "cpu-steal=20", "--base-port", "25530",
+        "--duration", "15s", "--drain-timeout", "60",
     ])  # fmt: skip
     out = capsys.readouterr().out
     result = result_of(env / "results")
@@ -128,7 +130,7 @@ def test_a_cpu_steal_takes_its_share_of_the_pipelines_cpus_while_the_load_runs(
     worker_s = result["cpu"]["used_s"]["cpu-steal"]
     window_s = result["cpu"]["window_s"]
     print(f"\n[steal] resources: {json.dumps(used)}; worker {worker_s} s over {window_s} s")
-    assert code == cli.EXIT_OK, out
+    assert code in (cli.EXIT_OK, cli.EXIT_GATE_FAILED), out
     assert used["cpu_limit_millis"] == 200 * cpus
     assert used["not_enforced"] == {}
     # Always runnable while armed: throttled in most of the load's periods, at its share.

@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from loadgate.stack import cpu_steal, hand, stack_files, steal_service
-from loadgate.stack.cgroups import Group, Placement, StackGroups
+from loadgate.stack import cgroups, cpu_steal, hand, steal_service
+from loadgate.stack.cgroups import Hierarchy
 from loadgate.stack.hand import HandChanges, HandError
 from loadgate.stack.info import StackError
-from loadgate.stack.layout import Layout
 from loadgate.targets.local import process_name
 
 
@@ -75,28 +75,55 @@ def test_the_workers_cpu_is_named_for_the_steal_not_for_python() -> None:
     assert process_name("python3.11", ["/usr/bin/python3", "-m", "other"]) == "python3.11"
 
 
-def test_a_steal_the_kernel_cannot_hold_is_refused_with_why(tmp_path: Path) -> None:
-    layout = Layout(tmp_path)
-    with pytest.raises(StackError, match=r"cpu-steal=10: its CPU quota cannot be enforced: no cpu"):
-        stack_files._steal_enforced(None, 10, layout)  # pyright: ignore[reportPrivateUsage]
-    why = "no cgroup hierarchy with the cpu controller"
-    placement = Placement(steal_service.SERVICE, steal_service.limits(10, (1,)), [], {"cpu": why})
-    groups = StackGroups({steal_service.SERVICE: placement}, [])
-    with pytest.raises(StackError, match=f"cannot be enforced: {why}"):
-        stack_files._steal_enforced(groups, 10, layout)  # pyright: ignore[reportPrivateUsage]
+@pytest.mark.parametrize(
+    ("share", "cpus", "period", "quota"),
+    [(10, (1,), 10_000, 1_000), (50, (1,), 10_000, 5_000), (3, (1,), 33_334, 1_000),
+     (1, (1,), 100_000, 1_000), (5, (1, 2, 3), 10_000, 1_500)],
+)  # fmt: skip
+def test_the_period_is_short_with_a_quota_of_a_millisecond_at_least(
+    share: int, cpus: tuple[int, ...], period: int, quota: int
+) -> None:
+    assert steal_service.period_quota_us(share, cpus) == (period, quota)
+    assert quota / period == pytest.approx(share * len(cpus) / 100, rel=0.001)
 
 
-def test_a_group_that_cannot_be_weighed_is_refused(tmp_path: Path) -> None:
-    gone = str(tmp_path / "no-such-group")
-    group = Group("cpu", 1, gone)
-    placement = Placement(steal_service.SERVICE, steal_service.limits(10, (1,)), [group])
-    groups = StackGroups({steal_service.SERVICE: placement}, [])
-    with pytest.raises(StackError, match=r"cannot weigh its group .*no-such-group"):
-        stack_files._steal_enforced(groups, 10, Layout(tmp_path))  # pyright: ignore[reportPrivateUsage]
+def test_the_group_outweighs_the_rest_in_either_version() -> None:
+    assert steal_service.settings(10, (1,), 1) == {
+        "cpu.shares": "262144", "cpu.cfs_period_us": "10000", "cpu.cfs_quota_us": "1000"
+    }  # fmt: skip
+    assert steal_service.settings(10, (1,), 2) == {"cpu.weight": "10000", "cpu.max": "1000 10000"}
 
 
-def test_the_weight_goes_where_the_kernel_reads_it(tmp_path: Path) -> None:
-    steal_service.weigh(str(tmp_path), 1)
-    assert (tmp_path / "cpu.shares").read_text() == "262144"
-    steal_service.weigh(str(tmp_path), 2)
-    assert (tmp_path / "cpu.weight").read_text() == "10000"
+def test_the_group_goes_beside_the_stacks_and_is_recorded_with_it(tmp_path: Path) -> None:
+    hierarchy = tmp_path / "cpu"
+    hierarchy.mkdir()
+    root = tmp_path / "stack"
+    found = {"cpu": Hierarchy("cpu", 1, str(hierarchy))}
+    groups = steal_service.place(root, 10, (1,), found)
+    folder = hierarchy / f"{cgroups.stack_group_name(root)}-cpu-steal"
+    assert groups.made == [str(folder)]
+    assert (folder / "cpu.cfs_quota_us").read_text() == "1000"
+    assert (folder / "cpu.shares").read_text() == "262144"
+    # Recorded with the stack's groups (none here: no charm limits), the worker inside it.
+    services = {"cpu-steal": {"command": "python3 -I cpu_steal.py /x"}, "otelcol": {"command": "o"}}
+    roles = {"cpu-steal": "cpu-steal", "otelcol": "otelcol"}
+    record = tmp_path / "cgroups.json"
+    placed = cgroups.enter(services, roles, {}, root, record, found, also=groups)
+    assert placed is not None
+    assert placed.placements["cpu-steal"].services == ["cpu-steal"]
+    assert str(folder / "cgroup.procs") in services["cpu-steal"]["command"]
+    assert services["otelcol"]["command"] == "o"
+    assert json.loads(record.read_text())["made"] == [str(folder)]
+
+
+def test_a_steal_the_kernel_cannot_hold_is_refused_with_why_and_nothing_left(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(StackError, match=r"cpu-steal=10: its CPU quota cannot be enforced: no cgr"):
+        steal_service.place(tmp_path / "stack", 10, (1,), {})
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    found = {"cpu": Hierarchy("cpu", 1, str(not_a_folder))}
+    with pytest.raises(StackError, match=r"cannot be enforced: cannot write .*file"):
+        steal_service.place(tmp_path / "stack", 10, (1,), found)
+    assert list(tmp_path.iterdir()) == [not_a_folder]

@@ -247,6 +247,19 @@ def _make_group(h: Hierarchy, stack: str, role: str, made: list[str]) -> Path:
     return base / stack / role
 
 
+def group_beside(h: Hierarchy, root: Path, role: str, settings: Mapping[str, str],
+                 made: list[str]) -> Path:  # fmt: skip
+    """A group beside the stack's (`loadgate-<hash>-<role>`, where the stack's group goes),
+    with `settings` written: a group that competes with the stack's processes, not inside
+    the stack's group's share. OSError when it cannot be made or written."""
+    base = _v2_base(h) if h.version == 2 else Path(h.path)
+    folder = base / f"{stack_group_name(root)}-{role}"
+    _mkdir(folder, made)
+    for name, value in settings.items():
+        _write(folder / name, value)
+    return folder
+
+
 def place(
     root: Path, wanted: Mapping[str, Limits], hierarchies: Mapping[str, Hierarchy] | None = None
 ) -> StackGroups:
@@ -297,17 +310,21 @@ def enter(
     root: Path,
     record: Path,
     hierarchies: Mapping[str, Hierarchy] | None = None,
+    also: StackGroups | None = None,
 ) -> StackGroups | None:
     """Place each charm container with limits (`roles`: service -> its charm) and start each
     of its Pebble services inside (their commands rewritten in place); the groups are recorded
-    in `record` before any service starts. None: no limits."""
+    in `record` before any service starts, with `also` (groups already made, such as the CPU
+    steal's). None: no limits and nothing else."""
     limited = {role: lim for role, lim in wanted.items() if lim.any}
-    if not limited:
+    if not limited and also is None:
         return None
-    placed = place(root, limited, hierarchies)
-    inside = {role: sorted(n for n, r in roles.items() if r == role) for role in limited}
+    placed = place(root, limited, hierarchies) if limited else StackGroups()
+    extra = also or StackGroups()
+    every = {**placed.placements, **extra.placements}
+    inside = {role: sorted(n for n, r in roles.items() if r == role) for role in every}
     groups = StackGroups(
-        {r: replace(p, services=inside[r]) for r, p in placed.placements.items()}, placed.made
+        {r: replace(p, services=inside[r]) for r, p in every.items()}, placed.made + extra.made
     )
     save(groups, record)
     for name, service in services.items():

@@ -138,39 +138,33 @@ def _charm_files(
         fault_service.write(fault, layout, ports)
         services[fault_service.SERVICE] = fault_service.pebble_service(layout)
         checks[f"{fault_service.SERVICE}-ready"] = fault_service.pebble_check(fault)
-    roles, wanted = dict(files.roles), what.limits_by_role()
-    steal = what.hand.cpu_steal if what.hand else 0
-    if steal:
-        pipeline = split.pipeline if split else tuple(os.sched_getaffinity(0))
-        try:
-            wanted[steal_service.SERVICE] = steal_service.limits(steal, pipeline)
-        except HandError as exc:
-            raise StackError(f"--hand: {exc}") from None
-        services[steal_service.SERVICE] = steal_service.pebble_service(layout)
+    roles, steal = dict(files.roles), _steal(services, layout, what, split)
+    if steal is not None:
         roles[steal_service.SERVICE] = steal_service.SERVICE
-        steal_service.disarm(layout)
-    groups = cgroups.enter(services, roles, wanted, layout.root, layout.cgroups_file)
-    if steal:
-        _steal_enforced(groups, steal, layout)
+    groups = cgroups.enter(
+        services, roles, what.limits_by_role(), layout.root, layout.cgroups_file, also=steal
+    )
     layer = render.charm_layer(services, checks, bin_dir, ports, layout)
     written = Written(files.loki_server_name, files.report, files.traces_server_name, groups, fault)
     return configs, layer, written
 
 
-def _steal_enforced(groups: StackGroups | None, steal: int, layout: Layout) -> None:
-    """A steal whose quota the kernel does not hold would take whole CPUs: refused, its
-    groups removed."""
-    placement = groups.placements.get(steal_service.SERVICE) if groups else None
-    group = placement.group("cpu") if placement else None
-    why = (placement.not_enforced.get("cpu") if placement else None) or "no cpu group was made"
-    if group is not None:
-        try:
-            steal_service.weigh(group.path, group.version)
-            return
-        except OSError as exc:
-            why = f"cannot weigh its group {group.path}: {exc.strerror or exc}"
-    cgroups.release(layout.cgroups_file)
-    raise StackError(f"--hand cpu-steal={steal}: its CPU quota cannot be enforced: {why}")
+def _steal(
+    services: dict[str, Any], layout: Layout, what: PreparedCharms, split: CpuSplit | None
+) -> StackGroups | None:
+    """The CPU steal's worker among the services (unarmed) and its group, when asked."""
+    share = what.hand.cpu_steal if what.hand else 0
+    if not share:
+        return None
+    pipeline = split.pipeline if split else tuple(os.sched_getaffinity(0))
+    try:
+        steal_service.limits(share, pipeline)
+    except HandError as exc:
+        raise StackError(f"--hand: {exc}") from None
+    groups = steal_service.place(layout.root, share, pipeline)
+    services[steal_service.SERVICE] = steal_service.pebble_service(layout)
+    steal_service.disarm(layout)
+    return groups
 
 
 def _write_files(
