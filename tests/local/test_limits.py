@@ -40,6 +40,17 @@ def stack_groups_left(root: Path) -> list[str]:
     ]
 
 
+def _pids() -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LOADGATE_STACK_DIR", str(tmp_path / "stack"))
@@ -138,6 +149,12 @@ def test_a_cpu_steal_takes_its_share_of_the_pipelines_cpus_while_the_load_runs(
     assert 0.15 * cpus * window_s <= worker_s <= 0.25 * cpus * window_s
     assert "hand: cpu-steal=20" in json.dumps(result["environment"])
     assert stack_groups_left(env / "stack") == []
+    assert not Path(
+        f"{cgroups.this_process()['cpu'].path}/{cgroups.stack_group_name(env / 'stack')}-cpu-steal"
+    ).exists()
+    # The run's stack went down with it, the worker too (Pebble stopped it as a service).
+    arm_file = str(env / "stack" / "config" / "cpu-steal.until")
+    assert [pid for pid in _pids() if arm_file in _cmdline(pid)] == []
 
 
 def test_groups_of_a_stack_that_died_are_removed_by_the_next(

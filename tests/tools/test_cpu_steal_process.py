@@ -44,14 +44,15 @@ def test_idle_until_armed_then_busy_until_the_time_passes(
     time.sleep(0.5)
     idle = cpu_s(proc.pid)
     assert idle < 0.2  # start-up and polling only
-    armed.write_text(steal_service.arm_text(time.time(), 0.8 - 5.0))  # 0.8 s from now
-    time.sleep(1.2)
+    armed.write_text(steal_service.arm_text(time.time(), 1.5 - 5.0))  # 1.5 s from now
+    time.sleep(2.0)
     busy = cpu_s(proc.pid) - idle
     time.sleep(0.6)
     after = cpu_s(proc.pid) - idle - busy
-    print(f"\n[steal worker] idle {idle:.2f} s, armed 0.8 s: {busy:.2f} s, after: {after:.2f} s")
-    # Up to the 0.8 s armed; less when other work shares the CPUs (a build: 0.40 s).
-    assert 0.2 <= busy <= 1.0
+    print(f"\n[steal worker] idle {idle:.2f} s, armed 1.5 s: {busy:.2f} s, after: {after:.2f} s")
+    # Up to the 1.5 s armed; less when other work shares the CPUs (beside a build, 0.8 s armed
+    # gave 0.40 s).
+    assert 0.25 <= busy <= 1.6
     assert after < 0.1
     assert proc.poll() is None  # it waits for the next run
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from support import benchmark_script
 
 INJECTED = benchmark_script.load("compare_injected")
@@ -48,3 +49,32 @@ def test_a_decision_without_bounds_or_means_reads_unknown_not_a_crash() -> None:
     assert (verdict, pairs) == ("too-noisy", 2)
     expected = "saturation_per_min too-noisy +5.0 % (unknown .. unknown), means 6e+04 -> unknown"
     assert text == expected
+
+
+def test_the_steal_knob_runs_the_default_compare_against_a_stolen_candidate(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert INJECTED.main(["--knob", "steal", "--steals", "0,10", "--tries", "1", "--dry-run"]) == 0
+    aa, steal = capsys.readouterr().out.splitlines()
+    assert aa.endswith("--baseline otelcol=rev221 --candidate otelcol=rev221")
+    assert "--compare-id inj-steal10-1 " in steal
+    assert steal.endswith("--candidate otelcol=rev221 hand=cpu-steal=10")
+
+
+def test_a_steal_out_of_range_is_refused_naming_the_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        INJECTED.main(["--knob", "steal", "--steals", "95", "--dry-run"])
+    assert "--steals: each from 0 to 90" in capsys.readouterr().err
+
+
+def test_the_workers_throttling_is_read_beside_the_collectors(tmp_path: Path) -> None:
+    worker = {"cpu_limit": "100m", "cpu_periods": 1000, "cpu_throttled_periods": 940}
+    (tmp_path / "s-c1-sat").mkdir()
+    result = {"resources": {"services": {"cpu-steal": worker}}}
+    (tmp_path / "s-c1-sat" / "result.json").write_text(json.dumps(result))
+    runs = [{"side": "candidate", "refs": ["s-c1-sat", "s-c1-pr"]}]
+    assert INJECTED.throttled_text({"runs": runs}, tmp_path) == ""
+    text = INJECTED.throttled_text({"runs": runs}, tmp_path, "cpu-steal")
+    assert text == "; cpu-steal throttled in candidate 94% of CPU periods"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import time
 
+SERVICE = "cpu-steal"  # its Pebble service, its group's role, its name in a run's CPU figures
 # How often an unarmed worker looks at its file, and how long an armed one spins before it
 # looks again (a disarm takes effect within this).
 IDLE_POLL_S = 0.05

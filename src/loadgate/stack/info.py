@@ -17,7 +17,7 @@ import ops.pebble
 from loadgate import paths, tlsclient
 
 from ..charms import signals as signal_relations
-from . import fault_service, procs, render, standin
+from . import cpu_steal, fault_service, procs, render, standin
 from .cgroups import StackGroups
 from .charm_stack import PreparedCharms
 from .cpu_split import CpuSplit
@@ -123,6 +123,8 @@ class StackInfo:
             extra += (standin.LOKI.service,)
         if self.backend_fault is not None:
             extra += (fault_service.SERVICE,)
+        if self.hand is not None and self.hand.cpu_steal:
+            extra += (cpu_steal.SERVICE,)
         return (*SERVICES, *extra)
 
     def health_urls(self) -> dict[str, str]:

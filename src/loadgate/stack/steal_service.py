@@ -25,7 +25,7 @@ from .info import StackError
 from .layout import Layout
 from .limits import Limits
 
-SERVICE = "cpu-steal"
+SERVICE = cpu_steal.SERVICE
 # After the load's planned end the worker keeps on this long at most (k6's start-up, the
 # load's last second): it stops by itself, and the run's end disarms it sooner.
 _ARM_MARGIN_S = 5.0
