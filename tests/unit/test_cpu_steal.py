@@ -127,3 +127,12 @@ def test_a_steal_the_kernel_cannot_hold_is_refused_with_why_and_nothing_left(
     with pytest.raises(StackError, match=r"cannot be enforced: cannot write .*file"):
         steal_service.place(tmp_path / "stack", 10, (1,), found)
     assert list(tmp_path.iterdir()) == [not_a_folder]
+
+
+def test_a_share_beyond_its_worker_is_refused_before_any_group_is_made(tmp_path: Path) -> None:
+    hierarchy = tmp_path / "cpu"
+    hierarchy.mkdir()
+    found = {"cpu": Hierarchy("cpu", 1, str(hierarchy))}
+    with pytest.raises(HandError, match=r"at most 33 here"):
+        steal_service.place(tmp_path / "stack", 40, (1, 2, 3), found)
+    assert list(hierarchy.iterdir()) == []

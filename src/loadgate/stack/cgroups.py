@@ -288,14 +288,15 @@ def place(
                         continue
                     _write(folder / name, value)
             except OSError as exc:
-                missing[controller] = _why(exc, h)
+                missing[controller] = why_unwritten(exc, h)
                 continue
             groups.append(Group(controller, h.version, str(folder)))
         placements[role] = Placement(role, limits, groups, missing)
     return StackGroups(placements, made)
 
 
-def _why(exc: OSError, h: Hierarchy) -> str:
+def why_unwritten(exc: OSError, h: Hierarchy) -> str:
+    """Why a group's file could not be made or written (what a placement records)."""
     where = exc.filename or h.path
     text = f"cannot write {where} (cgroup v{h.version}): {exc.strerror or exc}"
     if h.version == 2 and exc.errno == errno.EBUSY:

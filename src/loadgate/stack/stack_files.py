@@ -158,10 +158,9 @@ def _steal(
         return None
     pipeline = split.pipeline if split else tuple(os.sched_getaffinity(0))
     try:
-        steal_service.limits(share, pipeline)
+        groups = steal_service.place(layout.root, share, pipeline)
     except HandError as exc:
         raise StackError(f"--hand: {exc}") from None
-    groups = steal_service.place(layout.root, share, pipeline)
     services[steal_service.SERVICE] = steal_service.pebble_service(layout)
     steal_service.disarm(layout)
     return groups

@@ -84,7 +84,9 @@ def place(
 ) -> cgroups.StackGroups:
     """The worker's group, made beside the stack's and written (`cgroups.enter(also=...)`
     records it with the stack's). Raises StackError, with nothing left made, when the kernel
-    cannot hold the share: a worker without its quota would take whole CPUs."""
+    cannot hold the share: a worker without its quota would take whole CPUs; HandError, with
+    nothing made, when the share is more than its one worker's CPU (`limits`)."""
+    wanted = limits(share_pct, pipeline_cpus)
     found = cgroups.this_process() if hierarchies is None else dict(hierarchies)
     h = found.get("cpu")
     why = "no cgroup hierarchy with the cpu controller"
@@ -95,12 +97,11 @@ def place(
                 h, root, SERVICE, settings(share_pct, pipeline_cpus, h.version), made
             )
         except OSError as exc:
-            where = exc.filename or h.path
-            why = f"cannot write {where} (cgroup v{h.version}): {exc.strerror or exc}"
+            why = cgroups.why_unwritten(exc, h)
             cgroups.remove(made)
         else:
             group = cgroups.Group("cpu", h.version, str(folder))
-            placement = cgroups.Placement(SERVICE, limits(share_pct, pipeline_cpus), [group])
+            placement = cgroups.Placement(SERVICE, wanted, [group])
             return cgroups.StackGroups({SERVICE: placement}, made)
     raise StackError(f"--hand cpu-steal={share_pct}: its CPU quota cannot be enforced: {why}")
 
