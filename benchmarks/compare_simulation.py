@@ -3,6 +3,7 @@ changed, how often it fails a real worsening, and how often it lets a small one 
 timed.
 
     .venv/bin/python benchmarks/compare_simulation.py [--comparisons 10000] [--seed 38] [--jobs 1]
+        [--margins saturation=6]   # thresholds other than the shipped ones, as compare takes them
 
 Every comparison is the real rule and the real sequential procedure, driven pair by pair as the
 driver drives them (tests/support/compare_simulation.py): the default metrics with the shipped
@@ -46,6 +47,7 @@ from support.compare_simulation import T3, Row, Tally, simulate  # noqa: E402
 from loadgate.capacity.compare import margins_file, rule, values  # noqa: E402
 from loadgate.capacity.compare import sequential as seq  # noqa: E402
 from loadgate.capacity.compare.rule import Metric  # noqa: E402
+from loadgate.capacity.compare.sides import SideError  # noqa: E402
 
 FALSE_GOAL = 0.05
 POWER_GOAL = 0.80
@@ -71,9 +73,11 @@ class Case:
     kind: str  # "a/a", "power", "pass" (below the threshold) or "info"
 
 
-def default_metrics() -> tuple[Metric, ...]:
+def default_metrics(margins: str | None = None) -> tuple[Metric, ...]:
+    """The default metrics as the default compare takes them: the shipped margins file's
+    thresholds, spreads and levels, then `--margins KEY=PERCENT,...` (None: none)."""
     parsed = values.parse_metrics(",".join(values.DEFAULT_METRICS))
-    return margins_file.apply(parsed, margins_file.shipped())
+    return values.apply_margins(margins_file.apply(parsed, margins_file.shipped()), margins)
 
 
 def measured_spreads() -> dict[str, float]:
@@ -95,8 +99,8 @@ def _scaled(spreads: dict[str, float], factor: float) -> dict[str, float]:
     return {k: v * factor for k, v in spreads.items()}
 
 
-def cases() -> list[Case]:
-    metrics = default_metrics()
+def cases(margins: str | None = None) -> list[Case]:
+    metrics = default_metrics(margins)
     spreads, levels = measured_spreads(), measured_levels()
     # The rule before the stacks' level was measured: the same spreads, no level term.
     unlevelled = tuple(replace(m, level_spread=None, level_df=0) for m in metrics)
@@ -191,10 +195,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--comparisons", type=int, default=10_000, help="per row (10,000)")
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--jobs", type=int, default=1, help="processes (the rows split)")
+    parser.add_argument(
+        "--margins", metavar="KEY=PERCENT,...",
+        help="thresholds other than the shipped ones, as `loadgate compare --margins` takes them",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     started = time.monotonic()
-    todo = cases()
-    metrics = default_metrics()
+    try:
+        metrics = default_metrics(args.margins)
+    except SideError as exc:
+        parser.error(str(exc))
+    todo = cases(args.margins)
     spreads = measured_spreads()
     print(f"default plan: {plan().to_dict()['method']}; pairs {seq.DEFAULT_MIN_PAIRS}-"
           f"{seq.DEFAULT_MAX_PAIRS}, budget {seq.DEFAULT_BUDGET_S / 60:g} min, "

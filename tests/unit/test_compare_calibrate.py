@@ -70,8 +70,8 @@ def test_the_shipped_margins_file_says_where_its_spreads_come_from() -> None:
     assert sorted(data["sources"]) == sorted(recorded)  # every one recorded in the repo
     assert data["command"].startswith("loadgate calibrate --from kaa10-cost0-1-000258 --from ")
     assert data["command"].endswith(
-        "--metrics saturation,pressure-p99,pressure-cpu-probe,pressure-cpu-loki --output "
-        "src/loadgate/data/margins.yaml"
+        "--metrics saturation,pressure-p99,pressure-cpu-probe,pressure-cpu-loki --margins "
+        "saturation=6 --output src/loadgate/data/margins.yaml"
     )
     spreads = {key: (m["spread"], m["df"]) for key, m in data["metrics"].items()}
     assert spreads == SPREADS
@@ -82,7 +82,7 @@ def test_the_shipped_margins_file_says_where_its_spreads_come_from() -> None:
     # The thresholds are practical choices, not chosen from the spreads (issue 38).
     thresholds = {key: m["margin_percent"] for key, m in data["metrics"].items()}
     assert thresholds == {
-        "saturation": 5, "pressure-p99": 10, "pressure-cpu-probe": 5, "pressure-cpu-loki": 5,
+        "saturation": 6, "pressure-p99": 10, "pressure-cpu-probe": 5, "pressure-cpu-loki": 5,
     }  # fmt: skip
 
 
@@ -291,7 +291,7 @@ def test_calibrate_from_a_recorded_comparison_pools_the_spreads_and_writes_a_mar
         assert f"a pair's worsening {pair * 100:.1f} % (" in text
     # The thresholds in force (the shipped file's), not chosen from these spreads.
     assert {k: m["margin_percent"] for k, m in data["metrics"].items()} == {
-        "saturation": 5, "pressure-p99": 10, "pressure-cpu": 5,
+        "saturation": 6, "pressure-p99": 10, "pressure-cpu": 5,
     }  # fmt: skip
     assert "threshold 10 % (reported beside the verdict)" in text
     assert "the worsening N pairs call a regression 80 % of the time" in text
@@ -455,7 +455,7 @@ def test_calibrate_writes_the_paired_spread_and_compare_takes_it(
     assert entry["paired_spread"] == pytest.approx(pair.spread, abs=1e-5)
     assert entry["paired_df"] == 5
     assert entry["spread"] == pytest.approx(within.spread, abs=1e-5)
-    assert entry["margin_percent"] == 5  # the threshold in force
+    assert entry["margin_percent"] == 6  # the threshold in force
     written = margins_file.read(out_file)
     (sat, cpu) = margins_file.apply((rule.SATURATION, rule.PRESSURE_CPU), written)
     assert (sat.paired_spread, sat.paired_df) == (entry["paired_spread"], 5)

@@ -12,6 +12,7 @@ import statistics
 from dataclasses import replace
 
 import pytest
+from support import benchmark_script
 from support import compare_simulation as cs
 
 from loadgate.capacity.compare import margins_file, rule, values
@@ -113,8 +114,8 @@ def test_a_stacks_level_is_drawn_once_a_comparison_and_the_rule_counts_it() -> N
     (its pairs cannot see it) and differs between comparisons; with a 4 % level and little pair
     noise, a rule that does not count it calls A/As regressions twice as often as its 5 %,
     and the rule with the level term does not."""
-    metric = replace(rule.SATURATION, paired_spread=0.01, paired_df=40, level_spread=None,
-                     level_df=0)  # fmt: skip  # blind to the level
+    metric = replace(rule.SATURATION, margin=0.05, paired_spread=0.01, paired_df=40,
+                     level_spread=None, level_df=0)  # fmt: skip  # blind to the level
     row = cs.Row("level", {metric.name: 0.0}, level={metric.name: 0.04})
     r = random.Random(3)  # noqa: S311
     offsets = []
@@ -135,3 +136,23 @@ def test_a_stacks_level_is_drawn_once_a_comparison_and_the_rule_counts_it() -> N
                           seed=38)  # fmt: skip
     assert blind.share(rule.REGRESSION) > 0.08  # twice the 5 % (seeded: 10 %)
     assert counted.share(rule.REGRESSION) <= 0.05
+
+
+def test_the_benchmark_takes_other_thresholds_as_compare_does_and_refuses_a_bad_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench = benchmark_script.load("compare_simulation")
+    shipped = {m.name: m for m in bench.default_metrics()}
+    moved = {m.name: m for m in bench.default_metrics("saturation=7")}
+    assert moved["saturation_per_min"].margin == pytest.approx(0.07)
+    assert moved["saturation_per_min"].margin != shipped["saturation_per_min"].margin
+    # Only the threshold: the calibrated spread and level stay the shipped file's.
+    assert moved["saturation_per_min"].paired_spread == shipped["saturation_per_min"].paired_spread
+    assert moved["saturation_per_min"].level == shipped["saturation_per_min"].level
+    assert moved["pressure_cpu_per_loki_cpu"] == shipped["pressure_cpu_per_loki_cpu"]
+    assert all(c.metrics == tuple(moved.values()) for c in bench.cases("saturation=7")
+               if "level unseen" not in c.row.name)  # fmt: skip
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--margins", "saturation=0", "--comparisons", "1"])
+    assert exited.value.code == 2
+    assert "--margins: saturation must be a percentage" in capsys.readouterr().err

@@ -245,7 +245,7 @@ def drive(
             longest = max(longest, now - pair_began)
             record = state.record()
             stop = seq.stop_reason(plan, record.decisions, pairs, now - began, longest)
-            if stop is None and _regression_final(record, plan):
+            if stop is None and regression_final(record, plan):
                 stop = seq.DECIDED  # a regression whatever more pairs would say
             if on_pair:
                 on_pair(pairs, record)
@@ -281,7 +281,7 @@ def _run(
         on_done(run, stack, outcome, record)
 
 
-def _regression_final(record: CompareRecord, plan: Plan) -> bool:
+def regression_final(record: CompareRecord, plan: Plan) -> bool:
     """Whether the comparison is a regression whatever more pairs would show: the candidate
     lost acknowledged records or broke (any plan), or, in a sequential plan, a gating metric
     is a regression at a look (final under the rule; a fixed plan decides once, at its end)."""

@@ -30,12 +30,11 @@ from pathlib import Path
 from loadgate.capacity.compare import rule
 from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare import values as cv
-from loadgate.capacity.compare.driver import taken_values
+from loadgate.capacity.compare.driver import regression_final, taken_values
 from loadgate.capacity.compare.record import (
     COMPARE_FILE,
     CompareRecord,
     RepeatRecord,
-    side_values,
 )
 from loadgate.capacity.compare.repeat import (
     RepeatOutcome,
@@ -105,15 +104,32 @@ def replay(
         notes += [f"{where}: {n}" for n in (*outcome.notes, *more)]
         runs.append(replace(run, values=values, sources=sources, unsound=outcome.unsound,
                             failures=outcome.failures))  # fmt: skip
+    return Replayed(record, decided_again(record, runs, metrics, fail_on, notes))
+
+
+def decided_again(
+    record: CompareRecord,
+    runs: list[RepeatRecord],
+    metrics: tuple[Metric, ...],
+    fail_on: str = rule.DEFAULT_FAIL_ON,
+    notes: list[str] | None = None,
+) -> CompareRecord:
+    """`record` decided again from these runs (its own, or with their values read again) with
+    these metrics, looked at after every pair as the driver looks (module docstring: the
+    pairs). `replay` gives it the values read again; benchmarks/threshold_whatif.py the
+    recorded ones, at other thresholds."""
+    notes = list(notes or ())
     plan = record.plan or seq.Plan.fixed(max(record.repeats, 1))
     pairs = _complete_pairs(runs)
     stop_at, stopped = pairs, record.stopped
     for k in range(1, pairs + 1):
-        decisions = _decisions(runs, k, metrics, plan)
-        lost = any(u.lost for r in runs if r.side == rule.CANDIDATE and r.repeat <= k
-                   for u in r.unsound)  # fmt: skip
-        if lost or seq.stop_reason(plan, decisions, k, 0.0, 0.0) == seq.DECIDED:
-            stop_at, stopped = k, seq.DECIDED  # the driver stops on a candidate's loss too
+        look = _record(record, [r for r in runs if r.repeat <= k], metrics, plan, fail_on, ())
+        # As the driver stops: every gating metric settled, or a regression whatever more pairs
+        # would show (a candidate that lost acknowledged records or broke; in a sequential
+        # plan, a gating metric's regression at this look).
+        decided = seq.stop_reason(plan, look.decisions, k, 0.0, 0.0) == seq.DECIDED
+        if decided or regression_final(look, plan):
+            stop_at, stopped = k, seq.DECIDED
             break
     else:
         if record.stopped == seq.DECIDED:
@@ -129,13 +145,25 @@ def replay(
             f"replay: today's rule settles every metric at {stop_at} pairs: the recorded pairs "
             f"after it ({pairs - stop_at}) are left out"
         )
-    again = CompareRecord.build(
-        record.compare_id, record.baseline, record.candidate, kept, metrics, record.order,
-        started_at=record.started_at, ended_at=record.ended_at,
-        notes=(*record.notes, *notes), plan=plan if record.plan else None, stopped=stopped,
-        pressure=record.pressure, aa=record.aa, fail_on=fail_on, stacks=record.stacks,
+    return _record(record, kept, metrics, plan, fail_on, (*record.notes, *notes), stopped)
+
+
+def _record(
+    record: CompareRecord,
+    runs: list[RepeatRecord],
+    metrics: tuple[Metric, ...],
+    plan: seq.Plan,
+    fail_on: str,
+    notes: tuple[str, ...],
+    stopped: str | None = None,
+) -> CompareRecord:
+    """`record` with these runs decided with these metrics."""
+    return CompareRecord.build(
+        record.compare_id, record.baseline, record.candidate, runs, metrics, record.order,
+        started_at=record.started_at, ended_at=record.ended_at, notes=notes,
+        plan=plan if record.plan else None, stopped=stopped, pressure=record.pressure,
+        aa=record.aa, fail_on=fail_on, stacks=record.stacks,
     )  # fmt: skip
-    return Replayed(record, again)
 
 
 def with_values_read_again(
@@ -168,15 +196,6 @@ def _complete_pairs(runs: list[RepeatRecord]) -> int:
     while len(sides.get(n + 1, ())) == 2:
         n += 1
     return n
-
-
-def _decisions(
-    runs: list[RepeatRecord], pairs: int, metrics: tuple[Metric, ...], plan: seq.Plan
-) -> tuple[rule.MetricDecision, ...]:
-    kept = [r for r in runs if r.repeat <= pairs]
-    a = {m.name: side_values(kept, rule.BASELINE, m.name) for m in metrics}
-    b = {m.name: side_values(kept, rule.CANDIDATE, m.name) for m in metrics}
-    return seq.decide_all(metrics, a, b, plan)
 
 
 def _reread(
