@@ -221,7 +221,9 @@ class Metric:
 # spread 6.9 % and 5.2 %); its spread is so far below its threshold that a quarter of a share
 # of the 5 % (1 % beside saturation's 4 %) costs it little power, and saturation, the one whose
 # power the 5 % limits, keeps most of it. The pressure p99 (27 % a value) and the CPU in probe
-# jobs are reported beside the verdict. Alone, either gates. The history of the numbers is in
+# jobs are reported beside the verdict. Alone, either gates. Saturation's threshold is 6 %, the
+# others' 5 % or 10 %: at 4 pairs its bounds are about +-7 %, so a 5 % threshold added no power and
+# made one A/A in five too noisy (2026-11-29 night). The history of the numbers is in
 # docs/design-notes.md and docs/measurements.md.
 #
 #   name                               better  threshold unit        min pairs
