@@ -14,12 +14,13 @@ margins, from its runs' own records. Reads files; writes only when asked (`write
   unit and resolution; their margins are the caller's (the shipped margins file, `--margins-file`,
   `--margins`).
 - **The pairs**: the recorded plan, looked at after every recorded pair as the driver looks.
-  Today's rule may settle every metric, or the candidate lose acknowledged records (a
-  regression whatever the metrics say), before the recorded pairs end (stopped: decided, the
-  later pairs left out); else all the recorded pairs count, the last look spending what is left
-  when the recording stopped for a reason that does not depend on the values (its budget or its
-  most pairs), not when it stopped because its own rule decided: today's rule would have run
-  more pairs, said in a note.
+  Today's rule may settle every metric, or reach a regression whatever more pairs would show
+  (a gating metric's regression at a look of a sequential plan, a candidate that lost
+  acknowledged records or broke: `driver.regression_final`, where the driver stops too), before
+  the recorded pairs end (stopped: decided, the later pairs left out); else all the recorded
+  pairs count, the last look spending what is left when the recording stopped for a reason
+  that does not depend on the values (its budget or its most pairs), not when it stopped
+  because its own rule decided: today's rule would have run more pairs, said in a note.
 """
 
 from __future__ import annotations
