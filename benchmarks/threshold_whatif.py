@@ -24,12 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from loadgate.capacity.compare import margins_file, replay, values
+from loadgate.capacity.compare import sequential as seq
 from loadgate.capacity.compare.record import COMPARE_FILE, CompareRecord
 from loadgate.capacity.compare.sides import SideError
 from loadgate.records.fields import RecordError
 
 DEFAULT_NAMES = {m.name for m in values.parse_metrics(",".join(values.DEFAULT_METRICS))}
-_NOTE_MORE_PAIRS = "would have run more pairs"
 
 
 def records(paths: Sequence[Path]) -> list[tuple[Path, CompareRecord]]:
@@ -66,9 +66,11 @@ def decided_at(record: CompareRecord, margins: str) -> CompareRecord:
     return replay.decided_again(record, list(record.runs), metrics, record.fail_on)
 
 
-def cell(again: CompareRecord) -> str:
+def cell(record: CompareRecord, again: CompareRecord) -> str:
+    """An outcome, its exit code and its pairs; `*` where the recording stopped decided and
+    these thresholds settle less there (replay.decided_again leaves it unstopped)."""
     pairs = max((r.repeat for r in again.runs), default=0)
-    more = "*" if any(_NOTE_MORE_PAIRS in n for n in again.notes) else ""
+    more = "*" if record.stopped == seq.DECIDED and again.stopped is None else ""
     return f"{again.verdict} ({again.exit_code}) @{pairs}{more}"
 
 
@@ -92,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except SideError as exc:
                 parser.error(str(exc))
             totals[i][("A/A" if record.aa else "other", again.verdict)] += 1
-            cells.append(f"{cell(again):<28}")
+            cells.append(f"{cell(record, again):<28}")
         recorded = f"{record.verdict} ({record.exit_code})"
         print(f"{record.compare_id[:26]:<26} {recorded:<22} " + " ".join(cells))
     print(f"{len(todays)} comparison(s) of today's default metrics; "

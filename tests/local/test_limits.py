@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import processes_mentioning
 
 from loadgate import cli
 from loadgate.stack import cgroups, choice, local, procs
@@ -38,17 +39,6 @@ def stack_groups_left(root: Path) -> list[str]:
     return [
         h.path + "/" + name for h in cgroups.this_process().values() if Path(h.path, name).exists()
     ]
-
-
-def _pids() -> list[int]:
-    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
 
 
 @pytest.fixture
@@ -153,8 +143,7 @@ def test_a_cpu_steal_takes_its_share_of_the_pipelines_cpus_while_the_load_runs(
         f"{cgroups.this_process()['cpu'].path}/{cgroups.stack_group_name(env / 'stack')}-cpu-steal"
     ).exists()
     # The run's stack went down with it, the worker too (Pebble stopped it as a service).
-    arm_file = str(env / "stack" / "config" / "cpu-steal.until")
-    assert [pid for pid in _pids() if arm_file in _cmdline(pid)] == []
+    assert processes_mentioning(env / "stack" / "config" / "cpu-steal.until") == []
 
 
 def test_groups_of_a_stack_that_died_are_removed_by_the_next(
